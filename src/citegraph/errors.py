@@ -1,0 +1,135 @@
+"""citegraph's exception hierarchy.
+
+Every error citegraph raises on purpose derives from :class:`CitegraphError`. Callers (and the
+retry logic) key off these types, never off message strings::
+
+    CitegraphError
+    ├── ConfigError             bad option or combination of options
+    ├── DataError               bad input data; names the file, line and field
+    │   └── DataNotFoundError   a dataset directory or file is missing (says how to get it)
+    ├── KGError                 knowledge-graph layer
+    │   ├── KGQueryError        a query failed or returned something unusable
+    │   └── EndpointError       a remote SPARQL endpoint failed
+    │       ├── RateLimited     HTTP 429 (carries ``retry_after`` seconds when the server sent it)
+    │       ├── ServerError     HTTP 5xx (retryable)
+    │       ├── ClientError     HTTP 4xx other than 429 (not retryable)
+    │       └── ResponseFormatError  the body is not SPARQL JSON results
+    └── ModelError              a scoring or generation model failed to load or run
+        └── MissingDependency   an optional extra is not installed (names the pip extra)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class CitegraphError(Exception):
+    """Base class of every error citegraph raises on purpose."""
+
+
+class ConfigError(CitegraphError):
+    """An option, or a combination of options, is invalid."""
+
+
+class DataError(CitegraphError):
+    """Input data is malformed.
+
+    The message names the file, the line (1-based) and the field when they are known, so a user
+    can go straight to the problem.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.path = str(path) if path is not None else None
+        self.line = line
+        self.field = field
+        where = []
+        if self.path is not None:
+            where.append(self.path if line is None else f"{self.path}:{line}")
+        elif line is not None:
+            where.append(f"line {line}")
+        if field is not None:
+            where.append(f"field {field!r}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+        self.reason = message
+
+
+class DataNotFoundError(DataError):
+    """A dataset directory or file is missing; the message says how to obtain it."""
+
+
+class KGError(CitegraphError):
+    """Knowledge-graph layer error."""
+
+
+class KGQueryError(KGError):
+    """A knowledge-graph query failed or returned something unusable."""
+
+
+class EndpointError(KGError):
+    """A remote SPARQL endpoint failed."""
+
+    def __init__(self, message: str, *, status: int | None = None, url: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.url = url
+
+
+class RateLimited(EndpointError):
+    """HTTP 429 Too Many Requests; ``retry_after`` is the server's Retry-After in seconds."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = 429,
+        url: str | None = None,
+    ) -> None:
+        super().__init__(message, status=status, url=url)
+        self.retry_after = retry_after
+
+
+class ServerError(EndpointError):
+    """HTTP 5xx from the endpoint: worth retrying."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int | None = None,
+        url: str | None = None,
+    ) -> None:
+        super().__init__(message, status=status, url=url)
+        self.retry_after = retry_after
+
+
+class ClientError(EndpointError):
+    """HTTP 4xx other than 429: the request itself is wrong; never retried."""
+
+
+class ResponseFormatError(EndpointError):
+    """The endpoint answered with something that is not SPARQL JSON results."""
+
+
+class ModelError(CitegraphError):
+    """A model failed to load or run."""
+
+
+class MissingDependency(ModelError, ImportError):
+    """An optional dependency is not installed; the message names the pip extra."""
+
+    def __init__(self, package: str, extra: str) -> None:
+        super().__init__(
+            f"{package} is not installed; install it with: pip install 'citegraph[{extra}]'"
+        )
+        self.package = package
+        self.extra = extra

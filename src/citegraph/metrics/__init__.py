@@ -1,0 +1,3 @@
+"""Shared metric arithmetic."""
+
+__all__: list[str] = []

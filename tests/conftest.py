@@ -1,0 +1,38 @@
+"""Shared fixtures: the real data directory, one torch thread, offline Hugging Face."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+try:  # one torch thread per test process, as the machines are shared
+    import torch
+
+    torch.set_num_threads(1)
+except ImportError:  # torch is an optional extra
+    pass
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _find_data_dir() -> Path | None:
+    env = os.environ.get("CITEGRAPH_DATA")
+    if env:
+        return Path(env)
+    candidate = REPO_ROOT.parent / "shared" / "data"
+    return candidate if candidate.is_dir() else None
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The real datasets (``../shared/data`` or ``$CITEGRAPH_DATA``); skips when absent."""
+    found = _find_data_dir()
+    if found is None or not found.is_dir():
+        pytest.skip("real data not found: set CITEGRAPH_DATA or place shared/data beside the repo")
+    return found
