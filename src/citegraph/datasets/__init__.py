@@ -1,0 +1,36 @@
+"""Dataset loaders and typed records; data location and download."""
+
+from citegraph.datasets._answers import AnswerRecord, GoldRecord, read_answers, read_gold
+from citegraph.datasets._biokalma import (
+    SPLIT_FILES,
+    BioKaLMASample,
+    biokalma_path,
+    load_biokalma,
+)
+from citegraph.datasets._fetch import SOURCES, fetch_datasets
+from citegraph.datasets._jsonl import iter_jsonl, read_jsonl_tolerant
+from citegraph.datasets._location import (
+    DATA_ENV,
+    dataset_file,
+    default_download_dir,
+    resolve_data_dir,
+)
+
+__all__ = [
+    "DATA_ENV",
+    "SOURCES",
+    "SPLIT_FILES",
+    "AnswerRecord",
+    "BioKaLMASample",
+    "GoldRecord",
+    "biokalma_path",
+    "dataset_file",
+    "default_download_dir",
+    "fetch_datasets",
+    "iter_jsonl",
+    "load_biokalma",
+    "read_answers",
+    "read_gold",
+    "read_jsonl_tolerant",
+    "resolve_data_dir",
+]

@@ -1,0 +1,117 @@
+"""Readers for the scoring inputs: ``answers.jsonl`` and ``gold.jsonl``.
+
+``answers.jsonl``: one ``{"id": "specific-0", "answer": "..."}`` per line; ``question`` is
+optional. ``answer`` may be ``""`` or ``null`` for an empty generation: it is scored as the chosen
+mode says, never dropped.
+
+``gold.jsonl``: one ``{"id": "...", "knowledge": [["Q206534", "place of birth", "Newark"], ...]}``
+per line: the question's minimum knowledge set. An optional ``"absent"`` list of triples in the
+same form is the absent-knowledge ground truth of the conscious-incompetence setting (the facts
+removed from the KG the model saw); [NA] recall and precision use it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.datasets._jsonl import iter_jsonl
+from citegraph.errors import DataError
+from citegraph.kg import Triple
+
+
+class AnswerRecord(BaseModel):
+    """One answer to score."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    answer: str | None = Field(description="The attributed answer; None for an empty generation.")
+    question: str | None = None
+    line: int = Field(description="Line in the answers file, for error messages.")
+
+
+class GoldRecord(BaseModel):
+    """The gold knowledge of one question."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    knowledge: tuple[Triple, ...] = Field(description="The minimum knowledge set.")
+    absent: tuple[Triple, ...] | None = Field(
+        default=None, description="Facts removed from the KG the model saw (for [NA] metrics)."
+    )
+
+
+def read_answers(path: str | Path) -> list[AnswerRecord]:
+    """Read ``answers.jsonl``; ids must be unique.
+
+    Raises:
+        DataError: a line is malformed or an id repeats (names file, line and field).
+    """
+    out: list[AnswerRecord] = []
+    seen: dict[str, int] = {}
+    for lineno, obj in iter_jsonl(path):
+        sid = _require_str(obj, "id", path, lineno)
+        if "answer" not in obj:
+            raise DataError("missing field", path=path, line=lineno, field="answer")
+        answer = obj["answer"]
+        if answer is not None and not isinstance(answer, str):
+            raise DataError("must be a string or null", path=path, line=lineno, field="answer")
+        question = obj.get("question")
+        if question is not None and not isinstance(question, str):
+            raise DataError("must be a string", path=path, line=lineno, field="question")
+        if sid in seen:
+            raise DataError(
+                f"duplicate id {sid!r} (first on line {seen[sid]})", path=path, line=lineno
+            )
+        seen[sid] = lineno
+        out.append(AnswerRecord(id=sid, answer=answer, question=question, line=lineno))
+    return out
+
+
+def read_gold(path: str | Path) -> dict[str, GoldRecord]:
+    """Read ``gold.jsonl`` into a dict by id.
+
+    Raises:
+        DataError: a line is malformed or an id repeats (names file, line and field).
+    """
+    out: dict[str, GoldRecord] = {}
+    for lineno, obj in iter_jsonl(path):
+        sid = _require_str(obj, "id", path, lineno)
+        if sid in out:
+            raise DataError(f"duplicate id {sid!r}", path=path, line=lineno)
+        if "knowledge" not in obj:
+            raise DataError("missing field", path=path, line=lineno, field="knowledge")
+        knowledge = _triples(obj["knowledge"], path, lineno, "knowledge")
+        absent = None
+        if obj.get("absent") is not None:
+            absent = _triples(obj["absent"], path, lineno, "absent")
+        out[sid] = GoldRecord(id=sid, knowledge=knowledge, absent=absent)
+    return out
+
+
+def _require_str(obj: dict[str, Any], key: str, path: str | Path, lineno: int) -> str:
+    value = obj.get(key)
+    if not isinstance(value, str) or not value:
+        raise DataError("missing or not a non-empty string", path=path, line=lineno, field=key)
+    return value
+
+
+def _triples(items: object, path: str | Path, lineno: int, field: str) -> tuple[Triple, ...]:
+    if not isinstance(items, list):
+        raise DataError("must be a list of [subject, relation, value]", path=path, line=lineno,
+                        field=field)
+    triples = []
+    for k, item in enumerate(items):
+        if not (
+            isinstance(item, list) and len(item) == 3 and all(isinstance(x, str) for x in item)
+        ):
+            raise DataError(
+                f"item {k} must be [subject, relation, value] strings, got {item!r}",
+                path=path, line=lineno, field=field,
+            )
+        triples.append(Triple.from_list(item))
+    return tuple(triples)
