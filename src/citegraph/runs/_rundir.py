@@ -1,0 +1,141 @@
+"""Run directories: ``run.json`` (config and provenance), append-only ``samples.jsonl``,
+``metrics.json``.
+
+A run directory is resumable: re-running the same command skips samples already in
+``samples.jsonl``. A run killed mid-write loses nothing already written: each record is one
+flushed line, and a torn last line is dropped on resume. Re-using a directory with a different
+configuration is refused, so results of two configurations never mix.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from citegraph.datasets import read_jsonl_tolerant
+from citegraph.errors import ConfigError
+from citegraph.runs._provenance import canonical_json, package_versions, sha256_json
+
+RUN_FILE = "run.json"
+SAMPLES_FILE = "samples.jsonl"
+METRICS_FILE = "metrics.json"
+
+
+class RunDir:
+    """An output directory for one run.
+
+    Use :meth:`open`; then :meth:`append` one record per finished sample and
+    :meth:`write_metrics` at the end. ``done`` holds the ids already written.
+    """
+
+    def __init__(self, path: Path, info: dict[str, Any], records: list[dict[str, Any]]) -> None:
+        self.path = path
+        self.info = info
+        self.records = records
+        self.done: set[str] = {str(r.get("id")) for r in records}
+        self._fh: TextIO | None = None
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        config: dict[str, Any],
+        *,
+        data: dict[str, str] | None = None,
+        command: str | None = None,
+        overwrite: bool = False,
+    ) -> RunDir:
+        """Create a run directory or resume the one at ``path``.
+
+        Args:
+            path: The directory.
+            config: The full configuration (written verbatim; its hash identifies the run).
+            data: Input files and their SHA-256 (part of the identity too).
+            command: The command line, for the record.
+            overwrite: Start afresh even if the directory holds another run.
+
+        Raises:
+            ConfigError: the directory holds a run with a different configuration or data.
+        """
+        path = Path(path)
+        path.mkdir(parents=True, exist_ok=True)
+        identity = {"config": config, "data": data or {}}
+        run_id = sha256_json(identity)
+        run_file = path / RUN_FILE
+        if overwrite:
+            for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
+                (path / name).unlink(missing_ok=True)
+        if run_file.exists():
+            previous = json.loads(run_file.read_text(encoding="utf-8"))
+            if previous.get("run_id") != run_id:
+                changed = _changed_keys(previous, identity)
+                raise ConfigError(
+                    f"{path} holds a run with a different configuration or input "
+                    f"(differs in: {', '.join(changed) or 'unknown'}); use another --out, "
+                    "or --overwrite to replace it"
+                )
+            info = previous
+        else:
+            info = {
+                "run_id": run_id,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                "command": command,
+                "config": config,
+                "data": data or {},
+                "versions": package_versions(),
+            }
+            _atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+        records, torn = read_jsonl_tolerant(path / SAMPLES_FILE)
+        if torn:
+            _atomic_write(
+                path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records)
+            )
+        return cls(path, info, records)
+
+    def append(self, record: dict[str, Any]) -> None:
+        """Append one sample record (must have an ``id``) and flush it to disk."""
+        if self._fh is None:
+            self._fh = (self.path / SAMPLES_FILE).open("a", encoding="utf-8")
+        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.flush()
+        self.records.append(record)
+        self.done.add(str(record["id"]))
+
+    def write_metrics(self, metrics: dict[str, Any]) -> Path:
+        """Write ``metrics.json`` atomically."""
+        target = self.path / METRICS_FILE
+        _atomic_write(target, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+        return target
+
+    def close(self) -> None:
+        """Flush and close the samples file."""
+        if self._fh is not None:
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+            self._fh.close()
+            self._fh = None
+
+    def __enter__(self) -> RunDir:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    changed = []
+    for section in ("config", "data"):
+        old, new = previous.get(section, {}), identity[section]
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                changed.append(f"{section}.{key}")
+    return changed
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
