@@ -1,0 +1,44 @@
+"""Run directories: resume, torn last line, refusal to mix configurations."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from citegraph.errors import ConfigError
+from citegraph.runs import RunDir
+
+
+def test_append_and_resume(tmp_path: Path) -> None:
+    config = {"mode": "paper", "nli": "lexical"}
+    with RunDir.open(tmp_path, config, data={"answers": "abc"}) as run:
+        run.append({"id": "a", "score": 1})
+        run.append({"id": "b", "score": 0})
+    again = RunDir.open(tmp_path, config, data={"answers": "abc"})
+    assert again.done == {"a", "b"}
+    info = json.loads((tmp_path / "run.json").read_text())
+    assert info["config"] == config and info["versions"]["python"]
+
+
+def test_torn_last_line_is_dropped(tmp_path: Path) -> None:
+    config = {"mode": "paper"}
+    with RunDir.open(tmp_path, config) as run:
+        run.append({"id": "a"})
+    with (tmp_path / "samples.jsonl").open("a") as fh:
+        fh.write('{"id": "b", "sco')  # killed mid-write
+    run = RunDir.open(tmp_path, config)
+    assert run.done == {"a"}
+    run.append({"id": "b"})
+    run.close()
+    lines = (tmp_path / "samples.jsonl").read_text().splitlines()
+    assert [json.loads(x)["id"] for x in lines] == ["a", "b"]
+
+
+def test_other_config_is_refused_unless_overwrite(tmp_path: Path) -> None:
+    RunDir.open(tmp_path, {"mode": "paper"}).close()
+    with pytest.raises(ConfigError, match=r"differs in: config.mode"):
+        RunDir.open(tmp_path, {"mode": "reference"})
+    run = RunDir.open(tmp_path, {"mode": "reference"}, overwrite=True)
+    assert run.done == set()
