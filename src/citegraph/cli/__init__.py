@@ -1,0 +1,19 @@
+"""The ``citegraph`` command: one click group per module, each a thin shell over the library."""
+
+from __future__ import annotations
+
+import click
+
+from citegraph import __version__
+from citegraph.cli._data import data_group
+
+
+@click.group()
+@click.version_option(__version__, prog_name="citegraph")
+def main() -> None:
+    """citegraph: verifiable generation grounded in knowledge graphs."""
+
+
+main.add_command(data_group)
+
+__all__ = ["main"]

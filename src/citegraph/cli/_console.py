@@ -1,0 +1,69 @@
+"""Console helpers for the CLI: one rich console, error reporting, progress bars."""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from citegraph.errors import CitegraphError
+
+console = Console()
+err_console = Console(stderr=True)
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reports_errors(func: F) -> F:
+    """Turn citegraph's own errors into a one-line red message and exit code 2."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except CitegraphError as exc:
+            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@contextmanager
+def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
+    """A rich progress bar with rate and ETA; yields ``update(done, total)``."""
+    with Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=err_console,
+        transient=False,
+    ) as progress:
+        task = progress.add_task(description, total=None, rate="")
+
+        def update(done: int, total: int) -> None:
+            elapsed = progress.tasks[0].elapsed or 0.0
+            rate = f"{done / elapsed:.1f}/s" if elapsed > 0 and done else ""
+            progress.update(task, completed=done, total=total, rate=rate)
+
+        yield update
+
+
+def echo_path(label: str, path: object) -> None:
+    """Print ``label: path`` in the house style."""
+    click.echo(f"{label}: {path}")
