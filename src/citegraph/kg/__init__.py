@@ -1,6 +1,36 @@
 """Knowledge-graph layer: typed records, the :class:`KnowledgeGraph` protocol and its backends."""
 
+from citegraph.kg._loaders import load_biokalma_kg, load_codex_kg, load_rdf_kg
+from citegraph.kg._oxigraph import OxigraphKG
 from citegraph.kg._protocol import KnowledgeGraph
+from citegraph.kg._sparql_client import SparqlClient
+from citegraph.kg._sparql_config import (
+    SparqlClientConfig,
+    qlever_wikidata,
+    user_agent_for,
+    virtuoso,
+    wikidata,
+)
+from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
+from citegraph.kg._sparql_literal import sparql_string
 from citegraph.kg._types import Entity, Subgraph, Triple
 
-__all__ = ["Entity", "KnowledgeGraph", "Subgraph", "Triple"]
+__all__ = [
+    "KALMA_RELATION_NAMES",
+    "Entity",
+    "KnowledgeGraph",
+    "OxigraphKG",
+    "SparqlClient",
+    "SparqlClientConfig",
+    "SparqlEndpointKG",
+    "Subgraph",
+    "Triple",
+    "load_biokalma_kg",
+    "load_codex_kg",
+    "load_rdf_kg",
+    "qlever_wikidata",
+    "sparql_string",
+    "user_agent_for",
+    "virtuoso",
+    "wikidata",
+]
