@@ -13,6 +13,7 @@ retry logic) key off these types, never off message strings::
     │       ├── RateLimited     HTTP 429 (carries ``retry_after`` seconds when the server sent it)
     │       ├── ServerError     HTTP 5xx (retryable)
     │       ├── ClientError     HTTP 4xx other than 429 (not retryable)
+    │       ├── EndpointUnavailable  connection failures and timeouts, after the retries
     │       └── ResponseFormatError  the body is not SPARQL JSON results
     └── ModelError              a scoring or generation model failed to load or run
         └── MissingDependency   an optional extra is not installed (names the pip extra)
@@ -114,6 +115,10 @@ class ServerError(EndpointError):
 
 class ClientError(EndpointError):
     """HTTP 4xx other than 429: the request itself is wrong; never retried."""
+
+
+class EndpointUnavailable(EndpointError):
+    """The endpoint could not be reached or did not answer in time (after the retries)."""
 
 
 class ResponseFormatError(EndpointError):

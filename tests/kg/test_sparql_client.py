@@ -24,6 +24,7 @@ from citegraph.errors import (
     ClientError,
     ConfigError,
     EndpointError,
+    EndpointUnavailable,
     RateLimited,
     ResponseFormatError,
     ServerError,
@@ -300,7 +301,7 @@ def test_body_that_is_not_sparql_json_is_a_format_error(
 def test_read_timeout_applies_and_raises_endpoint_error(server: ScriptedServer) -> None:
     server.script = [Reply(delay=0.6)]
     started = time.monotonic()
-    with pytest.raises(EndpointError) as info:
+    with pytest.raises(EndpointUnavailable) as info:
         run_query(make_config(server.url, read_timeout=0.15, max_retries=0))
     assert time.monotonic() - started < 0.55
     assert isinstance(info.value.__cause__, httpx2.ReadTimeout)
@@ -321,7 +322,7 @@ def test_connection_refused_is_retried_then_raised() -> None:
 
     async def go() -> SparqlClient:
         async with SparqlClient(config) as client:
-            with pytest.raises(EndpointError) as info:
+            with pytest.raises(EndpointUnavailable) as info:
                 await client.query("ASK {}")
             assert isinstance(info.value.__cause__, httpx2.ConnectError)
             return client

@@ -31,7 +31,7 @@ from typing import Any
 import httpx2
 
 from citegraph._sqlite_cache import SQLiteCache, cache_key
-from citegraph.errors import EndpointError, RateLimited, ServerError
+from citegraph.errors import EndpointError, EndpointUnavailable, RateLimited, ServerError
 from citegraph.kg._sparql_config import SparqlClientConfig
 from citegraph.kg._sparql_response import check_response
 
@@ -162,7 +162,7 @@ class SparqlClient:
             except RETRYABLE as exc:
                 if retry >= self.config.max_retries:
                     if isinstance(exc, httpx2.TransportError):
-                        raise EndpointError(
+                        raise EndpointUnavailable(
                             f"{self.url}: {type(exc).__name__} after {retry + 1} attempt(s): "
                             f"{exc or 'no detail'}",
                             url=self.url,
