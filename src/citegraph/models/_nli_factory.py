@@ -1,0 +1,88 @@
+"""Build an NLI backend from a short spec string (CLI flags and run configs use these).
+
+========================  ===============================================================
+spec                      backend
+========================  ===============================================================
+``lexical``               :class:`LexicalNLI` (no model)
+``hf:<path-or-hub-id>``   :class:`HFClassifierNLI` (sequence-classification cross-encoder)
+``t5:<path-or-hub-id>``   :class:`TrueT5NLI` (TRUE-style seq2seq, answers "1")
+``lexical+hf:<...>``      :class:`CascadeNLI`: lexical first, the HF model for the rest
+``lexical+t5:<...>``      :class:`CascadeNLI`: lexical first, the T5 model for the rest
+========================  ===============================================================
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from citegraph.errors import ConfigError
+from citegraph.models._nli_cascade import CascadeNLI
+from citegraph.models._nli_hf import HFClassifierNLI
+from citegraph.models._nli_lexical import LexicalNLI
+from citegraph.models._nli_protocol import NLIModel
+from citegraph.models._nli_t5 import TrueT5NLI
+
+_MODEL_KINDS: dict[str, type[HFClassifierNLI] | type[TrueT5NLI]] = {
+    "hf": HFClassifierNLI,
+    "t5": TrueT5NLI,
+}
+_LEXICAL_OPTIONS = frozenset({"year_only_dates"})
+_FORMS = "'lexical', 'hf:<path>', 't5:<path>', 'lexical+hf:<path>', 'lexical+t5:<path>'"
+
+
+def _keyword_names(cls: type) -> set[str]:
+    params = inspect.signature(cls).parameters.values()
+    return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
+
+
+def _check_options(spec: str, cls: type, options: dict[str, Any]) -> None:
+    unknown = sorted(set(options) - _keyword_names(cls))
+    if unknown:
+        allowed = ", ".join(sorted(_keyword_names(cls)))
+        raise ConfigError(f"unknown option(s) {unknown} for NLI spec {spec!r}; allowed: {allowed}")
+
+
+def _model(spec: str, full_spec: str, options: dict[str, Any]) -> HFClassifierNLI | TrueT5NLI:
+    kind, sep, path = spec.partition(":")
+    cls = _MODEL_KINDS.get(kind) if sep else None
+    if cls is None:
+        raise ConfigError(f"unknown NLI spec {full_spec!r}; expected one of {_FORMS}")
+    if not path.strip():
+        raise ConfigError(f"NLI spec {full_spec!r} has no model path or hub id after '{kind}:'")
+    _check_options(full_spec, cls, options)
+    return cls(path.strip(), **options)
+
+
+def nli_model(spec: str, **options: Any) -> NLIModel:
+    """Build the NLI backend that ``spec`` names (see the module table).
+
+    Args:
+        spec: ``"lexical"``, ``"hf:<path-or-hub-id>"``, ``"t5:<path-or-hub-id>"``,
+            ``"lexical+hf:<...>"`` or ``"lexical+t5:<...>"``.
+        **options: Keyword options of the backend (e.g. ``batch_size=32``, ``device="cuda"``,
+            ``threshold=0.5``). In a cascade, ``year_only_dates`` goes to the lexical stage and
+            the rest to the model.
+
+    Returns:
+        An object satisfying :class:`~citegraph.models.NLIModel`.
+
+    Raises:
+        ConfigError: On an unknown spec or option.
+        ModelError: If the model cannot be loaded (see the backends).
+        MissingDependency: If a neural backend's packages are not installed.
+
+    Example:
+        >>> nli_model("lexical").name
+        'lexical'
+    """
+    spec = spec.strip()
+    if spec == "lexical":
+        _check_options(spec, LexicalNLI, options)
+        return LexicalNLI(**options)
+    if spec.startswith("lexical+"):
+        lexical_options = {k: v for k, v in options.items() if k in _LEXICAL_OPTIONS}
+        model_options = {k: v for k, v in options.items() if k not in _LEXICAL_OPTIONS}
+        model = _model(spec.removeprefix("lexical+"), spec, model_options)
+        return CascadeNLI(model, first=LexicalNLI(**lexical_options))
+    return _model(spec, spec, options)

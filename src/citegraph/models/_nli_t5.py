@@ -1,0 +1,156 @@
+"""TRUE-style seq2seq NLI (``google/t5_xxl_true_nli_mixture``) behind :class:`NLIModel`.
+
+This is the model the KaLMA paper uses for text-citation alignment and [NA] evaluation (App. B.3).
+The input is ``"premise: {P} hypothesis: {H}"``; the model generates ``"1"`` (entailed) or
+``"0"``. As in the authors' code, decoding is greedy with ``max_new_tokens=10`` and a pair is
+entailed iff the decoded text (special tokens skipped, whitespace stripped) is exactly ``"1"``.
+``score`` is the probability of the token ``"1"`` at the first decoding step, read from the same
+``generate`` call, when ``"1"`` is a single token of the vocabulary.
+
+The authors' code does not truncate. With ``max_length`` set, an over-long input is shortened by
+cutting the end of the *premise*, so the hypothesis always reaches the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+from citegraph.errors import ConfigError, ModelError
+from citegraph.models._nli_hf import (
+    check_batching,
+    load_pretrained,
+    quiet_loading,
+    require_transformers,
+    resolve_model_path,
+)
+from citegraph.models._nli_protocol import NLIPair, NLIVerdict
+
+#: The TRUE prompt; ``{premise}`` and ``{hypothesis}`` are filled in.
+TRUE_TEMPLATE = "premise: {premise} hypothesis: {hypothesis}"
+
+
+class TrueT5NLI:
+    """A seq2seq NLI model that answers ``"1"`` for entailment (TRUE, T5).
+
+    Args:
+        path: Local model directory or Hugging Face hub id.
+        batch_size: Pairs per ``generate`` call.
+        max_length: Input token limit (premise cut first); ``None`` = no truncation (reference).
+        max_new_tokens: Generation length, 10 as in the KaLMA code.
+        positive: The decoded answer that means entailed.
+        template: Input format with ``{premise}`` and ``{hypothesis}``.
+        device: torch device, ``"cpu"`` by default.
+
+    Raises:
+        MissingDependency: If torch or transformers is not installed.
+        ModelError: If the model or tokenizer cannot be loaded.
+        ConfigError: On invalid options.
+    """
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        batch_size: int = 8,
+        max_length: int | None = None,
+        max_new_tokens: int = 10,
+        positive: str = "1",
+        template: str = TRUE_TEMPLATE,
+        device: str = "cpu",
+    ) -> None:
+        check_batching(batch_size, max_length)
+        if max_new_tokens < 1:
+            raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+        if "{premise}" not in template or "{hypothesis}" not in template:
+            raise ConfigError("template must contain {premise} and {hypothesis}")
+        torch, transformers = require_transformers()
+        self._path = resolve_model_path(path)
+        self._torch = torch
+        with quiet_loading(transformers):
+            self._tokenizer = load_pretrained(
+                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
+            )
+            model = load_pretrained(
+                transformers.AutoModelForSeq2SeqLM.from_pretrained, self._path, "model"
+            )
+        self._model = model.to(device).eval()
+        self._device = device
+        self._batch_size = batch_size
+        self._max_length = max_length
+        self._max_new_tokens = max_new_tokens
+        self._positive = positive
+        self._template = template
+        ids = self._tokenizer(positive, add_special_tokens=False).input_ids
+        self._positive_id: int | None = int(ids[0]) if len(ids) == 1 else None
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """``"t5:<path or hub id>"``."""
+        return f"t5:{self._path}"
+
+    @property
+    def positive_token_id(self) -> int | None:
+        """Vocabulary id of the positive answer, or ``None`` if it is not a single token."""
+        return self._positive_id
+
+    def format_input(self, pair: NLIPair) -> str:
+        """The exact text given to the model for ``pair`` (premise shortened if needed)."""
+        text = self._template.format(premise=pair.premise, hypothesis=pair.hypothesis)
+        if self._max_length is None:
+            return text
+        excess = len(self._tokenizer(text).input_ids) - self._max_length
+        if excess <= 0:
+            return text
+        premise_ids = self._tokenizer(pair.premise, add_special_tokens=False).input_ids
+        kept = premise_ids[: max(0, len(premise_ids) - excess)]
+        premise = self._tokenizer.decode(kept, skip_special_tokens=True)
+        return self._template.format(premise=premise, hypothesis=pair.hypothesis)
+
+    async def entails(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+        """One verdict per pair, in order; runs generation in a worker thread, in batches."""
+        pairs = list(pairs)
+        if not pairs:
+            return []
+        return await asyncio.to_thread(self.entails_sync, pairs)
+
+    def entails_sync(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+        """Blocking version of :meth:`entails`."""
+        verdicts: list[NLIVerdict] = []
+        with self._lock, self._torch.inference_mode():
+            for start in range(0, len(pairs), self._batch_size):
+                verdicts.extend(self._batch(pairs[start : start + self._batch_size]))
+        return verdicts
+
+    def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+        texts = [self.format_input(p) for p in pairs]
+        encoded = self._tokenizer(
+            texts,
+            padding=True,
+            truncation=self._max_length is not None,
+            max_length=self._max_length,
+            return_tensors="pt",
+        ).to(self._device)
+        try:
+            out = self._model.generate(
+                **encoded,
+                max_new_tokens=self._max_new_tokens,
+                do_sample=False,
+                num_beams=1,
+                output_logits=True,
+                return_dict_in_generate=True,
+            )
+        except Exception as exc:
+            raise ModelError(f"{self.name}: generation failed: {exc}") from exc
+        decoded = self._tokenizer.batch_decode(out.sequences, skip_special_tokens=True)
+        scores: list[float | None] = [None] * len(pairs)
+        if self._positive_id is not None and out.logits:
+            first = self._torch.softmax(out.logits[0].float(), dim=-1)[:, self._positive_id]
+            scores = [float(s) for s in first.tolist()]
+        return [
+            NLIVerdict(entailed=text.strip() == self._positive, score=score, source=self.name)
+            for text, score in zip(decoded, scores, strict=True)
+        ]
