@@ -64,7 +64,9 @@ class ParsedAnswer(BaseModel):
 
     sentences: tuple[Sentence, ...] = ()
     issues: tuple[ParseIssue, ...] = ()
-    parser: str = Field(description="Which parser produced this: 'paper' or 'reference', with version.")
+    parser: str = Field(
+        description="Which parser produced this: 'paper' or 'reference', with version."
+    )
 
     @property
     def citations(self) -> list[Citation]:

@@ -1,0 +1,74 @@
+"""Lookups over the retrieved subgraphs that the paper parser uses to resolve ambiguous brackets.
+
+Every comparison is made on whitespace-normalised text (runs of whitespace collapsed, ends
+stripped), case kept. A fact that matches a graph fact up to whitespace is returned with the
+graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) still matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from citegraph.kg import Subgraph, Triple
+
+
+def norm_ws(text: str) -> str:
+    """Collapse runs of whitespace to one space and strip the ends."""
+    return " ".join(text.split())
+
+
+class GraphIndex:
+    """The facts, relation labels and centre names of a set of subgraphs."""
+
+    def __init__(self, graphs: Sequence[Subgraph] = ()) -> None:
+        self._facts: dict[tuple[str, str, str], Triple] = {}
+        self._rel_values: dict[tuple[str, str], set[str]] = {}
+        self._relations: set[str] = set()
+        self._names: dict[str, str] = {}
+        for graph in graphs:
+            self._names.setdefault(graph.center.id, graph.center.name)
+            for t in graph.triples:
+                rel, value = norm_ws(t.relation), norm_ws(t.value)
+                self._facts.setdefault((t.subject, rel, value), t)
+                self._rel_values.setdefault((rel, value), set()).add(t.subject)
+                self._relations.add(rel)
+
+    @property
+    def empty(self) -> bool:
+        """Whether no graph was given."""
+        return not self._names
+
+    def subjects(self) -> list[str]:
+        """The centre ids, in the order the graphs were given."""
+        return list(self._names)
+
+    def name(self, subject: str) -> str | None:
+        """The centre name of ``subject``, if one of the graphs is centred on it."""
+        return self._names.get(subject) or None
+
+    def fact(self, subject: str, relation: str, value: str) -> Triple | None:
+        """The graph triple equal to ``(subject, relation, value)`` up to whitespace."""
+        return self._facts.get((subject, norm_ws(relation), norm_ws(value)))
+
+    def has(self, subject: str | None, relation: str, value: str) -> bool:
+        """Whether the fact is in the graphs; with no subject, whether any subject has it."""
+        if subject is None:
+            return self.has_rel_value(relation, value)
+        return (subject, norm_ws(relation), norm_ws(value)) in self._facts
+
+    def has_rel_value(self, relation: str, value: str) -> bool:
+        """Whether some subject has ``relation: value``."""
+        return (norm_ws(relation), norm_ws(value)) in self._rel_values
+
+    def holders(self, relation: str, value: str) -> set[str]:
+        """The subjects that have ``relation: value``."""
+        return self._rel_values.get((norm_ws(relation), norm_ws(value)), set())
+
+    def known_relation(self, relation: str) -> bool:
+        """Whether ``relation`` is a relation label of some graph."""
+        return norm_ws(relation) in self._relations
+
+    def subjects_named(self, label: str) -> list[str]:
+        """The centre ids whose name equals ``label`` (up to whitespace)."""
+        wanted = norm_ws(label)
+        return [qid for qid, name in self._names.items() if norm_ws(name) == wanted]
