@@ -6,6 +6,8 @@ import click
 
 from citegraph import __version__
 from citegraph.cli._data import data_group
+from citegraph.cli._demo import demo
+from citegraph.cli._kalma import kalma_group
 
 
 @click.group()
@@ -15,5 +17,7 @@ def main() -> None:
 
 
 main.add_command(data_group)
+main.add_command(kalma_group)
+main.add_command(demo)
 
 __all__ = ["main"]

@@ -102,8 +102,9 @@ def _require_str(obj: dict[str, Any], key: str, path: str | Path, lineno: int) -
 
 def _triples(items: object, path: str | Path, lineno: int, field: str) -> tuple[Triple, ...]:
     if not isinstance(items, list):
-        raise DataError("must be a list of [subject, relation, value]", path=path, line=lineno,
-                        field=field)
+        raise DataError(
+            "must be a list of [subject, relation, value]", path=path, line=lineno, field=field
+        )
     triples = []
     for k, item in enumerate(items):
         if not (
@@ -111,7 +112,9 @@ def _triples(items: object, path: str | Path, lineno: int, field: str) -> tuple[
         ):
             raise DataError(
                 f"item {k} must be [subject, relation, value] strings, got {item!r}",
-                path=path, line=lineno, field=field,
+                path=path,
+                line=lineno,
+                field=field,
             )
         triples.append(Triple.from_list(item))
     return tuple(triples)

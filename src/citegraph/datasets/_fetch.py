@@ -45,28 +45,50 @@ def _codex(path: str, dest: str, sha: str | None = None) -> RemoteFile:
 
 _DATA_COMMIT = "c88d2230610e40140c6a8fcaa933648efb9764f7"
 _PROMPT_COMMIT = "c72e09c78b6925c4839cd5c932ff9f0f58b0b7bb"
-_PROMPTS = ("answer_question_complex_prompt", "answer_question_simple_prompt", "extend_prompt",
-            "generated_question_prompt", "gpteval_prompt")
+_PROMPTS = (
+    "answer_question_complex_prompt",
+    "answer_question_simple_prompt",
+    "extend_prompt",
+    "generated_question_prompt",
+    "gpteval_prompt",
+)
 
 #: What each dataset name downloads.
 SOURCES: dict[str, tuple[RemoteFile, ...]] = {
     "biokalma": (
-        _kalma("dataset/complex_question_graph.json", "biokalma/complex_question_graph.json",
-               _DATA_COMMIT,
-               "fe5f40fedfc0a24a386ca07d16775ff209efe45e72d4668003e2f3aef2eb884d"),
-        _kalma("dataset/simple_question_graph.json", "biokalma/simple_question_graph.json",
-               _DATA_COMMIT,
-               "a4c42a7cba6fd9f67da27d7434898d8b818edea8b4a5ea95a062f5368aa89cc1"),
-        *(_kalma(f"prompt/{p}.json", f"biokalma/prompts/{p}.json", _PROMPT_COMMIT)
-          for p in _PROMPTS),
+        _kalma(
+            "dataset/complex_question_graph.json",
+            "biokalma/complex_question_graph.json",
+            _DATA_COMMIT,
+            "fe5f40fedfc0a24a386ca07d16775ff209efe45e72d4668003e2f3aef2eb884d",
+        ),
+        _kalma(
+            "dataset/simple_question_graph.json",
+            "biokalma/simple_question_graph.json",
+            _DATA_COMMIT,
+            "a4c42a7cba6fd9f67da27d7434898d8b818edea8b4a5ea95a062f5368aa89cc1",
+        ),
+        *(
+            _kalma(f"prompt/{p}.json", f"biokalma/prompts/{p}.json", _PROMPT_COMMIT)
+            for p in _PROMPTS
+        ),
     ),
     "codex-s": (
-        _codex("data/triples/codex-s/train.txt", "codex_s/triples/train.txt",
-               "64f93b7f314f3936a6f65739721429db3f6a7c8f5a1e1104ec3bb544f7434f59"),
-        _codex("data/triples/codex-s/valid.txt", "codex_s/triples/valid.txt",
-               "3831c0e57daef03c3a18cdd1a72e370b496f696c5218883d35c7d2ab8a6a772c"),
-        _codex("data/triples/codex-s/test.txt", "codex_s/triples/test.txt",
-               "27127fcb34688c4778e88a39ef3c9b540807da846021e9d9685660ac1838aca1"),
+        _codex(
+            "data/triples/codex-s/train.txt",
+            "codex_s/triples/train.txt",
+            "64f93b7f314f3936a6f65739721429db3f6a7c8f5a1e1104ec3bb544f7434f59",
+        ),
+        _codex(
+            "data/triples/codex-s/valid.txt",
+            "codex_s/triples/valid.txt",
+            "3831c0e57daef03c3a18cdd1a72e370b496f696c5218883d35c7d2ab8a6a772c",
+        ),
+        _codex(
+            "data/triples/codex-s/test.txt",
+            "codex_s/triples/test.txt",
+            "27127fcb34688c4778e88a39ef3c9b540807da846021e9d9685660ac1838aca1",
+        ),
         _codex("data/relations/en/relations.json", "codex_s/relations_en.json"),
         _codex("data/types/en/types.json", "codex_s/types_en.json"),
         _codex("data/types/entity2types.json", "codex_s/entity2types_all_codex.json"),

@@ -90,9 +90,7 @@ class RunDir:
             _atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         records, torn = read_jsonl_tolerant(path / SAMPLES_FILE)
         if torn:
-            _atomic_write(
-                path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records)
-            )
+            _atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
         return cls(path, info, records)
 
     def append(self, record: dict[str, Any]) -> None:
