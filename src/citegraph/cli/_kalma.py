@@ -11,6 +11,7 @@ import click
 from rich.table import Table
 
 from citegraph.cli._console import console, progress_bar, reports_errors
+from citegraph.cli._options import options_from_model
 from citegraph.kalma import ScoreConfig, score_answers
 
 _LABELS = {
@@ -31,56 +32,13 @@ def kalma_group() -> None:
 
 @kalma_group.command("score")
 @click.argument("answers", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--dataset", type=click.Choice(["biokalma"]), default="biokalma", show_default=True)
-@click.option(
-    "--split", type=click.Choice(["general", "specific"]), default="specific", show_default=True
-)
+@options_from_model(ScoreConfig)
 @click.option(
     "--gold",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
     help="gold.jsonl with minimum knowledge sets (and optional 'absent').",
 )
-@click.option(
-    "--nli",
-    default="lexical",
-    show_default=True,
-    help="lexical | hf:<model> | t5:<model> | lexical+hf:<model>",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(["paper", "reference"]),
-    default="paper",
-    show_default=True,
-    help="Paper definitions, or the authors' code behaviour.",
-)
-@click.option(
-    "--parser",
-    type=click.Choice(["paper", "reference"]),
-    default=None,
-    help="Citation parser (default: same as --mode).",
-)
-@click.option(
-    "--hypothesis",
-    type=click.Choice(["relation_value", "natural"]),
-    default="relation_value",
-    show_default=True,
-)
-@click.option(
-    "--normalize/--exact",
-    default=False,
-    show_default=True,
-    help="Fold case, accents and spaces before matching citations.",
-)
-@click.option("--batch-size", type=int, default=32, show_default=True)
-@click.option(
-    "--bootstrap",
-    type=int,
-    default=0,
-    show_default=True,
-    help="Bootstrap resamples for 95%% confidence intervals (0: none).",
-)
-@click.option("--seed", type=int, default=0, show_default=True)
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Run directory.")
 @click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")

@@ -123,6 +123,18 @@ def _check_ids(
 
 
 def score_answers(
+    answers_path: str | Path, out: str | Path, config: ScoreConfig | None = None, **options: Any
+) -> ScoreResult:
+    """Score a file of attributed answers and write a run directory (blocking form).
+
+    Takes the same arguments as :func:`score_answers_async` and runs it to completion.
+    """
+    import asyncio
+
+    return asyncio.run(score_answers_async(answers_path, out, config, **options))
+
+
+async def score_answers_async(
     answers_path: str | Path,
     out: str | Path,
     config: ScoreConfig | None = None,
@@ -154,36 +166,6 @@ def score_answers(
         DataError: an input file is malformed or names an id the split does not have.
         ConfigError: ``out`` holds a run with another configuration (and not ``overwrite``).
     """
-    import asyncio
-
-    return asyncio.run(
-        score_answers_async(
-            answers_path,
-            out,
-            config,
-            gold_path=gold_path,
-            data_dir=data_dir,
-            nli=nli,
-            overwrite=overwrite,
-            command=command,
-            progress=progress,
-        )
-    )
-
-
-async def score_answers_async(
-    answers_path: str | Path,
-    out: str | Path,
-    config: ScoreConfig | None = None,
-    *,
-    gold_path: str | Path | None = None,
-    data_dir: str | Path | None = None,
-    nli: NLIModel | None = None,
-    overwrite: bool = False,
-    command: str | None = None,
-    progress: Progress | None = None,
-) -> ScoreResult:
-    """The async form of :func:`score_answers` (same arguments)."""
     config = config or ScoreConfig()
     answers_path = Path(answers_path)
     answers = read_answers(answers_path)

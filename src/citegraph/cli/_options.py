@@ -1,0 +1,58 @@
+"""Click options generated from a pydantic config model, so CLI flags mirror config fields.
+
+Each field becomes ``--field-name`` with the field's description as help: ``Literal`` fields are
+choices, ``bool`` fields are ``--name/--no-name`` flags, ``int`` and ``str`` fields take a value.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import click
+from pydantic import BaseModel
+
+
+def _click_type(annotation: Any) -> tuple[Any, bool]:
+    """The click type of a field annotation and whether the annotation admits None."""
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        inner, _ = _click_type(args[0])
+        return inner, True
+    if origin is typing.Literal:
+        return click.Choice([str(a) for a in typing.get_args(annotation)]), False
+    return annotation, False
+
+
+def options_from_model(
+    model: type[BaseModel], *, exclude: tuple[str, ...] = ()
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorate a click command with one option per field of ``model``."""
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        for name, field in reversed(list(model.model_fields.items())):
+            if name in exclude:
+                continue
+            flag = "--" + name.replace("_", "-")
+            kind, _ = _click_type(field.annotation)
+            help_text = (field.description or "").replace("%", "%%")
+            if kind is bool:
+                decl = f"{flag}/--no-{name.replace('_', '-')}"
+                func = click.option(
+                    decl, name, default=field.default, show_default=True, help=help_text
+                )(func)
+            else:
+                func = click.option(
+                    flag,
+                    name,
+                    type=kind,
+                    default=field.default,
+                    show_default=field.default is not None,
+                    help=help_text,
+                )(func)
+        return func
+
+    return decorate
