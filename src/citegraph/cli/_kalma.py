@@ -94,13 +94,13 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     table.add_column("metric")
     table.add_column("micro", justify="right")
     table.add_column("macro", justify="right")
-    table.add_column("measured", justify="right")
+    table.add_column("answers counted", justify="right")
     table.add_column("not measured (why)")
     for name, label in _LABELS.items():
         detail = metrics["details"][name]
         reasons = metrics["unmeasured"].get(name, {})
         why = "; ".join(f"{n}: {reason}" for reason, n in reasons.items())
-        measured = detail["n"] - detail["n_unmeasured"]
+        measured = detail["n"] - detail["n_unmeasured"] - detail["n_excluded"]
         table.add_row(
             label,
             _pct(metrics[name]["micro"]),
