@@ -36,3 +36,17 @@ def data_dir() -> Path:
     if found is None or not found.is_dir():
         pytest.skip("real data not found: set CITEGRAPH_DATA or place shared/data beside the repo")
     return found
+
+
+@pytest.fixture(scope="session")
+def tiny_nli_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random (seed 0) 3-way BERT NLI cross-encoder; its entailment class is index 1.
+
+    Skips when torch, transformers or tokenizers is missing. Built by
+    ``_tiny_models.build_tiny_nli_classifier`` (labels ``_tiny_models.NLI_LABELS``).
+    """
+    for module in ("torch", "transformers", "tokenizers"):
+        pytest.importorskip(module)
+    from _tiny_models import build_tiny_nli_classifier
+
+    return build_tiny_nli_classifier(tmp_path_factory.mktemp("tiny_nli_classifier"))

@@ -61,3 +61,50 @@ def test_unknown_nli_spec_is_reported(tmp_path: Path, data_dir: Path) -> None:
     )
     assert result.exit_code == 2, result.output
     assert "bogus" in result.output
+
+
+def _score_demo(tmp_path: Path, data_dir: Path, nli: str) -> dict:
+    from importlib import resources
+
+    demo = Path(str(resources.files("citegraph.kalma") / "demo"))
+    out = tmp_path / nli.replace(":", "_").replace("/", "_")
+    result = CliRunner().invoke(
+        main,
+        [
+            "kalma",
+            "score",
+            str(demo / "answers.jsonl"),
+            "--gold",
+            str(demo / "gold.jsonl"),
+            "--nli",
+            nli,
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "metrics.json").read_text())
+
+
+def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path) -> None:
+    """The real loading code end to end, on tiny saved models whose decision is forced."""
+    import pytest
+
+    for module in ("torch", "transformers", "tokenizers"):
+        pytest.importorskip(module)
+    from _tiny_models import build_tiny_nli_classifier
+
+    always = build_tiny_nli_classifier(tmp_path / "always", entail_bias=10.0)
+    never = build_tiny_nli_classifier(tmp_path / "never", entail_bias=-10.0)
+    # Every one of the 22 sentence-citation pairs entailed; both [NA] sentences entail their
+    # absent fact, so [NA] precision and recall are 1.
+    metrics = _score_demo(tmp_path, data_dir, f"hf:{always}")
+    assert metrics["alignment"] == {"micro": 1.0, "macro": 1.0}
+    assert metrics["na_precision"]["micro"] == 1.0
+    assert metrics["config"]["nli_name"] == f"hf:{always}"
+    # Model never entails: the cascade keeps exactly the lexical matcher's decisions (21/22).
+    cascade = _score_demo(tmp_path, data_dir, f"lexical+hf:{never}")
+    assert cascade["alignment"]["micro"] == 21 / 22
+    assert set(cascade["config"]["alignment_sources"]) == {"lexical", f"hf:{never}"}

@@ -6,9 +6,10 @@ import json
 from pathlib import Path
 
 import pytest
+from _kalma_answers import answer
 
 from citegraph.errors import ConfigError
-from citegraph.kalma import Citation, ParsedAnswer, Sentence
+from citegraph.kalma import ParsedAnswer
 from citegraph.kalma._citation_metrics import (
     NO_GOLD,
     REF_EMPTY_ANSWER,
@@ -21,22 +22,6 @@ from citegraph.kalma._citation_metrics import (
 )
 from citegraph.kg import Entity, Subgraph, Triple
 from citegraph.metrics import BootstrapConfig
-
-
-def answer(*sentences: tuple[str, list[Triple | str]]) -> ParsedAnswer:
-    """Build a parsed answer: each sentence is (plain text, citations); "NA" is an [NA] marker."""
-    out = []
-    for plain, cits in sentences:
-        citations = tuple(
-            Citation(kind="kg", triple=c, bracket=f"[{c.subject}, {c.as_text()}]", start=0)
-            if isinstance(c, Triple)
-            else Citation(kind="na", bracket="[NA]", start=0)
-            for c in cits
-        )
-        brackets = "".join(c.bracket for c in citations)
-        out.append(Sentence(text=f"{plain[:-1]} {brackets}.", plain=plain, citations=citations))
-    return ParsedAnswer(sentences=tuple(out), parser="test")
-
 
 # ---------------------------------------------------------------- Figure 2 of the paper
 K = {i: Triple(subject="Q1", relation=f"r{i}", value=f"v{i}") for i in range(1, 10)}

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from _kalma_answers import answer
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.kalma import Citation, ParsedAnswer, Sentence
+from citegraph.kalma import ParsedAnswer
 from citegraph.kalma._na_metrics import (
     NO_ABSENT,
     NO_NA_SENTENCE,
@@ -43,20 +44,6 @@ class ScriptedNLI:
             for p in pairs
         ]
         return out[:-1] if self.short else out
-
-
-def answer(*sentences: tuple[str, list[Triple | str]]) -> ParsedAnswer:
-    """Build a parsed answer: each sentence is (plain text, citations); "NA" is an [NA] marker."""
-    out = []
-    for plain, cits in sentences:
-        citations = tuple(
-            Citation(kind="kg", triple=c, bracket=f"[{c.subject}, {c.as_text()}]", start=0)
-            if isinstance(c, Triple)
-            else Citation(kind="na", bracket="[NA]", start=0)
-            for c in cits
-        )
-        out.append(Sentence(text=plain, plain=plain, citations=citations))
-    return ParsedAnswer(sentences=tuple(out), parser="test")
 
 
 def run(a: ParsedAnswer, absent: list[Triple], nli: ScriptedNLI, **kw: object) -> AnswerNAScores:

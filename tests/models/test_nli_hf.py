@@ -1,7 +1,7 @@
 """The Hugging Face cross-encoder backend, on tiny randomly initialised BERT classifiers.
 
-Each model is built here (seeded), saved with an offline WordLevel tokenizer into a temporary
-directory, and loaded back through the real loading code (AutoTokenizer +
+Each model is built by ``_tiny_models`` (seeded), saved with an offline WordLevel tokenizer into a
+temporary directory, and loaded back through the real loading code (AutoTokenizer +
 AutoModelForSequenceClassification). Decision rules are tested by setting the classifier's
 weights to 0 and its bias by hand, so the logits are known exactly.
 """
@@ -11,13 +11,16 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
-tokenizers = pytest.importorskip("tokenizers")
+pytest.importorskip("tokenizers")
+
+from _tiny_models import NLI_LABELS, build_tiny_nli_classifier  # noqa: E402
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
 from citegraph.models import (  # noqa: E402
@@ -25,37 +28,10 @@ from citegraph.models import (  # noqa: E402
     HFClassifierNLI,
     LexicalNLI,
     NLIPair,
+    NLIVerdict,
     find_entailment_index,
     nli_model,
 )
-
-LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}
-WORDS = [
-    "he",
-    "she",
-    "was",
-    "born",
-    "in",
-    "newark",
-    "paris",
-    "died",
-    "wrote",
-    "the",
-    "a",
-    "novel",
-    "writer",
-    "place",
-    "of",
-    "birth",
-    "death",
-    "occupation",
-    ":",
-    ".",
-    ",",
-    "1871",
-    "stephen",
-    "crane",
-]
 
 PAIRS = [
     NLIPair(premise="He was born in Newark.", hypothesis="place of birth: Newark"),
@@ -71,101 +47,50 @@ PAIRS = [
 ]
 
 
-def _tokenizer() -> transformers.PreTrainedTokenizerFast:
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    vocab = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *WORDS])}
-    tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token="[UNK]"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        special_tokens=[("[CLS]", 2), ("[SEP]", 3)],
-    )
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok,
-        unk_token="[UNK]",
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-    )
-
-
-def _save(model: torch.nn.Module, path: Path) -> Path:
-    transformers.utils.logging.disable_progress_bar()
-    model.save_pretrained(path)
-    _tokenizer().save_pretrained(path)
-    return path
-
-
-def _bert(id2label: dict[int, str]) -> transformers.BertForSequenceClassification:
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=4 + len(WORDS),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        id2label=id2label,
-        label2id={v: k for k, v in id2label.items()},
-    )
-    return transformers.BertForSequenceClassification(config).eval()
-
-
-def _with_bias(model: torch.nn.Module, bias: list[float]) -> torch.nn.Module:
-    with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.tensor(bias))
-    return model
-
-
-@pytest.fixture(scope="session")
-def bert_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random 3-way classifier whose entailment class is index 1 (not 0)."""
-    return _save(_bert(LABELS), tmp_path_factory.mktemp("bert3"))
-
-
 @pytest.fixture(scope="session")
 def biased_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Classifiers with weights 0 and a hand-set bias: the logits are the bias for any input."""
-    biases = {"entail": [0.0, 10.0, 0.0], "neutral": [0.0, 0.0, 10.0], "mild": [0.0, 1.0, 2.0]}
-    return {
-        name: _save(_with_bias(_bert(LABELS), bias), tmp_path_factory.mktemp(f"bert_{name}"))
+    biases = {"neutral": [0.0, 0.0, 10.0], "mild": [0.0, 1.0, 2.0]}
+    dirs = {
+        name: build_tiny_nli_classifier(tmp_path_factory.mktemp(f"bert_{name}"), bias=bias)
         for name, bias in biases.items()
     }
+    # entail_bias=10 is the bias [0, 10, 0]
+    dirs["entail"] = build_tiny_nli_classifier(tmp_path_factory.mktemp("bert_e"), entail_bias=10)
+    return dirs
 
 
 def _run(model: HFClassifierNLI, pairs: list[NLIPair]) -> list:
     return asyncio.run(model.entails(pairs))
 
 
-def test_loader_reads_entailment_index_from_id2label(bert_dir: Path) -> None:
-    model = HFClassifierNLI(bert_dir)
+def test_loader_reads_entailment_index_from_id2label(tiny_nli_classifier_dir: Path) -> None:
+    model = HFClassifierNLI(tiny_nli_classifier_dir)
     assert model.entailment_index == 1
-    assert model.labels == LABELS
-    assert model.name == f"hf:{bert_dir}"
+    assert model.labels == NLI_LABELS
+    assert model.name == f"hf:{tiny_nli_classifier_dir}"
 
 
-def test_score_is_softmax_of_entailment_logit(bert_dir: Path) -> None:
-    model = HFClassifierNLI(bert_dir)
+def test_score_is_softmax_of_entailment_logit(tiny_nli_classifier_dir: Path) -> None:
+    model = HFClassifierNLI(tiny_nli_classifier_dir)
     verdicts = _run(model, PAIRS[:1])
     # Independent computation: same files, plain transformers, P(class 1) and argmax.
-    tok = transformers.AutoTokenizer.from_pretrained(bert_dir)
-    ref = transformers.AutoModelForSequenceClassification.from_pretrained(bert_dir).eval()
+    tok = transformers.AutoTokenizer.from_pretrained(tiny_nli_classifier_dir)
+    ref = transformers.AutoModelForSequenceClassification.from_pretrained(
+        tiny_nli_classifier_dir
+    ).eval()
     with torch.inference_mode():
         logits = ref(**tok([PAIRS[0].premise], [PAIRS[0].hypothesis], return_tensors="pt")).logits
     probs = torch.softmax(logits, dim=-1)[0]
     assert verdicts[0].score == pytest.approx(float(probs[1]), abs=1e-6)
     assert verdicts[0].entailed == (int(logits.argmax()) == 1)
-    assert verdicts[0].source == f"hf:{bert_dir}"
+    assert verdicts[0].source == f"hf:{tiny_nli_classifier_dir}"
 
 
-def test_batching_matches_one_by_one_and_is_deterministic(bert_dir: Path) -> None:
-    batched = _run(HFClassifierNLI(bert_dir, batch_size=3), PAIRS)
-    single = _run(HFClassifierNLI(bert_dir, batch_size=1), PAIRS)
-    again = _run(HFClassifierNLI(bert_dir, batch_size=3), PAIRS)
+def test_batching_matches_one_by_one_and_is_deterministic(tiny_nli_classifier_dir: Path) -> None:
+    batched = _run(HFClassifierNLI(tiny_nli_classifier_dir, batch_size=3), PAIRS)
+    single = _run(HFClassifierNLI(tiny_nli_classifier_dir, batch_size=1), PAIRS)
+    again = _run(HFClassifierNLI(tiny_nli_classifier_dir, batch_size=3), PAIRS)
     assert len(batched) == len(PAIRS)
     assert [v.entailed for v in batched] == [v.entailed for v in single]
     for b, s in zip(batched, single, strict=True):
@@ -175,15 +100,26 @@ def test_batching_matches_one_by_one_and_is_deterministic(bert_dir: Path) -> Non
     assert len({round(v.score, 6) for v in batched}) > 1
 
 
-def test_long_inputs_are_cut_to_the_position_limit(bert_dir: Path) -> None:
+def test_long_inputs_are_cut_to_the_position_limit(tiny_nli_classifier_dir: Path) -> None:
     # 200 + 5 tokens would overflow the 64 position embeddings; max_length=512 is lowered to 64.
     long = NLIPair(premise=" ".join(["newark"] * 200), hypothesis="place of birth: newark")
-    default = _run(HFClassifierNLI(bert_dir), [long])
-    assert default == _run(HFClassifierNLI(bert_dir, max_length=64), [long])
+    default = _run(HFClassifierNLI(tiny_nli_classifier_dir), [long])
+    assert default == _run(HFClassifierNLI(tiny_nli_classifier_dir, max_length=64), [long])
 
 
-def test_empty_input_gives_no_verdicts(bert_dir: Path) -> None:
-    assert _run(HFClassifierNLI(bert_dir), []) == []
+def test_empty_input_gives_no_verdicts(tiny_nli_classifier_dir: Path) -> None:
+    assert _run(HFClassifierNLI(tiny_nli_classifier_dir), []) == []
+
+
+def test_wrong_verdict_count_is_a_model_error(tiny_nli_classifier_dir: Path) -> None:
+    class DropsOne(HFClassifierNLI):
+        def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+            return super()._batch(pairs)[:-1]
+
+    # 7 pairs in batches of 3 (3 + 3 + 1) give 2 + 2 + 0 = 4 verdicts.
+    model = DropsOne(tiny_nli_classifier_dir, batch_size=3)
+    with pytest.raises(ModelError, match="4 verdicts for 7 pairs"):
+        _run(model, PAIRS)
 
 
 def test_argmax_decision_follows_the_classifier_bias(biased_dirs: dict[str, Path]) -> None:
@@ -196,6 +132,15 @@ def test_argmax_decision_follows_the_classifier_bias(biased_dirs: dict[str, Path
     neutral = _run(HFClassifierNLI(biased_dirs["neutral"], batch_size=4), PAIRS)
     assert not any(v.entailed for v in neutral)
     assert neutral[0].score == pytest.approx(4.5396e-5, rel=1e-3)
+
+
+def test_negative_entail_bias_never_entails(tmp_path: Path) -> None:
+    # Logits [0, -10, 0]: argmax is 0 (contradiction, the first maximum);
+    # P(entail) = e^-10 / (e^-10 + 2) = 4.53999e-5 / 2.0000454 = 2.26995e-5.
+    path = build_tiny_nli_classifier(tmp_path / "never", entail_bias=-10.0)
+    verdicts = _run(HFClassifierNLI(path, batch_size=4), PAIRS)
+    assert not any(v.entailed for v in verdicts)
+    assert verdicts[0].score == pytest.approx(2.26995e-5, rel=1e-4)
 
 
 def test_threshold_decision(biased_dirs: dict[str, Path]) -> None:
@@ -219,7 +164,7 @@ def test_find_entailment_index_by_name() -> None:
 
 def test_model_without_entailment_label(tmp_path: Path) -> None:
     generic = {0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"}
-    path = _save(_with_bias(_bert(generic), [0.0, 0.0, 10.0]), tmp_path / "generic")
+    path = build_tiny_nli_classifier(tmp_path / "generic", bias=[0.0, 0.0, 10.0], id2label=generic)
     with pytest.raises(ModelError, match="LABEL_0") as info:
         HFClassifierNLI(path)
     assert "LABEL_2" in str(info.value) and "entailment_index" in str(info.value)
@@ -231,19 +176,8 @@ def test_model_without_entailment_label(tmp_path: Path) -> None:
 
 
 def test_two_way_model(tmp_path: Path) -> None:
-    torch.manual_seed(0)
     labels = {0: "not_entailment", 1: "entailment"}
-    config = transformers.BertConfig(
-        vocab_size=4 + len(WORDS),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        id2label=labels,
-        label2id={v: k for k, v in labels.items()},
-    )
-    model = transformers.BertForSequenceClassification(config)
-    path = _save(_with_bias(model, [10.0, 0.0]), tmp_path / "two_way")
+    path = build_tiny_nli_classifier(tmp_path / "two_way", bias=[10.0, 0.0], id2label=labels)
     nli = HFClassifierNLI(path)
     assert nli.entailment_index == 1
     assert not any(v.entailed for v in _run(nli, PAIRS[:2]))
@@ -273,11 +207,11 @@ def test_hub_id_offline_is_a_model_error() -> None:
 
 
 def test_missing_transformers_names_the_extra(
-    bert_dir: Path, monkeypatch: pytest.MonkeyPatch
+    tiny_nli_classifier_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setitem(sys.modules, "transformers", None)  # import now raises ImportError
     with pytest.raises(MissingDependency) as info:
-        HFClassifierNLI(bert_dir)
+        HFClassifierNLI(tiny_nli_classifier_dir)
     assert info.value.extra == "nli" and "citegraph[nli]" in str(info.value)
 
 

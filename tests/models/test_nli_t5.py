@@ -24,6 +24,8 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
+from _tiny_models import save_model, word_level_tokenizer  # noqa: E402
+
 from citegraph.errors import ConfigError, ModelError  # noqa: E402
 from citegraph.models import NLIPair, TrueT5NLI, nli_model  # noqa: E402
 
@@ -62,16 +64,13 @@ PAIRS = [
 
 
 def _tokenizer() -> transformers.PreTrainedTokenizerFast:
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
-
-    tok = Tokenizer(models.WordLevel(vocab=VOCAB, unk_token="<unk>"))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single="$A </s>", special_tokens=[("</s>", VOCAB["</s>"])]
-    )
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token="<unk>", pad_token="<pad>", eos_token="</s>"
+    return word_level_tokenizer(
+        VOCAB,
+        unk_token="<unk>",
+        single="$A </s>",
+        template_tokens=["</s>"],
+        pad_token="<pad>",
+        eos_token="</s>",
     )
 
 
@@ -88,13 +87,6 @@ def _t5() -> transformers.T5ForConditionalGeneration:
         decoder_start_token_id=0,
     )
     return transformers.T5ForConditionalGeneration(config).eval()
-
-
-def _save(model: torch.nn.Module, path: Path) -> Path:
-    transformers.utils.logging.disable_progress_bar()
-    model.save_pretrained(path)
-    _tokenizer().save_pretrained(path)
-    return path
 
 
 def _forced(answer: str) -> transformers.T5ForConditionalGeneration:
@@ -120,9 +112,9 @@ def _forced(answer: str) -> transformers.T5ForConditionalGeneration:
 @pytest.fixture(scope="session")
 def t5_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
-        "random": _save(_t5(), tmp_path_factory.mktemp("t5_random")),
-        "yes": _save(_forced("1"), tmp_path_factory.mktemp("t5_yes")),
-        "no": _save(_forced("0"), tmp_path_factory.mktemp("t5_no")),
+        "random": save_model(_t5(), _tokenizer(), tmp_path_factory.mktemp("t5_random")),
+        "yes": save_model(_forced("1"), _tokenizer(), tmp_path_factory.mktemp("t5_yes")),
+        "no": save_model(_forced("0"), _tokenizer(), tmp_path_factory.mktemp("t5_no")),
     }
 
 

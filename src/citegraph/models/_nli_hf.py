@@ -5,88 +5,22 @@ labels such as ``contradiction / entailment / neutral`` (in any order) and 2-way
 ``entailment / not_entailment``. The entailment class is found by name in
 ``model.config.id2label``; ``entailment_index`` overrides it for models with generic labels.
 
-torch and transformers are imported when a model is built, so citegraph imports without them;
-a missing package raises :class:`~citegraph.errors.MissingDependency` naming the ``nli`` extra.
-Inference is blocking, so :meth:`HFClassifierNLI.entails` runs it in a worker thread.
+Loading (torch and transformers imported only then), batching and the worker thread come from
+:class:`~citegraph.models._hf_common.HFBackend`, shared with the T5 backend.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.errors import ConfigError, ModelError
+from citegraph.models._hf_common import HFBackend, check_batching
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
 #: Label names (lower-cased, spaces as underscores) that mean "the premise entails".
 ENTAILMENT_LABELS = frozenset({"entailment", "entails", "entail", "entailed"})
-
-_T = TypeVar("_T")
-
-
-def require_transformers() -> tuple[Any, Any]:
-    """Import torch and transformers, or raise :class:`MissingDependency` for the ``nli`` extra."""
-    try:
-        import torch
-        import transformers
-    except ImportError as exc:
-        raise MissingDependency("transformers", "nli") from exc
-    return torch, transformers
-
-
-def resolve_model_path(path: str | Path) -> str:
-    """A local model directory (checked to exist) or a hub id, as a string.
-
-    Raises:
-        ConfigError: If ``path`` is empty.
-        ModelError: If ``path`` is clearly a local path (absolute, ``./``, ``~``) that does not
-            exist, or is a file rather than a model directory.
-    """
-    text = str(path).strip()
-    if not text:
-        raise ConfigError("empty model path or hub id")
-    local = Path(text).expanduser()
-    if local.exists():
-        if not local.is_dir():
-            raise ModelError(f"model path {text!r} is a file; expected a model directory")
-        return str(local)
-    if text.startswith(("/", "./", "../", "~", ".\\")) or local.is_absolute():
-        raise ModelError(f"model path {text!r} does not exist")
-    return text
-
-
-@contextmanager
-def quiet_loading(transformers: Any) -> Iterator[None]:
-    """Silence transformers' loading progress bars while loading (library code never prints)."""
-    hf_logging = transformers.utils.logging
-    enabled = hf_logging.is_progress_bar_enabled()
-    hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if enabled:
-            hf_logging.enable_progress_bar()
-
-
-def load_pretrained(loader: Callable[[str], _T], path: str, what: str) -> _T:
-    """Call ``loader(path)``, turning any failure into a :class:`ModelError` that names the path."""
-    try:
-        return loader(path)
-    except Exception as exc:  # transformers raises OSError, ValueError, KeyError, ...
-        hint = "" if Path(path).exists() else " (not a local directory; hub lookup failed)"
-        raise ModelError(f"could not load the {what} from {path!r}{hint}: {exc}") from exc
-
-
-def check_batching(batch_size: int, max_length: int | None) -> None:
-    """Validate the common batching options."""
-    if batch_size < 1:
-        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-    if max_length is not None and max_length < 1:
-        raise ConfigError(f"max_length must be >= 1, got {max_length}")
 
 
 def find_entailment_index(id2label: Mapping[Any, str]) -> int:
@@ -129,7 +63,7 @@ def _effective_max_length(requested: int, tokenizer: Any, config: Any) -> int:
     return min(limits)
 
 
-class HFClassifierNLI:
+class HFClassifierNLI(HFBackend):
     """An NLI cross-encoder loaded with ``AutoModelForSequenceClassification``.
 
     The premise and hypothesis are encoded as a text pair. A pair is entailed iff the entailment
@@ -151,6 +85,9 @@ class HFClassifierNLI:
         ConfigError: On invalid options.
     """
 
+    scheme = "hf"
+    auto_class = "AutoModelForSequenceClassification"
+
     def __init__(
         self,
         path: str | Path,
@@ -164,23 +101,13 @@ class HFClassifierNLI:
         check_batching(batch_size, max_length)
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ConfigError(f"threshold must be in [0, 1], got {threshold}")
-        torch, transformers = require_transformers()
-        self._path = resolve_model_path(path)
-        self._torch = torch
-        with quiet_loading(transformers):
-            self._tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
-            )
-            model = load_pretrained(
-                transformers.AutoModelForSequenceClassification.from_pretrained, self._path, "model"
-            )
-        self._model = model.to(device).eval()
-        self._device = device
-        num_labels = int(model.config.num_labels)
+        super().__init__(path, batch_size=batch_size, device=device)
+        config = self._model.config
+        num_labels = int(config.num_labels)
         if num_labels == 1:
             index = 0
         elif entailment_index is None:
-            index = find_entailment_index(model.config.id2label)
+            index = find_entailment_index(config.id2label)
         elif not 0 <= entailment_index < num_labels:
             raise ConfigError(f"entailment_index {entailment_index} outside 0..{num_labels - 1}")
         else:
@@ -188,14 +115,7 @@ class HFClassifierNLI:
         self._num_labels = num_labels
         self._entailment_index = index
         self._threshold = threshold
-        self._batch_size = batch_size
-        self._max_length = _effective_max_length(max_length, self._tokenizer, model.config)
-        self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        """``"hf:<path or hub id>"``."""
-        return f"hf:{self._path}"
+        self._max_length = _effective_max_length(max_length, self._tokenizer, config)
 
     @property
     def entailment_index(self) -> int:
@@ -206,21 +126,6 @@ class HFClassifierNLI:
     def labels(self) -> dict[int, str]:
         """The model's class labels by index."""
         return {int(i): str(v) for i, v in self._model.config.id2label.items()}
-
-    async def entails(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
-        """One verdict per pair, in order; runs the model in a worker thread, in batches."""
-        pairs = list(pairs)
-        if not pairs:
-            return []
-        return await asyncio.to_thread(self.entails_sync, pairs)
-
-    def entails_sync(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
-        """Blocking version of :meth:`entails` (for scripts and worker processes)."""
-        verdicts: list[NLIVerdict] = []
-        with self._lock, self._torch.inference_mode():
-            for start in range(0, len(pairs), self._batch_size):
-                verdicts.extend(self._batch(pairs[start : start + self._batch_size]))
-        return verdicts
 
     def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
         torch = self._torch

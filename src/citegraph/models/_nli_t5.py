@@ -13,26 +13,18 @@ cutting the end of the *premise*, so the hypothesis always reaches the model.
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._nli_hf import (
-    check_batching,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
-    resolve_model_path,
-)
+from citegraph.models._hf_common import HFBackend, check_batching
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
 #: The TRUE prompt; ``{premise}`` and ``{hypothesis}`` are filled in.
 TRUE_TEMPLATE = "premise: {premise} hypothesis: {hypothesis}"
 
 
-class TrueT5NLI:
+class TrueT5NLI(HFBackend):
     """A seq2seq NLI model that answers ``"1"`` for entailment (TRUE, T5).
 
     Args:
@@ -50,6 +42,9 @@ class TrueT5NLI:
         ConfigError: On invalid options.
     """
 
+    scheme = "t5"
+    auto_class = "AutoModelForSeq2SeqLM"
+
     def __init__(
         self,
         path: str | Path,
@@ -66,31 +61,13 @@ class TrueT5NLI:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if "{premise}" not in template or "{hypothesis}" not in template:
             raise ConfigError("template must contain {premise} and {hypothesis}")
-        torch, transformers = require_transformers()
-        self._path = resolve_model_path(path)
-        self._torch = torch
-        with quiet_loading(transformers):
-            self._tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
-            )
-            model = load_pretrained(
-                transformers.AutoModelForSeq2SeqLM.from_pretrained, self._path, "model"
-            )
-        self._model = model.to(device).eval()
-        self._device = device
-        self._batch_size = batch_size
+        super().__init__(path, batch_size=batch_size, device=device)
         self._max_length = max_length
         self._max_new_tokens = max_new_tokens
         self._positive = positive
         self._template = template
         ids = self._tokenizer(positive, add_special_tokens=False).input_ids
         self._positive_id: int | None = int(ids[0]) if len(ids) == 1 else None
-        self._lock = threading.Lock()
-
-    @property
-    def name(self) -> str:
-        """``"t5:<path or hub id>"``."""
-        return f"t5:{self._path}"
 
     @property
     def positive_token_id(self) -> int | None:
@@ -109,21 +86,6 @@ class TrueT5NLI:
         kept = premise_ids[: max(0, len(premise_ids) - excess)]
         premise = self._tokenizer.decode(kept, skip_special_tokens=True)
         return self._template.format(premise=premise, hypothesis=pair.hypothesis)
-
-    async def entails(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
-        """One verdict per pair, in order; runs generation in a worker thread, in batches."""
-        pairs = list(pairs)
-        if not pairs:
-            return []
-        return await asyncio.to_thread(self.entails_sync, pairs)
-
-    def entails_sync(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
-        """Blocking version of :meth:`entails`."""
-        verdicts: list[NLIVerdict] = []
-        with self._lock, self._torch.inference_mode():
-            for start in range(0, len(pairs), self._batch_size):
-                verdicts.extend(self._batch(pairs[start : start + self._batch_size]))
-        return verdicts
 
     def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
         texts = [self.format_input(p) for p in pairs]

@@ -1,0 +1,151 @@
+"""What the transformers NLI backends share: lazy imports, model loading, batching, the thread.
+
+torch and transformers are imported when a model is built, so citegraph imports without them;
+a missing package raises :class:`~citegraph.errors.MissingDependency` naming the ``nli`` extra.
+Inference is blocking, so :meth:`HFBackend.entails` runs it in a worker thread, one call at a
+time per model (a lock guards the model).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.models._nli_protocol import NLIPair, NLIVerdict
+
+_T = TypeVar("_T")
+
+
+def require_transformers() -> tuple[Any, Any]:
+    """Import torch and transformers, or raise :class:`MissingDependency` for the ``nli`` extra."""
+    try:
+        import torch
+        import transformers
+    except ImportError as exc:
+        raise MissingDependency("transformers", "nli") from exc
+    return torch, transformers
+
+
+def resolve_model_path(path: str | Path) -> str:
+    """A local model directory (checked to exist) or a hub id, as a string.
+
+    Raises:
+        ConfigError: If ``path`` is empty.
+        ModelError: If ``path`` is clearly a local path (absolute, ``./``, ``~``) that does not
+            exist, or is a file rather than a model directory.
+    """
+    text = str(path).strip()
+    if not text:
+        raise ConfigError("empty model path or hub id")
+    local = Path(text).expanduser()
+    if local.exists():
+        if not local.is_dir():
+            raise ModelError(f"model path {text!r} is a file; expected a model directory")
+        return str(local)
+    if text.startswith(("/", "./", "../", "~", ".\\")) or local.is_absolute():
+        raise ModelError(f"model path {text!r} does not exist")
+    return text
+
+
+@contextmanager
+def quiet_loading(transformers: Any) -> Iterator[None]:
+    """Silence transformers' loading progress bars while loading (library code never prints)."""
+    hf_logging = transformers.utils.logging
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
+def load_pretrained(loader: Callable[[str], _T], path: str, what: str) -> _T:
+    """Call ``loader(path)``, turning any failure into a :class:`ModelError` that names the path."""
+    try:
+        return loader(path)
+    except Exception as exc:  # transformers raises OSError, ValueError, KeyError, ...
+        hint = "" if Path(path).exists() else " (not a local directory; hub lookup failed)"
+        raise ModelError(f"could not load the {what} from {path!r}{hint}: {exc}") from exc
+
+
+def check_batching(batch_size: int, max_length: int | None) -> None:
+    """Validate the common batching options."""
+    if batch_size < 1:
+        raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+    if max_length is not None and max_length < 1:
+        raise ConfigError(f"max_length must be >= 1, got {max_length}")
+
+
+class HFBackend:
+    """A tokenizer and model loaded with transformers, run in batches in a worker thread.
+
+    Subclasses set :attr:`scheme` (the prefix of :attr:`name`) and :attr:`auto_class` (the
+    ``transformers`` auto class that loads the model), validate their own options *before*
+    calling ``super().__init__`` (so bad options fail without loading anything), and implement
+    :meth:`_batch`.
+
+    Args:
+        path: Local model directory or Hugging Face hub id.
+        batch_size: Pairs per call of :meth:`_batch` (validated by the subclass).
+        device: torch device.
+
+    Raises:
+        MissingDependency: If torch or transformers is not installed.
+        ModelError: If the path is missing or the tokenizer or model cannot be loaded.
+        ConfigError: If ``path`` is empty.
+    """
+
+    scheme: ClassVar[str]
+    auto_class: ClassVar[str]
+
+    def __init__(self, path: str | Path, *, batch_size: int, device: str) -> None:
+        torch, transformers = require_transformers()
+        self._path = resolve_model_path(path)
+        self._torch = torch
+        with quiet_loading(transformers):
+            self._tokenizer = load_pretrained(
+                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
+            )
+            model = load_pretrained(
+                getattr(transformers, self.auto_class).from_pretrained, self._path, "model"
+            )
+        self._model = model.to(device).eval()
+        self._device = device
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        """``"<scheme>:<path or hub id>"``, e.g. ``"hf:..."`` or ``"t5:..."``."""
+        return f"{self.scheme}:{self._path}"
+
+    async def entails(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+        """One verdict per pair, in order; runs the model in a worker thread, in batches."""
+        pairs = list(pairs)
+        if not pairs:
+            return []
+        return await asyncio.to_thread(self.entails_sync, pairs)
+
+    def entails_sync(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+        """Blocking version of :meth:`entails` (for scripts and worker processes).
+
+        Raises:
+            ModelError: If a forward pass fails or the batches give the wrong number of verdicts.
+        """
+        verdicts: list[NLIVerdict] = []
+        with self._lock, self._torch.inference_mode():
+            for start in range(0, len(pairs), self._batch_size):
+                verdicts.extend(self._batch(pairs[start : start + self._batch_size]))
+        if len(verdicts) != len(pairs):
+            raise ModelError(f"{self.name}: {len(verdicts)} verdicts for {len(pairs)} pairs")
+        return verdicts
+
+    def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+        """The verdicts for one batch (called under the lock, in inference mode)."""
+        raise NotImplementedError
