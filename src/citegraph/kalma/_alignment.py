@@ -29,13 +29,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.kalma._na_metrics import HypothesisStyle, render_fact
+from citegraph.kalma._modes import HypothesisStyle, Mode, check_mode, style_name
+from citegraph.kalma._na_metrics import render_fact
 from citegraph.kalma._types import ParsedAnswer
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, micro_macro, with_bootstrap
 from citegraph.models import NLIModel, NLIPair, NLIVerdict
 
-AlignmentMode = Literal["paper", "reference"]
+AlignmentMode = Mode
 
 #: The authors' code scores only ``answers[:400]`` (reference mode).
 REFERENCE_CAP = 400
@@ -98,17 +99,6 @@ class AlignmentReport(BaseModel):
     sources: dict[str, int] = Field(description="How many pairs each source decided.")
 
 
-def _style_name(style: HypothesisStyle) -> str:
-    if callable(style):
-        return f"callable:{getattr(style, '__qualname__', type(style).__name__)}"
-    return style
-
-
-def _check_mode(mode: str) -> None:
-    if mode not in ("paper", "reference"):
-        raise ConfigError(f"mode must be 'paper' or 'reference', got {mode!r}")
-
-
 def _pairs_of(
     answer: ParsedAnswer, style: HypothesisStyle
 ) -> list[tuple[int, int, Triple, NLIPair]]:
@@ -152,7 +142,7 @@ async def score_alignment_many(
         ConfigError: On an unknown mode or hypothesis style, or ``batch_size < 1``.
         ModelError: If the model returns a different number of verdicts than pairs.
     """
-    _check_mode(mode)
+    check_mode(mode)
     if batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     per_answer = [None if a is None else _pairs_of(a, hypothesis) for a in answers]
@@ -174,7 +164,7 @@ async def score_alignment_many(
         decided.update(zip(chunk, verdicts, strict=True))
         if progress is not None:
             progress(start + len(chunk), len(unique))
-    style = _style_name(hypothesis)
+    style = style_name(hypothesis)
     return [
         None if found is None else _answer_result(found, decided, mode, style, nli.name)
         for found in per_answer

@@ -36,13 +36,13 @@ per-answer F1s. :func:`combine_citation_runs` averages reports over runs as Tabl
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
+from citegraph.kalma._modes import Mode, check_mode
 from citegraph.kalma._types import ParsedAnswer
 from citegraph.kg import Subgraph, Triple
 from citegraph.metrics import (
@@ -58,8 +58,9 @@ from citegraph.metrics import (
     summarise_micro_macro_runs,
     with_bootstrap,
 )
+from citegraph.models import strip_accents
 
-CitationMode = Literal["paper", "reference"]
+CitationMode = Mode
 CitationMetric = Literal["correctness", "precision", "recall"]
 
 NO_GOLD = "no gold minimum knowledge set"
@@ -137,9 +138,7 @@ class CitationReport(BaseModel):
 
 
 def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return " ".join(stripped.casefold().split())
+    return " ".join(strip_accents(text).casefold().split())
 
 
 def _key(triple: Triple, normalize: bool) -> _Key:
@@ -181,8 +180,7 @@ def score_citations(
     Raises:
         ConfigError: On an unknown mode.
     """
-    if mode not in ("paper", "reference"):
-        raise ConfigError(f"mode must be 'paper' or 'reference', got {mode!r}")
+    check_mode(mode)
     known = {_key(t, normalize) for g in graphs for t in g.triples}
     gold_keys: dict[_Key, Triple] = {}
     for t in gold or ():

@@ -23,12 +23,13 @@ count as missed for recall. An empty absent set leaves recall unmeasured for tha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.kalma._modes import HypothesisStyle, Mode, check_mode, style_name
 from citegraph.kalma._types import ParsedAnswer
 from citegraph.kg import Triple
 from citegraph.metrics import (
@@ -41,8 +42,7 @@ from citegraph.metrics import (
 )
 from citegraph.models import NLIModel, NLIPair
 
-NAMode = Literal["paper", "reference"]
-HypothesisStyle = Literal["relation_value", "natural"] | Callable[[Triple], str]
+NAMode = Mode
 
 NO_NA_SENTENCE = "no [NA] sentence"
 NO_ABSENT = "empty absent-knowledge set"
@@ -69,12 +69,6 @@ def render_fact(triple: Triple, style: HypothesisStyle = "relation_value") -> st
     raise ConfigError(
         f"hypothesis style must be 'relation_value', 'natural' or a callable: {style!r}"
     )
-
-
-def _style_name(style: HypothesisStyle) -> str:
-    if callable(style):
-        return f"callable:{getattr(style, '__qualname__', type(style).__name__)}"
-    return style
 
 
 class NAEntailment(BaseModel):
@@ -157,8 +151,7 @@ async def score_na(
         ConfigError: On an unknown mode or hypothesis style.
         ModelError: If the model returns a different number of verdicts than pairs.
     """
-    if mode not in ("paper", "reference"):
-        raise ConfigError(f"mode must be 'paper' or 'reference', got {mode!r}")
+    check_mode(mode)
     facts = list(dict.fromkeys(absent))  # a set: a repeated fact counts once
     if mode == "reference":
         cited = {c.triple.key for c in answer.kg_citations if c.triple is not None}
@@ -212,7 +205,7 @@ async def score_na(
         unmeasured["recall"] = NO_ABSENT
     return AnswerNAScores(
         mode=mode,
-        hypothesis_style=_style_name(hypothesis),
+        hypothesis_style=style_name(hypothesis),
         nli=nli.name,
         absent=tuple(facts),
         na_sentences=tuple(na_idx),
