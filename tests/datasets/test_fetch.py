@@ -9,6 +9,7 @@ import httpx2
 import pytest
 
 from citegraph.datasets import SOURCES, fetch_datasets
+from citegraph.datasets._fetch import derive_codex_names
 from citegraph.errors import ConfigError, DataError
 
 
@@ -63,3 +64,25 @@ def test_real_bytes_are_written_once(tmp_path: Path, data_dir: Path) -> None:
 def test_unknown_name(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown dataset"):
         fetch_datasets(["wikidata"], tmp_path)
+
+
+def test_codex_names_are_derived_from_entities_json(tmp_path: Path) -> None:
+    codex = tmp_path / "codex_s"
+    (codex / "triples").mkdir(parents=True)
+    (codex / "triples" / "train.txt").write_text("Q1\tP27\tQ142\nQ2\tP19\tQ90\n")
+    (codex / "triples" / "valid.txt").write_text("")
+    (codex / "triples" / "test.txt").write_text("")
+    (codex / "entities_en.json").write_text(
+        '{"Q1": {"label": "Gaspard  Monge", "description": "French mathematician"},'
+        ' "Q142": {"label": "France", "description": ""}, "Q90": {"label": "Paris"},'
+        ' "Q999": {"label": "Not in CoDEx-S"}}'
+    )
+    derive_codex_names(codex)
+    names = (codex / "entity2name.txt").read_text().splitlines()
+    # Q2 has no entry: no name line; Q999 is not used by any triple; spaces are collapsed.
+    assert names == ["Q1\tGaspard Monge", "Q90\tParis", "Q142\tFrance"]
+    descriptions = (codex / "entity2des.txt").read_text().splitlines()
+    assert descriptions == ["Q1\tFrench mathematician"]
+    (codex / "entities_en.json").write_text("[1, 2]")
+    with pytest.raises(DataError, match="expected a JSON object"):
+        derive_codex_names(codex)

@@ -9,6 +9,7 @@ complete, so an interrupted fetch leaves nothing half-written.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -92,6 +93,7 @@ SOURCES: dict[str, tuple[RemoteFile, ...]] = {
         _codex("data/relations/en/relations.json", "codex_s/relations_en.json"),
         _codex("data/types/en/types.json", "codex_s/types_en.json"),
         _codex("data/types/entity2types.json", "codex_s/entity2types_all_codex.json"),
+        _codex("data/entities/en/entities.json", "codex_s/entities_en.json"),
     ),
 }
 
@@ -134,7 +136,53 @@ def fetch_datasets(
             out.append(_fetch_one(client, url, dest / remote.dest, remote.sha256))
             if progress is not None:
                 progress(remote.dest, done, len(files))
+    if "codex-s" in names:
+        out += derive_codex_names(dest / "codex_s")
     return out
+
+
+def derive_codex_names(codex_dir: Path) -> list[Path]:
+    """Write ``entity2name.txt`` and ``entity2des.txt`` for the entities of CoDEx-S's triples.
+
+    CoDEx ships labels and Wikidata descriptions for all its sizes in ``entities/en/entities.json``
+    (``{QID: {"label": ..., "description": ...}}``); the KG loader reads two tab-separated files.
+    (The copies in ``../shared/data`` carry Wikipedia extracts as descriptions instead.)
+
+    Raises:
+        DataError: ``entities_en.json`` is not the expected JSON object.
+    """
+    source = codex_dir / "entities_en.json"
+    try:
+        entities = json.loads(source.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"not valid JSON: {exc.msg}", path=source, line=exc.lineno) from exc
+    if not isinstance(entities, dict):
+        raise DataError("expected a JSON object {QID: {label, description}}", path=source)
+    used: set[str] = set()
+    for split in ("train", "valid", "test"):
+        for line in (codex_dir / "triples" / f"{split}.txt").read_text().splitlines():
+            parts = line.split("\t")
+            if len(parts) == 3:
+                used.update((parts[0], parts[2]))
+    names, descriptions = [], []
+    for qid in sorted(used, key=lambda q: (len(q), q)):
+        info = entities.get(qid) or {}
+        if info.get("label"):
+            names.append(f"{qid}\t{_one_line(info['label'])}\n")
+        if info.get("description"):
+            descriptions.append(f"{qid}\t{_one_line(info['description'])}\n")
+    written = []
+    for name, lines in (("entity2name.txt", names), ("entity2des.txt", descriptions)):
+        target = codex_dir / name
+        tmp = target.with_name(name + ".part")
+        tmp.write_text("".join(lines), encoding="utf-8")
+        tmp.replace(target)
+        written.append(target)
+    return written
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def _fetch_one(client: httpx2.Client, url: str, path: Path, sha256: str | None) -> Path:
