@@ -27,10 +27,11 @@ from citegraph.errors import DataError
 from citegraph.kalma._alignment import AnswerAlignment, score_alignment_many
 from citegraph.kalma._citation_metrics import AnswerCitationScores, score_citations
 from citegraph.kalma._na_metrics import AnswerNAScores, score_na
-from citegraph.kalma._parse import PAPER_PARSER, parse_answer
-from citegraph.kalma._parse_reference import REFERENCE_PARSER, parse_answer_reference
+from citegraph.kalma._parse import parse_answer
+from citegraph.kalma._parse_reference import parse_answer_reference
 from citegraph.kalma._score_report import build_metrics
 from citegraph.kalma._types import ParsedAnswer
+from citegraph.kg import Subgraph
 from citegraph.models import NLIModel, nli_model
 from citegraph.runs import RunDir, sha256_file
 
@@ -101,7 +102,7 @@ class ScoreResult(BaseModel):
     n_resumed: int = Field(description="Answers found already scored in the run directory.")
 
 
-def _parse(answer: str, graphs: Sequence[Any], parser: Mode) -> ParsedAnswer:
+def _parse(answer: str, graphs: Sequence[Subgraph], parser: Mode) -> ParsedAnswer:
     if parser == "reference":
         return parse_answer_reference(answer)
     return parse_answer(answer, graphs)
@@ -297,6 +298,3 @@ def _record(
         "unmeasured": unmeasured,
         "parse_issues": len(answer.issues),
     }
-
-
-PARSERS = {"paper": PAPER_PARSER, "reference": REFERENCE_PARSER}

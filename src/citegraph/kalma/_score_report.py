@@ -17,11 +17,14 @@ from citegraph import __version__
 from citegraph.kalma._alignment import AnswerAlignment, aggregate_alignment
 from citegraph.kalma._citation_metrics import AnswerCitationScores, aggregate_citation_scores
 from citegraph.kalma._na_metrics import AnswerNAScores, aggregate_na_scores
+from citegraph.kalma._parse import PAPER_PARSER
+from citegraph.kalma._parse_reference import REFERENCE_PARSER
 from citegraph.metrics import BootstrapConfig, MicroMacro
 
 if TYPE_CHECKING:
     from citegraph.kalma._score import ScoreConfig
 
+PARSERS = {"paper": PAPER_PARSER, "reference": REFERENCE_PARSER}
 METRICS = ("correctness", "precision", "recall", "f1", "alignment", "na_precision", "na_recall")
 
 
@@ -33,8 +36,6 @@ def build_metrics(
     gold_given: bool,
 ) -> dict[str, Any]:
     """Aggregate per-answer records (in answer-file order) into the ``metrics.json`` dict."""
-    from citegraph.kalma._score import PARSERS
-
     bootstrap = (
         BootstrapConfig(n_resamples=config.bootstrap, seed=config.seed)
         if config.bootstrap
