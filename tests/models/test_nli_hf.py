@@ -21,7 +21,6 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _tiny_models import NLI_LABELS, build_tiny_nli_classifier  # noqa: E402
-
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
 from citegraph.models import (  # noqa: E402
     CascadeNLI,

@@ -25,7 +25,6 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _tiny_models import save_model, word_level_tokenizer  # noqa: E402
-
 from citegraph.errors import ConfigError, ModelError  # noqa: E402
 from citegraph.models import NLIPair, TrueT5NLI, nli_model  # noqa: E402
 
