@@ -10,12 +10,12 @@ with a stray ``"question: "``, which is removed (``prefix_stripped=True``).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from citegraph._json_file import load_json
 from citegraph.datasets._location import dataset_file, resolve_data_dir
 from citegraph.errors import ConfigError, DataError
 from citegraph.kg import Entity, Subgraph
@@ -70,10 +70,7 @@ def load_biokalma(split: Split, data_dir: str | Path | None = None) -> list[BioK
         DataError: the file is malformed; names the entry and field.
     """
     path = biokalma_path(split, data_dir)
-    try:
-        entries = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno) from exc
+    entries = load_json(path)
     if not isinstance(entries, list):
         raise DataError("expected a JSON list of [question, [entity, ...]] entries", path=path)
     return [_sample(split, i, entry, path) for i, entry in enumerate(entries)]

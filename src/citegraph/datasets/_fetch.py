@@ -9,13 +9,13 @@ complete, so an interrupted fetch leaves nothing half-written.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 
 import httpx2
 from pydantic import BaseModel, ConfigDict
 
+from citegraph._json_file import load_json
 from citegraph.errors import ConfigError, DataError
 
 _GH = "https://raw.githubusercontent.com"
@@ -152,10 +152,7 @@ def derive_codex_names(codex_dir: Path) -> list[Path]:
         DataError: ``entities_en.json`` is not the expected JSON object.
     """
     source = codex_dir / "entities_en.json"
-    try:
-        entities = json.loads(source.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"not valid JSON: {exc.msg}", path=source, line=exc.lineno) from exc
+    entities = load_json(source)
     if not isinstance(entities, dict):
         raise DataError("expected a JSON object {QID: {label, description}}", path=source)
     used: set[str] = set()

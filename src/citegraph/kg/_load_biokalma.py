@@ -10,30 +10,17 @@ living) are not facts. ``name`` is kept as a fact as well as the label, because
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from pyoxigraph import NamedNode, Quad
 
+from citegraph._json_file import load_json
 from citegraph.errors import DataError
 from citegraph.kg import _rdf as rdf
 
 #: Bump when the quads this reader produces change.
 BIOKALMA_LOADER_VERSION = 1
-
-
-def load_json(path: Path) -> Any:
-    """Parse a JSON file, turning syntax errors into :class:`DataError` with line and column."""
-    try:
-        with path.open(encoding="utf-8") as handle:
-            return json.load(handle)
-    except json.JSONDecodeError as exc:
-        msg = f"invalid JSON (column {exc.colno}): {exc.msg}"
-        raise DataError(msg, path=path, line=exc.lineno) from exc
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8: {exc.reason}", path=path) from exc
 
 
 def read_biokalma(paths: Sequence[Path]) -> Iterator[Quad]:

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode, Quad
 
+from citegraph._json_file import load_json
 from citegraph.errors import DataError
 from citegraph.kg import _rdf as rdf
-from citegraph.kg._load_biokalma import load_json
 
 #: Bump when the quads this reader produces change.
 CODEX_LOADER_VERSION = 1
