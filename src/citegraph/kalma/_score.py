@@ -24,23 +24,14 @@ from citegraph.datasets import (
     read_gold,
 )
 from citegraph.errors import DataError
-from citegraph.kalma._alignment import AnswerAlignment, score_alignment_many
-from citegraph.kalma._citation_metrics import AnswerCitationScores, score_citations
-from citegraph.kalma._na_metrics import AnswerNAScores, score_na
-from citegraph.kalma._parse import parse_answer
-from citegraph.kalma._parse_reference import parse_answer_reference
+from citegraph.kalma._score_item import ScoreItem, score_items
 from citegraph.kalma._score_report import build_metrics
-from citegraph.kalma._types import ParsedAnswer
-from citegraph.kg import Subgraph
 from citegraph.models import NLIModel, nli_model
 from citegraph.runs import RunDir, sha256_file
 
 Mode = Literal["paper", "reference"]
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each batch."""
-
-NO_ABSENT = "no absent-knowledge set (gold 'absent' field) for this answer"
-NO_GOLD_ENTRY = "no entry for this id in the gold file"
 
 
 class ScoreConfig(BaseModel):
@@ -100,12 +91,6 @@ class ScoreResult(BaseModel):
     metrics: dict[str, Any]
     n_scored_now: int = Field(description="Answers scored in this call (the rest were resumed).")
     n_resumed: int = Field(description="Answers found already scored in the run directory.")
-
-
-def _parse(answer: str, graphs: Sequence[Subgraph], parser: Mode) -> ParsedAnswer:
-    if parser == "reference":
-        return parse_answer_reference(answer)
-    return parse_answer(answer, graphs)
 
 
 def _check_ids(
@@ -184,12 +169,13 @@ async def score_answers_async(
     model = nli or nli_model(config.nli)
     run_config = config.model_dump(mode="json") | {"nli_name": model.name}
     run = RunDir.open(out, run_config, data=data, command=command, overwrite=overwrite)
-    n_resumed = len(run.done)
-    todo = [a for a in answers if a.id not in run.done]
+    done = run.done
+    n_resumed = len(done)
+    todo = [a for a in answers if a.id not in done]
     try:
         for start in range(0, len(todo), config.batch_size):
             batch = todo[start : start + config.batch_size]
-            for record in await _score_batch(batch, by_id, gold, config, model):
+            for record in await score_items(_items(batch, by_id, gold), config, model):
                 run.append(record)
             if progress is not None:
                 progress(n_resumed + start + len(batch), len(answers))
@@ -202,99 +188,22 @@ async def score_answers_async(
     return ScoreResult(out=Path(out), metrics=metrics, n_scored_now=len(todo), n_resumed=n_resumed)
 
 
-async def _score_batch(
+def _items(
     batch: Sequence[AnswerRecord],
     by_id: dict[str, BioKaLMASample],
     gold: dict[str, GoldRecord] | None,
-    config: ScoreConfig,
-    model: NLIModel,
-) -> list[dict[str, Any]]:
-    parsed: list[ParsedAnswer] = []
+) -> list[ScoreItem]:
+    out = []
     for record in batch:
         sample = by_id[record.id]
-        parsed.append(_parse(record.answer or "", sample.graphs, config.effective_parser))
-    skip_alignment = [
-        config.mode == "reference"
-        and (not (record.answer or "").strip() or not by_id[record.id].has_graph)
-        for record in batch
-    ]
-    alignments = await score_alignment_many(
-        [None if skip else p for p, skip in zip(parsed, skip_alignment, strict=True)],
-        model,
-        mode=config.mode,
-        hypothesis=config.hypothesis,
-    )
-    out = []
-    for record, answer, alignment in zip(batch, parsed, alignments, strict=True):
-        sample = by_id[record.id]
-        entry = gold.get(record.id) if gold is not None else None
-        citations = score_citations(
-            answer,
-            sample.graphs,
-            entry.knowledge if entry is not None else None,
-            mode=config.mode,
-            normalize=config.normalize,
+        out.append(
+            ScoreItem(
+                id=record.id,
+                question=record.question or sample.question,
+                answer=record.answer,
+                graphs=tuple(sample.graphs),
+                gold=gold.get(record.id) if gold is not None else None,
+                gold_given=gold is not None,
+            )
         )
-        na = await _score_na(answer, entry, config, model)
-        out.append(_record(record, sample, answer, citations, alignment, na, gold, entry))
     return out
-
-
-async def _score_na(
-    answer: ParsedAnswer, entry: GoldRecord | None, config: ScoreConfig, model: NLIModel
-) -> AnswerNAScores | None:
-    if entry is None:
-        return None
-    if config.mode == "reference":
-        # The authors' eval_NA.py: absent = gold (no_round1) facts the answer does not cite.
-        absent = entry.knowledge
-    elif entry.absent is None:
-        return None
-    else:
-        absent = entry.absent
-    return await score_na(answer, absent, model, mode=config.mode, hypothesis=config.hypothesis)
-
-
-def _record(
-    record: AnswerRecord,
-    sample: BioKaLMASample,
-    answer: ParsedAnswer,
-    citations: AnswerCitationScores,
-    alignment: AnswerAlignment | None,
-    na: AnswerNAScores | None,
-    gold: dict[str, GoldRecord] | None,
-    entry: GoldRecord | None,
-) -> dict[str, Any]:
-    unmeasured: dict[str, str] = dict(citations.unmeasured)
-    if gold is not None and entry is None:
-        unmeasured |= {"precision": NO_GOLD_ENTRY, "recall": NO_GOLD_ENTRY}
-    if alignment is None:
-        unmeasured["alignment"] = "answer skipped (reference mode: empty answer or no KG graph)"
-    elif alignment.unmeasured_reason:
-        unmeasured["alignment"] = alignment.unmeasured_reason
-    if na is None:
-        reason = NO_GOLD_ENTRY if gold is not None and entry is None else NO_ABSENT
-        unmeasured |= {"na_precision": reason, "na_recall": reason}
-    else:
-        unmeasured |= {f"na_{k}": v for k, v in na.unmeasured.items()}
-    return {
-        "id": record.id,
-        "question": record.question or sample.question,
-        "answer": record.answer,
-        "empty_answer": not (record.answer or "").strip(),
-        "has_graph": sample.has_graph,
-        "parsed": answer.model_dump(mode="json"),
-        "citations": citations.model_dump(mode="json"),
-        "alignment": alignment.model_dump(mode="json") if alignment is not None else None,
-        "na": na.model_dump(mode="json") if na is not None else None,
-        "scores": {
-            "correctness": citations.correctness,
-            "precision": citations.precision,
-            "recall": citations.recall,
-            "alignment": alignment.score if alignment is not None else None,
-            "na_precision": na.precision if na is not None else None,
-            "na_recall": na.recall if na is not None else None,
-        },
-        "unmeasured": unmeasured,
-        "parse_issues": len(answer.issues),
-    }

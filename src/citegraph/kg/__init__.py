@@ -13,12 +13,14 @@ from citegraph.kg._sparql_config import (
 )
 from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
 from citegraph.kg._sparql_literal import sparql_string
+from citegraph.kg._spec import OpenedKG, open_kg
 from citegraph.kg._types import Entity, Subgraph, Triple
 
 __all__ = [
     "KALMA_RELATION_NAMES",
     "Entity",
     "KnowledgeGraph",
+    "OpenedKG",
     "OxigraphKG",
     "SparqlClient",
     "SparqlClientConfig",
@@ -28,6 +30,7 @@ __all__ = [
     "load_biokalma_kg",
     "load_codex_kg",
     "load_rdf_kg",
+    "open_kg",
     "qlever_wikidata",
     "sparql_string",
     "user_agent_for",

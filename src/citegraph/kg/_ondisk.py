@@ -25,13 +25,13 @@ from typing import Any
 
 from pyoxigraph import Quad, Store
 
+from citegraph._cache_dir import cache_root
 from citegraph.errors import DataNotFoundError, KGError
 from citegraph.kg._rdf import SCHEMA_VERSION
 
 #: Receives one human-readable message per stage of a load; the CLI renders it.
 ProgressCallback = Callable[[str], None]
 
-CACHE_ENV = "CITEGRAPH_CACHE"
 MARKER = "COMPLETE.json"
 STORE_DIR = "store"
 _CHUNK = 1 << 20
@@ -40,12 +40,7 @@ _CHUNK = 1 << 20
 def default_cache_dir() -> Path:
     """``$CITEGRAPH_CACHE/kg``, else ``$XDG_CACHE_HOME/citegraph/kg``, else
     ``~/.cache/citegraph/kg``."""
-    root = os.environ.get(CACHE_ENV)
-    if root:
-        return Path(root).expanduser() / "kg"
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg).expanduser() if xdg else Path.home() / ".cache"
-    return base / "citegraph" / "kg"
+    return cache_root() / "kg"
 
 
 def hash_sources(loader: str, loader_version: int, paths: Sequence[Path]) -> str:

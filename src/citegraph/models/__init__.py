@@ -1,5 +1,19 @@
-"""Models behind small protocols: NLI (entailment) scorers for now."""
+"""Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
+models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
+from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
+from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
+from citegraph.models._chat_mock import DEFAULT_MOCK_OUTPUT, MockChat
+from citegraph.models._chat_openai import OPENAI_URL, PRESETS, OpenAICompatibleChat, ProviderPreset
+from citegraph.models._chat_types import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    GenerateConfig,
+    Generation,
+    Usage,
+)
+from citegraph.models._fake_server import FakeOpenAIServer, FakeReply, ReceivedRequest
 from citegraph.models._nli_cascade import CascadeNLI
 from citegraph.models._nli_factory import nli_model
 from citegraph.models._nli_hf import ENTAILMENT_LABELS, HFClassifierNLI, find_entailment_index
@@ -17,16 +31,35 @@ from citegraph.models._normalize import (
 )
 
 __all__ = [
+    "DEFAULT_MOCK_OUTPUT",
     "ENTAILMENT_LABELS",
+    "OPENAI_URL",
+    "PRESETS",
+    "PROVIDERS",
     "TRUE_TEMPLATE",
+    "CachedChatModel",
     "CascadeNLI",
+    "ChatMessage",
+    "ChatModel",
+    "ChatRequest",
     "DateMention",
+    "FakeOpenAIServer",
+    "FakeReply",
+    "GenerateConfig",
+    "Generation",
     "HFClassifierNLI",
     "LexicalNLI",
+    "MockChat",
     "NLIModel",
     "NLIPair",
     "NLIVerdict",
+    "OpenAICompatibleChat",
+    "ProviderPreset",
+    "ReceivedRequest",
     "TrueT5NLI",
+    "Usage",
+    "chat_cache_key",
+    "chat_model",
     "contains_phrase",
     "date_entails",
     "find_dates",
@@ -34,6 +67,7 @@ __all__ = [
     "nli_model",
     "normalize_text",
     "parse_date",
+    "parse_model_spec",
     "strip_accents",
     "value_from_hypothesis",
     "value_in_text",

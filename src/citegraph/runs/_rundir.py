@@ -5,6 +5,14 @@ A run directory is resumable: re-running the same command skips samples already 
 ``samples.jsonl``. A run killed mid-write loses nothing already written: each record is one
 flushed line, and a torn last line is dropped on resume. Re-using a directory with a different
 configuration is refused, so results of two configurations never mix.
+
+A record whose ``status`` is ``"failed"`` (say, the model server was down) is kept, but it does not
+count as done: a resumed run tries that sample again and appends a new record. The newest record
+of an id wins, so ``records`` holds one record per id.
+
+``runtime`` settings (concurrency, shard, limit) are recorded but are not part of the run's
+identity: they change how much is done and how fast, not what each sample's record holds. Shards of
+one run therefore share a ``run_id``, which is what ``citegraph runs merge`` checks.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from citegraph.runs._provenance import canonical_json, package_versions, sha256_
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
 METRICS_FILE = "metrics.json"
+FAILED = "failed"
 
 
 class RunDir:
@@ -34,9 +43,20 @@ class RunDir:
     def __init__(self, path: Path, info: dict[str, Any], records: list[dict[str, Any]]) -> None:
         self.path = path
         self.info = info
-        self.records = records
-        self.done: set[str] = {str(r.get("id")) for r in records}
+        self._latest: dict[str, dict[str, Any]] = {}
+        for record in records:
+            self._latest[str(record.get("id"))] = record
         self._fh: TextIO | None = None
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """The newest record of each id, in order of first appearance."""
+        return list(self._latest.values())
+
+    @property
+    def done(self) -> set[str]:
+        """Ids whose newest record is finished (not ``status: failed``)."""
+        return {i for i, r in self._latest.items() if r.get("status") != FAILED}
 
     @classmethod
     def open(
@@ -47,6 +67,7 @@ class RunDir:
         data: dict[str, str] | None = None,
         command: str | None = None,
         overwrite: bool = False,
+        runtime: dict[str, Any] | None = None,
     ) -> RunDir:
         """Create a run directory or resume the one at ``path``.
 
@@ -56,6 +77,7 @@ class RunDir:
             data: Input files and their SHA-256 (part of the identity too).
             command: The command line, for the record.
             overwrite: Start afresh even if the directory holds another run.
+            runtime: Settings recorded but not part of the identity (concurrency, shard...).
 
         Raises:
             ConfigError: the directory holds a run with a different configuration or data.
@@ -78,6 +100,9 @@ class RunDir:
                     "or --overwrite to replace it"
                 )
             info = previous
+            if runtime is not None and previous.get("runtime") != runtime:
+                info = previous | {"runtime": runtime}
+                atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         else:
             info = {
                 "run_id": run_id,
@@ -85,12 +110,13 @@ class RunDir:
                 "command": command,
                 "config": config,
                 "data": data or {},
+                "runtime": runtime or {},
                 "versions": package_versions(),
             }
-            _atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+            atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         records, torn = read_jsonl_tolerant(path / SAMPLES_FILE)
         if torn:
-            _atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
+            atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
         return cls(path, info, records)
 
     def append(self, record: dict[str, Any]) -> None:
@@ -99,13 +125,12 @@ class RunDir:
             self._fh = (self.path / SAMPLES_FILE).open("a", encoding="utf-8")
         self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
         self._fh.flush()
-        self.records.append(record)
-        self.done.add(str(record["id"]))
+        self._latest[str(record["id"])] = record
 
     def write_metrics(self, metrics: dict[str, Any]) -> Path:
         """Write ``metrics.json`` atomically."""
         target = self.path / METRICS_FILE
-        _atomic_write(target, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(target, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
         return target
 
     def close(self) -> None:
@@ -133,7 +158,7 @@ def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[st
     return changed
 
 
-def _atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)

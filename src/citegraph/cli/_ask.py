@@ -1,0 +1,113 @@
+"""``citegraph ask``: answer one question with citations to KG facts, offline by default."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import click
+from rich.table import Table
+from rich.text import Text
+
+from citegraph.cli._console import console, err_console, reports_errors
+from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
+from citegraph.kg import KnowledgeGraph, open_kg
+from citegraph.models import ChatModel, GenerateConfig, chat_model
+
+
+@click.command("ask")
+@click.argument("question")
+@click.option("--kg", "kg_spec", default="biokalma", show_default=True,
+              help="biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths.")
+@click.option("--model", default="local", show_default=True,
+              help="provider/model: openai/..., vllm/..., ollama/..., llamacpp/..., hf/..., "
+              "local, mock.")
+@click.option("--base-url", default=None, help="Server URL for OpenAI-compatible providers.")
+@click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
+@click.option("--prompt", type=click.Choice(PROMPT_VERSIONS), default=PROMPT_VERSIONS[0],
+              show_default=True, help="Prompt version.")
+@click.option("--temperature", type=float, default=0.5, show_default=True)
+@click.option("--max-tokens", type=int, default=512, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@reports_errors
+def ask_command(
+    question: str,
+    kg_spec: str,
+    model: str,
+    base_url: str | None,
+    contact: str | None,
+    prompt: str,
+    temperature: float,
+    max_tokens: int,
+    seed: int,
+    data_dir: Path | None,
+    as_json: bool,
+) -> None:
+    """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge)."""
+    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
+        opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
+        chat = chat_model(model, base_url=base_url)
+    with err_console.status("Retrieving and generating..."):
+        result = asyncio.run(_ask(question, opened.kg, chat, config, prompt))
+    if as_json:
+        click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        return
+    show_answer(result)
+
+
+async def _ask(
+    question: str, kg: KnowledgeGraph, chat: ChatModel, config: GenerateConfig, prompt: str
+) -> AskResult:
+    try:
+        return await ask(question, kg, chat, config=config, prompt_version=prompt)
+    finally:
+        await chat.aclose()
+
+
+def show_answer(result: AskResult) -> None:
+    """Print the retrieved entities, the answer with its citations coloured, and a summary."""
+    table = Table(title="Retrieved from the KG", show_lines=False)
+    table.add_column("entity")
+    table.add_column("id")
+    table.add_column("facts", justify="right")
+    for graph in result.retrieval.graphs:
+        table.add_row(graph.center.name, graph.center.id, str(len(graph.triples)))
+    console.print(table)
+    if result.answer.error:
+        console.print(f"[bold red]No answer:[/] {result.answer.error}")
+        return
+    console.print(answer_text(result))
+    scores = result.citations
+    n_na = sum(1 for s in result.parsed.sentences for c in s.citations if c.kind == "na")
+    console.print(
+        f"\n{scores.n_citations} KG citations, {scores.n_correct} found in the KG "
+        f"(green), {scores.n_citations - scores.n_correct} not (red); {n_na} [NA] "
+        f"(yellow); {len(result.parsed.issues)} unreadable brackets. Model: {result.model}, "
+        f"prompt {result.answer.prompt_version}."
+    )
+
+
+def answer_text(result: AskResult) -> Text:
+    """The answer with each bracket coloured by its verdict."""
+    text = Text(result.answer.text)
+    verdicts = iter(result.citations.verdicts)
+    status: dict[int, tuple[int, str]] = {}
+    for sentence in result.parsed.sentences:
+        for citation in sentence.citations:
+            end = citation.start + len(citation.bracket)
+            if citation.kind == "na":
+                status[citation.start] = (end, "bold yellow")
+                continue
+            ok = next(verdicts).correct
+            previous = status.get(citation.start, (end, "bold green"))[1]
+            style = "bold red" if not ok or previous == "bold red" else "bold green"
+            status[citation.start] = (end, style)
+    for issue in result.parsed.issues:
+        status.setdefault(issue.start, (issue.start + len(issue.bracket), "red"))
+    for start, (end, style) in status.items():
+        text.stylize(style, start, end)
+    return text

@@ -1,0 +1,156 @@
+"""``citegraph kalma run``: generate attributed answers over a benchmark and score them."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from citegraph.cli._console import console, progress_bar, reports_errors
+from citegraph.cli._options import options_from_model
+from citegraph.kalma import RunConfig, RunResult, RunRuntime, run_kalma, summarise_seeds
+from citegraph.runs import METRICS_FILE
+
+
+def _command() -> str:
+    return " ".join(shlex.quote(a) for a in ["citegraph", *sys.argv[1:]])
+
+
+@click.command("run")
+@options_from_model(RunConfig, exclude=("seed",))
+@options_from_model(RunRuntime)
+@click.option(
+    "--seeds",
+    default="0",
+    show_default=True,
+    help="Comma-separated seeds. Several seeds run one sub-run each (out/seed-<s>) and write "
+    "summary.json with mean and standard deviation, as the paper's Table 3 reports.",
+)
+@click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Run directory.")
+@click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
+@reports_errors
+def run_command(
+    seeds: str,
+    contact: str | None,
+    data_dir: Path | None,
+    out: Path,
+    overwrite: bool,
+    **options: Any,
+) -> None:
+    """Answer a benchmark split with citations (KaLMA §3) and score the answers (§4)."""
+    from citegraph.cli._kalma import print_metrics
+
+    runtime_fields = set(RunRuntime.model_fields)
+    runtime = RunRuntime(**{k: v for k, v in options.items() if k in runtime_fields})
+    fields = {k: v for k, v in options.items() if k not in runtime_fields}
+    seed_list = _seeds(seeds)
+    all_metrics = []
+    for seed in seed_list:
+        config = RunConfig(**fields, seed=seed)
+        target = out if len(seed_list) == 1 else out / f"seed-{seed}"
+        result = _one_run(target, config, runtime, data_dir, contact, overwrite)
+        print_metrics(result.metrics)
+        _print_extras(result)
+        all_metrics.append(result.metrics)
+    if len(seed_list) > 1:
+        summary = summarise_seeds(all_metrics)
+        (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+        _print_summary(summary)
+        console.print(f"Wrote {out / 'summary.json'}")
+
+
+def _seeds(text: str) -> list[int]:
+    try:
+        seeds = [int(s) for s in text.split(",") if s.strip()]
+    except ValueError:
+        raise click.BadParameter(f"--seeds takes integers like 0,1,2; got {text!r}") from None
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise click.BadParameter("--seeds needs distinct integers")
+    return seeds
+
+
+def _one_run(
+    out: Path,
+    config: RunConfig,
+    runtime: RunRuntime,
+    data_dir: Path | None,
+    contact: str | None,
+    overwrite: bool,
+) -> RunResult:
+    console.print(
+        f"kalma run: {config.split} questions, model {config.model}, prompt {config.prompt}, "
+        f"seed {config.seed} -> {out}"
+    )
+    with progress_bar("answering questions") as update:
+        result = run_kalma(
+            out,
+            config,
+            runtime=runtime,
+            data_dir=data_dir,
+            contact=contact,
+            overwrite=overwrite,
+            command=_command(),
+            progress=update,
+        )
+    if result.n_resumed:
+        console.print(f"Resumed: {result.n_resumed} questions were already done in {out}.")
+    if result.n_failed:
+        console.print(
+            f"[yellow]{result.n_failed} questions have no answer because the model call failed; "
+            "run the same command again to retry them.[/]"
+        )
+    return result
+
+
+def _print_extras(result: RunResult) -> None:
+    m = result.metrics
+    gen = m["generation"]
+    console.print(
+        f"Generation: {gen['n_questions']} questions, {gen['n_failed']} failed, "
+        f"{gen['n_empty']} empty, {gen['n_cached']} from cache, finish {gen['finish_reasons']}."
+    )
+    if m.get("retrieval"):
+        r = m["retrieval"]
+        console.print(f"Retrieval accuracy: {json.dumps(_short(r))}")
+    if m.get("text_quality"):
+        console.print(f"Text quality: {json.dumps(_short(m['text_quality']))}")
+    if m["setup"].get("gold_note"):
+        console.print(f"[yellow]Gold: {m['setup']['gold_note']}[/]")
+    console.print(f"Wrote {result.out / METRICS_FILE}")
+
+
+def _short(obj: Any) -> Any:
+    if isinstance(obj, float):
+        return round(obj, 4)
+    if isinstance(obj, dict):
+        return {k: _short(v) for k, v in obj.items() if not isinstance(v, (list, tuple))}
+    return obj
+
+
+def _print_summary(summary: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"Mean (std) over {summary['n_runs']} seeds {summary['seeds']}")
+    table.add_column("metric")
+    table.add_column("micro", justify="right")
+    table.add_column("macro", justify="right")
+    for name, cells in summary.items():
+        if not isinstance(cells, dict) or "micro" not in cells:
+            continue
+        table.add_row(name, _mean_std(cells["micro"]), _mean_std(cells["macro"]))
+    console.print(table)
+
+
+def _mean_std(cell: dict[str, Any]) -> str:
+    if "f1_of_means" in cell and cell["f1_of_means"] is not None:
+        return f"{100 * cell['f1_of_means']:.1f}"
+    if cell.get("mean") is None:
+        return "unmeasured"
+    std = "" if cell.get("std") is None else f" ({100 * cell['std']:.1f})"
+    return f"{100 * cell['mean']:.1f}{std}"

@@ -1,0 +1,114 @@
+"""The answer-generation prompt (KaLMA §3.3, Table 13): versioned templates and KG flattening.
+
+Two versions ship, and every run records which one it used:
+
+- ``kalma-table13-v1`` (default, the paper): the instruction and one-shot demonstration of
+  Table 13, the knowledge as one ``{name: ..., relation: value, ..., qid: Q..}`` line per
+  subgraph, then the question.
+- ``kalma-code-v1`` (the authors' scripts): the demonstration of
+  ``answer_question_{simple,complex}_prompt.json`` (one per split) and the knowledge flattened
+  with Python's ``str(list_of_dicts)`` and four string replacements, which leaves mixed quotes when
+  a value holds an apostrophe (visible in the paper's Table 19). Each entity keeps only the first
+  value of each relation, as the authors' Wikidata retrieval did.
+
+Both are chat prompts: system instruction, the demonstration as a user/assistant turn, then the
+question as the final user turn (the authors' ``turbo_answer_questions.py`` layout).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+from citegraph.errors import ConfigError
+from citegraph.kg import Subgraph
+from citegraph.models._chat_types import ChatMessage
+
+PromptVersion = Literal["kalma-table13-v1", "kalma-code-v1"]
+PROMPT_VERSIONS: tuple[str, ...] = ("kalma-table13-v1", "kalma-code-v1")
+DEFAULT_PROMPT: PromptVersion = "kalma-table13-v1"
+
+
+@cache
+def _templates() -> dict[str, Any]:
+    text = (resources.files("citegraph.kalma") / "prompts" / "answer.json").read_text("utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
+
+
+def flatten_graph_paper(graph: Subgraph) -> str:
+    """One subgraph as a Table 13 line: ``{name: X, relation: value, ..., qid: Q1}``.
+
+    Every triple is kept (a relation with several values appears several times); ``name`` comes
+    first and ``qid`` last, as in the paper.
+    """
+    parts = [f"name: {graph.center.name}"]
+    parts += [f"{t.relation}: {t.value}" for t in graph.triples if t.relation != "name"]
+    parts.append(f"qid: {graph.center.id}")
+    return "{" + ", ".join(parts) + "}"
+
+
+def flatten_kg_reference(dicts: Sequence[Mapping[str, str]]) -> str:
+    """The authors' ``KGstr``: ``str(list_of_dicts)`` with their four replacements."""
+    text = str([dict(d) for d in dicts])
+    return text.replace("{'", "{").replace("': '", ": ").replace("', '", ", ").replace("'}", "}")
+
+
+def flatten_kg(graphs: Sequence[Subgraph], version: str = DEFAULT_PROMPT) -> str:
+    """The knowledge as the prompt ``version`` writes it."""
+    _check(version)
+    if version == "kalma-code-v1":
+        return flatten_kg_reference([g.as_dict() for g in graphs])
+    return "\n".join(flatten_graph_paper(g) for g in graphs)
+
+
+def _user_turn(knowledge: str, question: str, version: str) -> str:
+    if version == "kalma-code-v1":
+        return "Considering the information: " + knowledge + ", " + question
+    return "Considering the information:\n" + knowledge + "\n" + question
+
+
+def build_messages(
+    question: str,
+    graphs: Sequence[Subgraph],
+    *,
+    version: str = DEFAULT_PROMPT,
+    split: Literal["general", "specific"] = "specific",
+) -> list[ChatMessage]:
+    """The chat messages asking a model for an attributed answer to ``question``.
+
+    Args:
+        question: The question.
+        graphs: The KG context (one subgraph per retrieved entity).
+        version: ``kalma-table13-v1`` (paper) or ``kalma-code-v1`` (the authors' scripts).
+        split: Picks the authors' demonstration for ``kalma-code-v1`` (the paper has one).
+
+    Raises:
+        ConfigError: unknown version.
+    """
+    _check(version)
+    template = _templates()[version]
+    if version == "kalma-code-v1":
+        demo = template["demo"][split]
+        demo_user = _user_turn(flatten_kg_reference(demo["graphs"]), demo["question"], version)
+    else:
+        demo = template["demo"]
+        demo_user = _user_turn("\n".join(demo["knowledge_lines"]), demo["question"], version)
+    return [
+        ChatMessage(role="system", content=template["system"]),
+        ChatMessage(role="user", content=demo_user),
+        ChatMessage(role="assistant", content=demo["answer"]),
+        ChatMessage(
+            role="user", content=_user_turn(flatten_kg(graphs, version), question, version)
+        ),
+    ]
+
+
+def _check(version: str) -> None:
+    if version not in PROMPT_VERSIONS:
+        raise ConfigError(
+            f"unknown prompt version {version!r}; choose one of {', '.join(PROMPT_VERSIONS)}"
+        )

@@ -1,0 +1,168 @@
+"""Configuration of ``kalma run``: what identifies a run (written verbatim into ``run.json``).
+
+Runtime settings that change how much is done or how fast (``limit``, ``shard``, concurrency)
+are not here: they are recorded in ``run.json`` under ``runtime`` but do not change the run's
+identity, so a run can be extended, resumed with more concurrency, or split over machines.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from citegraph.errors import ConfigError
+from citegraph.kalma._prompt import DEFAULT_PROMPT, PromptVersion
+from citegraph.kalma._score import Mode, ScoreConfig
+from citegraph.models._chat_types import GenerateConfig
+
+TASK = "kalma.run"
+
+
+class RunConfig(BaseModel):
+    """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: Literal["biokalma"] = Field(default="biokalma", description="The benchmark.")
+    split: Literal["general", "specific"] = Field(
+        default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
+    )
+    model: str = Field(
+        default="local",
+        description="Answering model as provider/model: openai/..., vllm/..., ollama/..., "
+        "llamacpp/..., hf/<id or path>, local (embedded SmolLM2), mock.",
+    )
+    base_url: str | None = Field(
+        default=None, description="Server URL for OpenAI-compatible providers."
+    )
+    temperature: float = Field(default=0.5, ge=0.0, le=2.0, description="Sampling temperature.")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(default=512, ge=1, description="Most tokens per answer.")
+    seed: int = Field(default=0, description="Seed of sampling and of the ablations' choices.")
+    prompt: PromptVersion = Field(
+        default=DEFAULT_PROMPT,
+        description="Prompt version: 'kalma-table13-v1' (paper) or 'kalma-code-v1' (authors').",
+    )
+    retrieval: Literal["dataset", "ner"] = Field(
+        default="dataset",
+        description="KG context: 'dataset' (the graphs shipped with each question, as the "
+        "authors' generation scripts read them) or 'ner' (citegraph's retrieval over --kg).",
+    )
+    kg: str = Field(
+        default="biokalma",
+        description="KG for --retrieval ner: biokalma, codex-s, wikidata, sparql+<url>, RDF paths.",
+    )
+    gold: str | None = Field(
+        default=None,
+        description="Gold minimum knowledge sets: a gold.jsonl path, or 'question-match' (a "
+        "labelled approximation; BioKaLMA released no gold).",
+    )
+    remove_knowledge: int = Field(
+        default=0,
+        ge=0,
+        description="Conscious incompetence (§4.4): remove this many gold facts from the KG "
+        "given to the model; they become the absent-knowledge ground truth.",
+    )
+    remove_strategy: Literal["random", "first"] = Field(
+        default="random",
+        description="Which gold facts to remove: seeded random (paper) or the first k (code).",
+    )
+    retrieval_accuracy: int = Field(
+        default=100,
+        ge=0,
+        le=100,
+        description="Retrieval ablation (§5.3): keep this percent of question graphs, replace "
+        "the rest with other questions' graphs.",
+    )
+    text_quality: str | None = Field(
+        default=None,
+        description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
+        "relevance), e.g. openai/gpt-4o-mini.",
+    )
+    judge_base_url: str | None = Field(
+        default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
+    )
+    mode: Mode = Field(
+        default="paper",
+        description="'paper': the paper's definitions. 'reference': the authors' scripts.",
+    )
+    parser: Mode | None = Field(
+        default=None, description="Citation parser ('paper' or 'reference'); default: mode."
+    )
+    nli: str = Field(
+        default="lexical",
+        description="Entailment model for alignment and [NA]: lexical, hf:<model>, t5:<model>.",
+    )
+    hypothesis: Literal["relation_value", "natural"] = Field(
+        default="relation_value", description="How a cited fact becomes the NLI hypothesis."
+    )
+    normalize: bool = Field(
+        default=False, description="Compare citations after case/accent/space folding."
+    )
+    bootstrap: int = Field(default=0, ge=0, description="Bootstrap resamples for CIs (0: none).")
+
+    @model_validator(mode="after")
+    def _check(self) -> RunConfig:
+        if self.remove_knowledge and self.gold is None:
+            raise ConfigError(
+                "--remove-knowledge needs gold minimum knowledge sets to remove facts from: "
+                "give --gold FILE (gold.jsonl) or --gold question-match (an approximation)"
+            )
+        if self.retrieval_accuracy < 100 and self.retrieval != "dataset":
+            raise ConfigError(
+                "--retrieval-accuracy replaces the dataset's question graphs (§5.3); it needs "
+                "--retrieval dataset"
+            )
+        return self
+
+    def generate_config(self) -> GenerateConfig:
+        """The sampling parameters of the answering model."""
+        return GenerateConfig(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+
+    def score_config(self) -> ScoreConfig:
+        """The scoring options, as ``kalma score`` takes them."""
+        return ScoreConfig(
+            dataset=self.dataset,
+            split=self.split,
+            mode=self.mode,
+            parser=self.parser,
+            nli=self.nli,
+            hypothesis=self.hypothesis,
+            normalize=self.normalize,
+            bootstrap=self.bootstrap,
+            seed=self.seed,
+        )
+
+
+class RunRuntime(BaseModel):
+    """Settings recorded with a run that do not change any sample's record."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    limit: int | None = Field(default=None, ge=1, description="Only the first N questions.")
+    shard: str | None = Field(default=None, description="'i/N': this machine's share (0-based).")
+    concurrency: int | None = Field(
+        default=None, ge=1, description="Questions in flight at once (default: the model's)."
+    )
+    cache: bool = Field(default=True, description="Use the SQLite response cache.")
+
+    def shard_parts(self) -> tuple[int, int] | None:
+        """``(i, N)`` from ``shard``, validated."""
+        if self.shard is None:
+            return None
+        try:
+            i_text, n_text = self.shard.split("/")
+            i, n = int(i_text), int(n_text)
+        except ValueError:
+            raise ConfigError(
+                f"--shard must look like i/N (e.g. 0/4), got {self.shard!r}"
+            ) from None
+        if n < 1 or not 0 <= i < n:
+            raise ConfigError(f"--shard {self.shard}: need 0 <= i < N")
+        return i, n

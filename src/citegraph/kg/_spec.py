@@ -1,0 +1,106 @@
+"""Open a knowledge graph from a short spec, as the CLI's ``--kg`` takes it.
+
+Specs:
+
+- ``biokalma`` (default): the embedded BioKaLMA biography KG, built from the dataset files.
+- ``codex-s``: CoDEx-S (Wikidata subset) with names, descriptions and types.
+- ``wikidata``, ``sparql+https://query.wikidata.org/sparql``: the Wikidata Query Service (one
+  request at a time; a contact for the User-Agent is required: ``--contact`` or
+  ``$CITEGRAPH_CONTACT``). Relation names follow BioKaLMA's (``date_of_birth``...).
+- ``qlever``: QLever's Wikidata endpoint. ``sparql+<url>``: any other SPARQL 1.1 endpoint.
+- a path to RDF files (``.nt``, ``.ttl``, ``.nq``, ``.trig``, ``.rdf``), several joined by ``,``.
+
+Remote endpoints get a SQLite response cache under the cache root (``$CITEGRAPH_CACHE``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from citegraph._cache_dir import cache_root
+from citegraph.errors import ConfigError
+from citegraph.kg._loaders import load_biokalma_kg, load_codex_kg, load_rdf_kg
+from citegraph.kg._protocol import KnowledgeGraph
+from citegraph.kg._sparql_client import SparqlClient
+from citegraph.kg._sparql_config import (
+    QLEVER_WIKIDATA_URL,
+    WIKIDATA_URL,
+    SparqlClientConfig,
+    qlever_wikidata,
+    virtuoso,
+    wikidata,
+)
+from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
+
+CONTACT_ENV = "CITEGRAPH_CONTACT"
+
+
+class OpenedKG(BaseModel):
+    """A KG opened from a spec, with what identifies its content for run records."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    spec: str
+    kg: KnowledgeGraph
+    identity: str
+    """SHA-256 of the source files (embedded stores) or the endpoint URL (remote)."""
+
+
+def open_kg(
+    spec: str = "biokalma",
+    *,
+    data_dir: str | Path | None = None,
+    contact: str | None = None,
+    cache_dir: str | Path | None = None,
+) -> OpenedKG:
+    """Open the KG named by ``spec`` (see the module docstring).
+
+    Raises:
+        ConfigError: unknown spec, or Wikidata without a contact.
+        DataNotFoundError: the dataset files are missing (the message says how to fetch them).
+    """
+    from citegraph.datasets import resolve_data_dir
+
+    spec = spec.strip()
+    if spec in ("biokalma", "codex-s"):
+        root = resolve_data_dir(data_dir)
+        loader = load_biokalma_kg if spec == "biokalma" else load_codex_kg
+        store = loader(root, cache_dir=cache_dir)
+        return OpenedKG(spec=spec, kg=store, identity=store.source_hash or spec)
+    if spec in ("wikidata", "qlever") or spec.startswith("sparql+"):
+        return _open_sparql(spec, contact)
+    paths = [Path(p) for p in spec.split(",") if p]
+    if paths and all(p.suffix in {".nt", ".ttl", ".nq", ".trig", ".rdf", ".xml"} for p in paths):
+        store = load_rdf_kg(paths, cache_dir=cache_dir)
+        return OpenedKG(spec=spec, kg=store, identity=store.source_hash or spec)
+    raise ConfigError(
+        f"unknown KG {spec!r}: use 'biokalma', 'codex-s', 'wikidata', 'qlever', "
+        "'sparql+<url>' or paths to RDF files (.nt, .ttl, .nq, .trig, .rdf)"
+    )
+
+
+def _open_sparql(spec: str, contact: str | None) -> OpenedKG:
+    url = spec.removeprefix("sparql+")
+    url = {"wikidata": WIKIDATA_URL, "qlever": QLEVER_WIKIDATA_URL}.get(url, url)
+    contact = contact or os.environ.get(CONTACT_ENV) or None
+    cache = str(cache_root() / "sparql.sqlite")
+    config: SparqlClientConfig
+    if url.rstrip("/") == WIKIDATA_URL:
+        if contact is None:
+            raise ConfigError(
+                "Wikidata requires contact information in the User-Agent: pass --contact "
+                f"you@example.org or set ${CONTACT_ENV}"
+            )
+        config = wikidata(contact=contact, cache_path=cache)
+    elif url == QLEVER_WIKIDATA_URL:
+        config = qlever_wikidata(contact=contact, cache_path=cache)
+    else:
+        config = virtuoso(url, contact=contact, cache_path=cache)
+    is_wikidata = url in (WIKIDATA_URL, QLEVER_WIKIDATA_URL)
+    kg = SparqlEndpointKG(
+        SparqlClient(config), relation_names=KALMA_RELATION_NAMES if is_wikidata else None
+    )
+    return OpenedKG(spec=spec, kg=kg, identity=url)

@@ -1,0 +1,106 @@
+"""A response cache in front of any chat model.
+
+The key is the SHA-256 of the canonical JSON of the endpoint, the model name, the messages and the
+full sampling config (seed included), so an equal request hits and any change misses. Values are
+the :class:`Generation` as JSON. Only successful generations are stored; errors are never cached.
+Concurrent identical requests may both reach the model (the last answer stored wins); the
+:class:`~citegraph._sqlite_cache.SQLiteCache` lock keeps the file consistent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from citegraph._sqlite_cache import SQLiteCache, cache_key
+from citegraph.models._chat_types import ChatModel, ChatRequest, Generation
+
+__all__ = ["CachedChatModel", "chat_cache_key"]
+
+
+def chat_cache_key(endpoint: str, model: str, request: ChatRequest) -> str:
+    """The cache key of ``request`` sent to ``model`` at ``endpoint``."""
+    return cache_key(
+        {
+            "endpoint": endpoint,
+            "model": model,
+            "messages": [m.model_dump(mode="json") for m in request.messages],
+            "config": request.config.model_dump(mode="json"),
+        }
+    )
+
+
+class CachedChatModel:
+    """Wraps a :class:`~citegraph.models.ChatModel`, answering repeated requests from a cache.
+
+    Args:
+        inner: The model that answers cache misses.
+        cache: Where generations are stored (``SQLiteCache(None)`` disables caching).
+        owns_cache: Close ``cache`` in :meth:`aclose` (set when the cache was made for this
+            wrapper).
+
+    Attributes:
+        hits: Requests answered from the cache.
+        misses: Requests passed to ``inner``.
+
+    Example:
+        >>> from citegraph.models._chat_mock import MockChat
+        >>> model = CachedChatModel(MockChat(["an answer"]), SQLiteCache(":memory:"))
+        >>> request = ChatRequest.of([{"role": "user", "content": "Q?"}])
+        >>> import asyncio
+        >>> first = asyncio.run(model.generate(request))
+        >>> again = asyncio.run(model.generate(request))  # the mock has no second output
+        >>> (again.text, again.cached, model.hits, model.misses)
+        ('an answer', True, 1, 1)
+    """
+
+    def __init__(self, inner: ChatModel, cache: SQLiteCache, *, owns_cache: bool = False) -> None:
+        self.inner = inner
+        self.cache = cache
+        self.owns_cache = owns_cache
+        self.name = inner.name
+        self.endpoint = inner.endpoint
+        self.hits = 0
+        self.misses = 0
+
+    def request_key(self, request: ChatRequest) -> str:
+        """The cache key of ``request`` for this model."""
+        return chat_cache_key(self.inner.endpoint, self.inner.name, request)
+
+    def lookup(self, request: ChatRequest) -> Generation | None:
+        """The cached generation for ``request`` (``cached=True``), or ``None``."""
+        stored: Any = self.cache.get(self.request_key(request))
+        if stored is None:
+            return None
+        try:
+            generation = Generation.model_validate(stored)
+        except ValidationError:  # an entry from an incompatible version: a miss, overwritten
+            return None
+        return generation.model_copy(update={"cached": True})
+
+    async def generate(self, request: ChatRequest) -> Generation:
+        """The cached generation for ``request``, or the inner model's (then stored).
+
+        Raises:
+            Whatever ``inner.generate`` raises on a miss (nothing is stored then).
+        """
+        hit = self.lookup(request)
+        if hit is not None:
+            self.hits += 1
+            return hit
+        self.misses += 1
+        generation = await self.inner.generate(request)
+        stored = generation.model_dump(mode="json")
+        stored["cached"] = False
+        self.cache.set(self.request_key(request), stored)
+        return generation
+
+    async def aclose(self) -> None:
+        """Close the inner model (and the cache when this wrapper owns it)."""
+        await self.inner.aclose()
+        if self.owns_cache:
+            self.cache.close()
+
+    def __repr__(self) -> str:
+        return f"CachedChatModel({self.inner!r}, {self.cache!r})"

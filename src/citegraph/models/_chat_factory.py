@@ -1,0 +1,154 @@
+"""Build a chat model from a ``provider/model`` spec (CLI flags and run configs use these).
+
+============================  ===========================================================
+spec                          model
+============================  ===========================================================
+``openai/<model>``            :class:`OpenAICompatibleChat` on api.openai.com (key required)
+``vllm/<model>``              the same on a vLLM server (default ``localhost:8000``)
+``ollama/<model>``            the same on Ollama (default ``localhost:11434``)
+``llamacpp/<model>``          the same on a llama.cpp server (default ``localhost:8080``)
+``hf/<hub id or path>``       a local transformers model (``HFChat``); a ``.gguf`` path loads
+                              that GGUF file from its folder
+``local``                     the bundled offline demo model (``local_chat()``)
+``mock`` / ``mock/<name>``    :class:`MockChat` answering ``mock_outputs``
+============================  ===========================================================
+
+Model names may themselves contain ``/`` (``vllm/meta-llama/Llama-3.1-8B-Instruct``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from citegraph._sqlite_cache import SQLiteCache
+from citegraph.errors import ConfigError
+from citegraph.models._chat_cache import CachedChatModel
+from citegraph.models._chat_mock import MockChat
+from citegraph.models._chat_openai import PRESETS, OpenAICompatibleChat
+from citegraph.models._chat_types import ChatModel, ChatRequest
+
+__all__ = ["PROVIDERS", "chat_model", "parse_model_spec"]
+
+#: Every provider a spec may name.
+PROVIDERS: tuple[str, ...] = ("openai", "vllm", "ollama", "llamacpp", "hf", "local", "mock")
+
+_OPENAI_FAMILY = frozenset(PRESETS)
+
+
+def parse_model_spec(spec: str) -> tuple[str, str]:
+    """Split a model spec into ``(provider, model)``.
+
+    Args:
+        spec: ``provider/model`` (see the module table), ``local`` or ``mock``.
+
+    Returns:
+        The provider and the model (``""`` for ``local``, ``"mock"`` for a bare ``mock``).
+
+    Raises:
+        ConfigError: Unknown provider, or a provider that needs a model and has none.
+
+    Example:
+        >>> parse_model_spec("vllm/meta-llama/Llama-3.1-8B-Instruct")
+        ('vllm', 'meta-llama/Llama-3.1-8B-Instruct')
+        >>> parse_model_spec("mock")
+        ('mock', 'mock')
+    """
+    text = spec.strip()
+    provider, _, model = text.partition("/")
+    model = model.strip()
+    if provider not in PROVIDERS:
+        raise ConfigError(
+            f"unknown model provider {provider!r} in spec {spec!r}; expected "
+            f"'<provider>/<model>', 'local' or 'mock', with provider one of: {', '.join(PROVIDERS)}"
+        )
+    if provider == "local":
+        if model:
+            raise ConfigError(f"'local' takes no model name, got spec {spec!r}")
+        return "local", ""
+    if provider == "mock":
+        return "mock", model or "mock"
+    if not model:
+        raise ConfigError(f"spec {spec!r} has no model name: write '{provider}/<model>'")
+    return provider, model
+
+
+def _hf_model(model: str) -> ChatModel:
+    from citegraph.models._chat_hf import HFChat  # written separately; imported only when used
+
+    if model.lower().endswith(".gguf"):
+        path = Path(model)
+        return HFChat.load(str(path.parent), gguf_file=path.name)
+    return HFChat.load(model, gguf_file=None)
+
+
+def _local_model() -> ChatModel:
+    from citegraph.models._chat_local import local_chat
+
+    return local_chat()
+
+
+def chat_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key_env: str = "OPENAI_API_KEY",
+    concurrency: int | None = None,
+    timeout: float = 120.0,
+    max_retries: int = 5,
+    cache: SQLiteCache | str | Path | None = None,
+    mock_outputs: Sequence[str] | Callable[[ChatRequest], str] | str | None = None,
+) -> ChatModel:
+    """Build the chat model ``spec`` names (see the module table).
+
+    Args:
+        spec: ``provider/model``, ``local`` or ``mock[/<name>]``.
+        base_url: Server URL overriding the provider's default (OpenAI-compatible providers).
+        api_key_env: Environment variable holding the API key (OpenAI-compatible providers).
+        concurrency: Most requests in flight to the server (default: the provider's).
+        timeout: Seconds before one HTTP attempt times out.
+        max_retries: Retries of 429, 5xx, connection errors and timeouts.
+        cache: A response cache, or a path for one (namespace ``chat``); ``None``: no cache.
+        mock_outputs: The scripted outputs of a ``mock`` model (see :class:`MockChat`).
+
+    Returns:
+        An object satisfying :class:`~citegraph.models.ChatModel`, wrapped in
+        :class:`CachedChatModel` when ``cache`` is given.
+
+    Raises:
+        ConfigError: Unknown provider, missing model name, missing OpenAI key, or an option that
+            does not apply to the provider.
+        MissingDependency: The provider's optional packages are not installed.
+
+    Example:
+        >>> model = chat_model("mock", mock_outputs=["Paris [1]."])
+        >>> model.name
+        'mock/mock'
+    """
+    provider, model = parse_model_spec(spec)
+    if provider not in _OPENAI_FAMILY and base_url is not None:
+        raise ConfigError(f"base_url applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
+    if provider != "mock" and mock_outputs is not None:
+        raise ConfigError(f"mock_outputs applies to 'mock' specs only, not {spec!r}")
+    chat: ChatModel
+    if provider in _OPENAI_FAMILY:
+        chat = OpenAICompatibleChat(
+            model,
+            provider=provider,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+        )
+    elif provider == "hf":
+        chat = _hf_model(model)
+    elif provider == "local":
+        chat = _local_model()
+    else:
+        chat = MockChat(mock_outputs, name=f"mock/{model}")
+    if cache is None:
+        return chat
+    if isinstance(cache, SQLiteCache):
+        return CachedChatModel(chat, cache)
+    return CachedChatModel(chat, SQLiteCache(cache, namespace="chat"), owns_cache=True)

@@ -1,0 +1,109 @@
+"""The chat-generation protocol every provider implements, and its request/response records.
+
+A provider is addressed as ``provider/model`` (``openai/gpt-4o-mini``, ``vllm/meta-llama/...``,
+``hf/HuggingFaceTB/SmolLM2-135M-Instruct``, ``local``, ``mock``); :func:`chat_model` builds one.
+Every provider takes the same :class:`ChatRequest` and returns a :class:`Generation`, so runs,
+caches and tests never depend on which provider answered.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["system", "user", "assistant"]
+
+
+class ChatMessage(BaseModel):
+    """One message of a chat prompt."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    content: str
+
+
+class GenerateConfig(BaseModel):
+    """Sampling parameters of one request. Written into every run and every cache key."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float = Field(
+        default=0.5, ge=0.0, le=2.0, description="Sampling temperature (0: greedy)."
+    )
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(default=512, ge=1, description="Most tokens to generate.")
+    seed: int | None = Field(
+        default=0,
+        description="Sampling seed, sent to servers that accept one and used by local models.",
+    )
+    stop: tuple[str, ...] = Field(default=(), description="Stop sequences.")
+
+
+class ChatRequest(BaseModel):
+    """A full request: what a cache key is computed from (with the endpoint and model)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    messages: tuple[ChatMessage, ...]
+    config: GenerateConfig = GenerateConfig()
+
+    @classmethod
+    def of(
+        cls, messages: Sequence[ChatMessage | dict[str, str]], config: GenerateConfig | None = None
+    ) -> ChatRequest:
+        """Build from messages given as records or ``{"role", "content"}`` dicts."""
+        msgs = tuple(m if isinstance(m, ChatMessage) else ChatMessage(**m) for m in messages)
+        return cls(messages=msgs, config=config or GenerateConfig())
+
+
+class Usage(BaseModel):
+    """Token counts, when the provider reports them."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+
+
+class Generation(BaseModel):
+    """What a model returned for one request."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str = Field(description="The generated text ('' when the model returned nothing).")
+    model: str = Field(description="The model that answered, as the provider names it.")
+    finish_reason: str | None = Field(
+        default=None, description="'stop', 'length', ... as the provider reports it."
+    )
+    usage: Usage = Usage()
+    cached: bool = Field(default=False, description="Served from the response cache.")
+    attempts: int = Field(default=1, ge=1, description="HTTP attempts made (1 + retries).")
+    latency_s: float | None = Field(default=None, description="Wall time of the call, seconds.")
+    raw: dict[str, Any] | None = Field(
+        default=None, description="Provider-specific extras worth keeping (small)."
+    )
+
+
+@runtime_checkable
+class ChatModel(Protocol):
+    """A chat-generation model behind one async call.
+
+    ``name`` is ``provider/model`` and identifies the model in run records. ``endpoint`` is the
+    server URL or local path (part of the cache key). Implementations bound their own concurrency,
+    retry transient failures and raise :class:`citegraph.errors.EndpointError` subclasses or
+    :class:`citegraph.errors.ModelError` when they give up.
+    """
+
+    name: str
+    endpoint: str
+
+    async def generate(self, request: ChatRequest) -> Generation:
+        """Generate one reply for ``request``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, threads and model weights."""
+        ...

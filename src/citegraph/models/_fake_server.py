@@ -1,0 +1,307 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
+
+:class:`FakeOpenAIServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models`` from a
+stdlib :class:`~http.server.ThreadingHTTPServer` in a background thread. Replies are scripted by a
+callable that receives the request JSON and returns the reply text or a :class:`FakeReply` (status,
+headers such as Retry-After, a raw body, a delay). The server records every request it receives
+(body, headers, arrival time) and the peak number of requests it was handling at once, so tests
+can check what a client really sent, its retry timing and its concurrency limit without
+monkeypatching. It never logs to stderr.
+
+Example:
+    >>> with FakeOpenAIServer(reply=lambda body: "hi") as server:  # doctest: +SKIP
+    ...     model = OpenAICompatibleChat("fake", provider="vllm", base_url=server.base_url)
+    ...     ...
+    ...     server.requests[0]["model"]
+    'fake'
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any
+
+__all__ = ["FakeOpenAIServer", "FakeReply", "ReceivedRequest"]
+
+
+@dataclass(frozen=True)
+class FakeReply:
+    """One scripted reply of :class:`FakeOpenAIServer`.
+
+    Attributes:
+        text: The assistant message content (``None`` sends ``"content": null``). For an error
+            status it is the error message of the OpenAI-style error body.
+        status: HTTP status code.
+        headers: Extra response headers (e.g. ``{"Retry-After": "1"}``).
+        body: Sent verbatim instead of the generated body: ``bytes``/``str`` as is, anything else
+            as JSON.
+        delay: Seconds to wait before answering (added to the server's ``delay``).
+        finish_reason: The choice's ``finish_reason``.
+    """
+
+    text: str | None = "ok"
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    delay: float = 0.0
+    finish_reason: str | None = "stop"
+
+
+@dataclass(frozen=True)
+class ReceivedRequest:
+    """A request as the server received it (``time`` is :func:`time.monotonic` on arrival)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+    time: float
+
+
+Script = Callable[[dict[str, Any]], "str | FakeReply"]
+
+
+def _echo(body: dict[str, Any]) -> str:
+    messages = body.get("messages") or [{}]
+    content = messages[-1].get("content", "") if isinstance(messages[-1], dict) else ""
+    return content if isinstance(content, str) else json.dumps(content)
+
+
+def _words(text: str | None) -> int:
+    return len(text.split()) if text else 0
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Stay quiet: clients that time out and hang up are expected in tests."""
+
+
+class FakeOpenAIServer:
+    """An OpenAI-compatible chat-completions server in a background thread (see module docs).
+
+    Args:
+        reply: Called with each request's JSON; returns the reply text or a :class:`FakeReply`.
+            A fixed string answers every request with it; ``None`` echoes the last message.
+        delay: Seconds every chat request waits before its reply (on top of ``FakeReply.delay``).
+        models: Model ids listed by ``GET /v1/models``.
+
+    Attributes:
+        base_url: ``http://127.0.0.1:<port>/v1`` while running.
+        max_in_flight: Most chat requests being handled at the same time so far.
+    """
+
+    def __init__(
+        self,
+        reply: Script | str | None = None,
+        *,
+        delay: float = 0.0,
+        models: tuple[str, ...] = ("fake-model",),
+    ) -> None:
+        if isinstance(reply, str):
+            fixed = reply
+            self._script: Script = lambda _body: fixed
+        else:
+            self._script = reply or _echo
+        self.delay = delay
+        self.models = models
+        self._lock = threading.Lock()
+        self._received: list[ReceivedRequest] = []
+        self._in_flight = 0
+        self.max_in_flight = 0
+        self.script_errors: list[BaseException] = []
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+        self._count = 0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> FakeOpenAIServer:
+        """Bind to a free port on 127.0.0.1 and serve in a daemon thread."""
+        if self._server is not None:
+            return self
+        self._stopping.clear()
+        self._server = _Server(("127.0.0.1", 0), _handler_for(self))
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.02},  # stop() waits up to one poll interval
+            name="FakeOpenAIServer",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving; requests still waiting on a delay are cut short."""
+        if self._server is None:
+            return
+        self._stopping.set()
+        self._server.shutdown()
+        self._server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._server = self._thread = None
+
+    def __enter__(self) -> FakeOpenAIServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """The OpenAI base URL (``.../v1``) of the running server."""
+        if self._server is None:
+            raise RuntimeError("FakeOpenAIServer is not running; use it as a context manager")
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}/v1"
+
+    # -- records -----------------------------------------------------------------------------
+    @property
+    def received(self) -> list[ReceivedRequest]:
+        """Every chat-completion request received so far, in arrival order (a copy)."""
+        with self._lock:
+            return list(self._received)
+
+    @property
+    def requests(self) -> list[Any]:
+        """The JSON bodies of :attr:`received`."""
+        return [r.body for r in self.received]
+
+    @property
+    def times(self) -> list[float]:
+        """Arrival times (:func:`time.monotonic`) of :attr:`received`."""
+        return [r.time for r in self.received]
+
+    def reset(self) -> None:
+        """Forget the records (requests and the in-flight peak)."""
+        with self._lock:
+            self._received.clear()
+            self.max_in_flight = self._in_flight
+            self.script_errors.clear()
+
+    # -- request handling (called from handler threads) --------------------------------------
+    def _record(self, record: ReceivedRequest) -> int:
+        with self._lock:
+            self._received.append(record)
+            self._count += 1
+            self._in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self._in_flight)
+            return self._count
+
+    def _done(self) -> None:
+        with self._lock:
+            self._in_flight -= 1
+
+    def _chat_reply(self, body: Any, number: int) -> tuple[int, dict[str, str], bytes]:
+        if not isinstance(body, dict):
+            return _error(400, "the request body is not a JSON object")
+        try:
+            scripted = self._script(body)
+        except Exception as exc:  # report the script's bug to the client, keep serving
+            with self._lock:
+                self.script_errors.append(exc)
+            return _error(500, f"FakeOpenAIServer script failed: {exc!r}")
+        reply = scripted if isinstance(scripted, FakeReply) else FakeReply(text=scripted)
+        self._stopping.wait(self.delay + reply.delay)
+        headers = dict(reply.headers)
+        if reply.body is not None:
+            raw = reply.body
+            data = raw.encode() if isinstance(raw, str) else raw
+            if not isinstance(raw, str | bytes):
+                data = json.dumps(raw).encode()
+                headers.setdefault("Content-Type", "application/json")
+            headers.setdefault("Content-Type", "text/plain; charset=utf-8")
+            return reply.status, headers, data
+        if reply.status >= 400:
+            status, base, data = _error(reply.status, reply.text or f"HTTP {reply.status}")
+            return status, {**base, **headers}, data
+        prompt = " ".join(str(m.get("content", "")) for m in body.get("messages") or [])
+        completion = {
+            "id": f"chatcmpl-fake-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", self.models[0]),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": reply.finish_reason,
+                    "logprobs": None,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": _words(prompt),
+                "completion_tokens": _words(reply.text),
+                "total_tokens": _words(prompt) + _words(reply.text),
+            },
+        }
+        headers.setdefault("Content-Type", "application/json")
+        return reply.status, headers, json.dumps(completion).encode()
+
+
+def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
+    kind = "server_error" if status >= 500 else "invalid_request_error"
+    body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
+
+
+def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet: no access log on stderr."""
+
+        def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:
+            if self.path.rstrip("/") == "/v1/models":
+                listed = [{"id": m, "object": "model", "owned_by": "fake"} for m in server.models]
+                data = json.dumps({"object": "list", "data": listed}).encode()
+                self._send(200, {"Content-Type": "application/json"}, data)
+            else:
+                self._send(*_error(404, f"no route GET {self.path}"))
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                self._send(*_error(404, f"no route POST {self.path}"))
+                return
+            try:
+                body: Any = json.loads(raw)
+            except (json.JSONDecodeError, UnicodeDecodeError):
+                body = raw.decode("utf-8", "replace")
+            record = ReceivedRequest(
+                "POST",
+                self.path,
+                {k.lower(): v for k, v in self.headers.items()},
+                body,
+                time.monotonic(),
+            )
+            number = server._record(record)
+            try:
+                reply = server._chat_reply(body, number)
+            finally:
+                server._done()
+            self._send(*reply)
+
+    return Handler

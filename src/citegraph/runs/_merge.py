@@ -1,0 +1,76 @@
+"""Merge the shards of one run (``--shard i/N`` on several machines) into one run directory.
+
+Shards of one run share a ``run_id`` (the shard is a runtime setting, not part of the identity),
+so merging checks that every input has the same ``run_id`` and unions their records. A sample
+present in several inputs keeps a finished record over a failed one, then the first given.
+Metrics are recomputed afterwards by the task that owns the run (the CLI dispatches on
+``config.task``), from the merged records alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from citegraph.datasets import read_jsonl_tolerant
+from citegraph.errors import ConfigError, DataNotFoundError
+from citegraph.runs._provenance import canonical_json
+from citegraph.runs._rundir import FAILED, RUN_FILE, SAMPLES_FILE, RunDir, atomic_write
+
+
+def read_run_info(path: str | Path) -> dict[str, Any]:
+    """``run.json`` of a run directory.
+
+    Raises:
+        DataNotFoundError: ``path`` holds no run.
+    """
+    run_file = Path(path) / RUN_FILE
+    if not run_file.is_file():
+        raise DataNotFoundError(f"{path} is not a run directory (no {RUN_FILE})", path=run_file)
+    info: dict[str, Any] = json.loads(run_file.read_text(encoding="utf-8"))
+    return info
+
+
+def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool = False) -> RunDir:
+    """Union the records of shard directories into ``out``.
+
+    Args:
+        inputs: Run directories of the same run (same ``run_id``).
+        out: The merged run directory (must be new or empty, unless ``overwrite``).
+        overwrite: Replace what ``out`` holds.
+
+    Returns:
+        The merged run, opened (its metrics are not computed yet).
+
+    Raises:
+        ConfigError: the inputs belong to different runs, or ``out`` is not empty.
+    """
+    if not inputs:
+        raise ConfigError("give at least one run directory to merge")
+    infos = [read_run_info(p) for p in inputs]
+    first = infos[0]
+    for path, info in zip(inputs, infos, strict=True):
+        if info.get("run_id") != first.get("run_id"):
+            raise ConfigError(
+                f"{path} belongs to another run (run_id {info.get('run_id')} != "
+                f"{first.get('run_id')} of {inputs[0]}): only shards of one run can be merged"
+            )
+    out = Path(out)
+    if (out / RUN_FILE).exists() and not overwrite:
+        raise ConfigError(f"{out} already holds a run; use another directory or --overwrite")
+    merged: dict[str, dict[str, Any]] = {}
+    for path in inputs:
+        records, _ = read_jsonl_tolerant(Path(path) / SAMPLES_FILE)
+        for record in records:
+            key = str(record.get("id"))
+            old = merged.get(key)
+            if old is None or (old.get("status") == FAILED and record.get("status") != FAILED):
+                merged[key] = record
+    out.mkdir(parents=True, exist_ok=True)
+    shards = [info.get("runtime", {}) for info in infos]
+    info = first | {"runtime": {"merged_from": [str(p) for p in inputs], "shards": shards}}
+    atomic_write(out / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(out / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in merged.values()))
+    return RunDir(out, info, list(merged.values()))

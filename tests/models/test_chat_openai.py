@@ -1,0 +1,313 @@
+"""OpenAICompatibleChat and chat_model against FakeOpenAIServer (real HTTP on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+
+from citegraph.errors import (
+    ClientError,
+    ConfigError,
+    EndpointUnavailable,
+    RateLimited,
+    ResponseFormatError,
+    ServerError,
+)
+from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
+from citegraph.models._chat_openai import OpenAICompatibleChat, _retry_after
+from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models._fake_server import FakeOpenAIServer, FakeReply
+
+pytest.importorskip("openai")
+
+KEY_ENV = "CITEGRAPH_TEST_CHAT_KEY"
+
+
+def ask(text: str, **config: Any) -> ChatRequest:
+    return ChatRequest.of([{"role": "user", "content": text}], GenerateConfig(**config))
+
+
+def local(server: FakeOpenAIServer, **kw: Any) -> OpenAICompatibleChat:
+    kw.setdefault("backoff_base", 0.01)
+    kw.setdefault("api_key_env", KEY_ENV)
+    return OpenAICompatibleChat("fake-model", provider="vllm", base_url=server.base_url, **kw)
+
+
+def generate(model: ChatModel, *requests: ChatRequest) -> list[Generation]:
+    async def go() -> list[Generation]:
+        try:
+            return list(await asyncio.gather(*(model.generate(r) for r in requests)))
+        finally:
+            await model.aclose()
+
+    return asyncio.run(go())
+
+
+def sequence(*replies: str | FakeReply) -> Any:
+    """A server script answering with ``replies`` in order, then "done"."""
+    queue = list(replies)
+    return lambda _body: queue.pop(0) if queue else "done"
+
+
+# -- the request and the reply -------------------------------------------------------------------
+
+
+def test_request_body_and_generation_fields() -> None:
+    messages = [
+        {"role": "system", "content": "Cite triples."},
+        {"role": "user", "content": "Where was Ada born?"},
+    ]
+    config = GenerateConfig(temperature=0.0, top_p=0.9, max_tokens=64, seed=7, stop=("\n\n",))
+    reply = FakeReply(text="Ada was born in London [1].", finish_reason="stop")
+    with FakeOpenAIServer(lambda _body: reply) as server:
+        (gen,) = generate(local(server), ChatRequest.of(messages, config))
+        assert server.requests == [
+            {
+                "model": "fake-model",
+                "messages": messages,
+                "temperature": 0.0,
+                "top_p": 0.9,
+                "max_tokens": 64,
+                "seed": 7,
+                "stop": ["\n\n"],
+            }
+        ]
+        assert server.received[0].path == "/v1/chat/completions"
+    assert gen.text == "Ada was born in London [1]."
+    assert gen.model == "fake-model"
+    assert gen.finish_reason == "stop"
+    # the fake server counts words: "Cite triples. Where was Ada born?" has 6, the reply 6
+    assert (gen.usage.prompt_tokens, gen.usage.completion_tokens) == (6, 6)
+    assert gen.attempts == 1 and not gen.cached
+    assert gen.latency_s is not None and gen.latency_s > 0
+    assert gen.raw == {"id": "chatcmpl-fake-1"}
+
+
+def test_seed_none_and_empty_stop_are_omitted() -> None:
+    with FakeOpenAIServer("ok") as server:
+        generate(local(server), ask("Hi", seed=None))
+        (body,) = server.requests
+    assert "seed" not in body and "stop" not in body
+    assert body["temperature"] == 0.5 and body["max_tokens"] == 512
+
+
+def test_null_content_gives_empty_text_and_keeps_finish_reason() -> None:
+    with FakeOpenAIServer(lambda _b: FakeReply(text=None, finish_reason="length")) as server:
+        (gen,) = generate(local(server), ask("Hi"))
+    assert gen.text == "" and gen.finish_reason == "length"
+
+
+def test_name_endpoint_and_presets() -> None:
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatibleChat("org/some-model", provider="ollama", base_url=server.base_url)
+        assert model.name == "ollama/org/some-model"
+        assert model.endpoint == server.base_url
+        assert isinstance(model, ChatModel)
+    assert OpenAICompatibleChat("m", provider="llamacpp").endpoint == "http://localhost:8080/v1"
+    assert OpenAICompatibleChat("m", provider="llamacpp").concurrency == 1
+    assert OpenAICompatibleChat("m", provider="ollama").endpoint == "http://localhost:11434/v1"
+    assert OpenAICompatibleChat("m", provider="vllm").concurrency == 4
+    assert OpenAICompatibleChat("m", provider="vllm", concurrency=16).concurrency == 16
+    with pytest.raises(ConfigError, match="unknown provider"):
+        OpenAICompatibleChat("m", provider="anthropic")
+
+
+# -- concurrency ---------------------------------------------------------------------------------
+
+
+def test_concurrency_limit_is_respected() -> None:
+    with FakeOpenAIServer(delay=0.2) as server:
+        gens = generate(local(server, concurrency=3), *(ask(f"q{i}") for i in range(10)))
+        assert len(server.requests) == 10
+        assert server.max_in_flight == 3
+    assert sorted(g.text for g in gens) == sorted(f"q{i}" for i in range(10))  # echoed
+
+
+def test_models_on_one_endpoint_share_the_limit() -> None:
+    with FakeOpenAIServer(delay=0.2) as server:
+        first, second = local(server, concurrency=2), local(server, concurrency=2)
+
+        async def go() -> None:
+            batch = [m.generate(ask(f"q{i}")) for i in range(3) for m in (first, second)]
+            await asyncio.gather(*batch)
+            await first.aclose()
+            await second.aclose()
+
+        asyncio.run(go())
+        assert len(server.requests) == 6
+        assert server.max_in_flight == 2
+
+
+# -- retries -------------------------------------------------------------------------------------
+
+
+def test_429_retry_after_is_honoured() -> None:
+    limited = FakeReply(status=429, text="slow down", headers={"Retry-After": "1"})
+    with FakeOpenAIServer(sequence(limited, "fine")) as server:
+        (gen,) = generate(local(server, backoff_base=0.01), ask("Hi"))
+        first, second = server.times
+    assert gen.text == "fine" and gen.attempts == 2
+    # without Retry-After the backoff would be ~0.01 s; the server asked for 1 s
+    assert second - first >= 0.95
+
+
+def test_retry_after_is_capped_by_max_retry_wait() -> None:
+    limited = FakeReply(status=429, headers={"Retry-After": "3600"})
+    with FakeOpenAIServer(sequence(limited, "fine")) as server:
+        (gen,) = generate(local(server, max_retry_wait=0.05), ask("Hi"))
+    assert gen.attempts == 2 and gen.text == "fine"
+
+
+def test_retry_after_header_forms() -> None:
+    assert _retry_after({"retry-after": "2"}) == 2.0
+    assert _retry_after({"retry-after-ms": "250", "retry-after": "9"}) == 0.25
+    assert _retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) == 0.0  # in the past
+    assert _retry_after({}) is None
+
+
+def test_429_until_retries_run_out() -> None:
+    limited = FakeReply(status=429, text="quota", headers={"Retry-After": "0"})
+    with FakeOpenAIServer(lambda _b: limited) as server:
+        with pytest.raises(RateLimited, match="quota") as info:
+            generate(local(server, max_retries=2), ask("Hi"))
+        assert len(server.requests) == 3
+    assert info.value.retry_after == 0.0 and "3 attempt" in str(info.value)
+
+
+def test_500_retried_then_success() -> None:
+    broken = FakeReply(status=500, text="overloaded")
+    with FakeOpenAIServer(sequence(broken, broken, "third time lucky")) as server:
+        (gen,) = generate(local(server), ask("Hi"))
+        assert len(server.requests) == 3
+    assert gen.attempts == 3 and gen.text == "third time lucky"
+
+
+def test_500_until_retries_run_out() -> None:
+    with FakeOpenAIServer(lambda _b: FakeReply(status=503, text="down")) as server:
+        with pytest.raises(ServerError, match="down") as info:
+            generate(local(server, max_retries=2), ask("Hi"))
+        assert len(server.requests) == 3
+    assert info.value.status == 503
+
+
+def test_400_is_not_retried() -> None:
+    refused = FakeReply(status=400, text="model 'nope' does not exist")
+    with FakeOpenAIServer(lambda _b: refused) as server:
+        with pytest.raises(ClientError, match="model 'nope' does not exist") as info:
+            generate(local(server), ask("Hi"))
+        assert len(server.requests) == 1
+        assert info.value.status == 400 and info.value.url == server.base_url
+
+
+def test_timeout_becomes_endpoint_unavailable() -> None:
+    with FakeOpenAIServer(lambda _b: FakeReply(delay=3.0)) as server:
+        with pytest.raises(EndpointUnavailable, match="timed out"):
+            generate(local(server, timeout=0.2, max_retries=1), ask("Hi"))
+        assert len(server.requests) == 2  # the first attempt and one retry
+
+
+def test_connection_refused_becomes_endpoint_unavailable() -> None:
+    with socket.socket() as sock:  # a port nobody listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    model = OpenAICompatibleChat(
+        "m",
+        provider="vllm",
+        base_url=f"http://127.0.0.1:{port}/v1",
+        max_retries=1,
+        backoff_base=0.01,
+    )
+    with pytest.raises(EndpointUnavailable, match="unreachable"):
+        generate(model, ask("Hi"))
+    assert model.requests_sent == 2
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        ("<html>Bad gateway</html>", "not JSON"),
+        ({"object": "list", "data": []}, "no 'choices'"),
+        ({"choices": [{"text": "legacy completion"}]}, "no 'message'"),
+    ],
+)
+def test_bad_body_is_a_response_format_error(body: Any, problem: str) -> None:
+    with FakeOpenAIServer(lambda _b: FakeReply(body=body)) as server:
+        with pytest.raises(ResponseFormatError, match=problem):
+            generate(local(server), ask("Hi"))
+        assert len(server.requests) == 1
+
+
+# -- API keys ------------------------------------------------------------------------------------
+
+
+def test_missing_openai_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        OpenAICompatibleChat("gpt-4o-mini", provider="openai")
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        chat_model("openai/gpt-4o-mini")
+
+
+def test_key_from_env_is_sent_as_bearer(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+    with FakeOpenAIServer() as server:
+        generate(chat_model("openai/gpt-4o-mini", base_url=server.base_url), ask("Hi"))
+        assert server.received[0].headers["authorization"] == "Bearer sk-test-123"
+
+
+def test_local_server_without_key_sends_empty(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    with FakeOpenAIServer() as server:
+        generate(local(server), ask("Hi"))
+        assert server.received[0].headers["authorization"] == "Bearer EMPTY"
+
+
+# -- the factory ---------------------------------------------------------------------------------
+
+
+def test_parse_model_spec() -> None:
+    assert parse_model_spec("openai/gpt-4o-mini") == ("openai", "gpt-4o-mini")
+    assert parse_model_spec("vllm/meta-llama/Llama-3.1-8B") == ("vllm", "meta-llama/Llama-3.1-8B")
+    assert parse_model_spec("hf/models/smol.gguf") == ("hf", "models/smol.gguf")
+    assert parse_model_spec("local") == ("local", "")
+    assert parse_model_spec("mock") == ("mock", "mock")
+    assert parse_model_spec("mock/judge") == ("mock", "judge")
+    assert set(PROVIDERS) == {"openai", "vllm", "ollama", "llamacpp", "hf", "local", "mock"}
+
+
+@pytest.mark.parametrize("spec", ["gpt-4o", "anthropic/claude", "", "OpenAI/gpt-4o"])
+def test_unknown_provider_lists_the_valid_ones(spec: str) -> None:
+    with pytest.raises(ConfigError, match="openai, vllm, ollama, llamacpp, hf, local, mock"):
+        parse_model_spec(spec)
+
+
+@pytest.mark.parametrize("spec", ["openai/", "vllm", "hf/ ", "local/x"])
+def test_spec_without_required_model(spec: str) -> None:
+    with pytest.raises(ConfigError):
+        chat_model(spec)
+
+
+def test_factory_builds_openai_family() -> None:
+    with FakeOpenAIServer() as server:
+        model = chat_model(
+            "llamacpp/org/model-q4", base_url=server.base_url, api_key_env=KEY_ENV, timeout=5.0
+        )
+        assert isinstance(model, OpenAICompatibleChat)
+        assert (model.name, model.endpoint, model.concurrency) == (
+            "llamacpp/org/model-q4",
+            server.base_url,
+            1,
+        )
+        (gen,) = generate(model, ask("echo me"))
+        assert server.requests[0]["model"] == "org/model-q4"
+    assert gen.text == "echo me"
+
+
+def test_factory_rejects_options_that_do_not_apply() -> None:
+    with pytest.raises(ConfigError, match="base_url"):
+        chat_model("mock", base_url="http://localhost:1/v1")
+    with pytest.raises(ConfigError, match="mock_outputs"):
+        chat_model("vllm/m", mock_outputs=["x"])
