@@ -166,3 +166,84 @@ def build_tiny_nli_classifier(
     if bias is not None:
         set_logits(model, bias)
     return save_model(model, nli_tokenizer(), path)
+
+
+#: The tiny causal LM's words (after the specials <pad> <unk> <s> </s>, ids 0-3).
+LM_WORDS = [
+    "[",
+    "]",
+    ":",
+    ".",
+    "system",
+    "user",
+    "assistant",
+    "hello",
+    "be",
+    "brief",
+    "where",
+    "is",
+    "paris",
+    "france",
+    "capital",
+    "of",
+    "the",
+    "city",
+]
+LM_VOCAB = {t: i for i, t in enumerate(["<pad>", "<unk>", "<s>", "</s>", *LM_WORDS])}
+#: The tiny causal LM's chat template: ``[role] content`` lines, then ``[assistant]``.
+TINY_CHAT_TEMPLATE = (
+    "{% for m in messages %}[{{ m['role'] }}] {{ m['content'] }}\n{% endfor %}"
+    "{% if add_generation_prompt %}[assistant]{% endif %}"
+)
+#: The word the tiny causal LM always prefers (greedy decoding repeats it).
+LM_FAVOURITE = "paris"
+#: Its logit; every other token's logit is 0.
+LM_FAVOURITE_LOGIT = 2.0
+
+
+def build_tiny_causal_lm(path: Path, *, chat_template: str | None = TINY_CHAT_TEMPLATE) -> Path:
+    """Save a tiny Llama causal LM (2 layers, 32 wide) and its tokenizer into ``path``.
+
+    The weights are random (seed 0) except that the output is fixed: every embedding has
+    component 0 equal to 100, so the final hidden state is (almost exactly) ``sqrt(32) * e_0``,
+    and the untied LM head is zero except ``LM_FAVOURITE``'s weight on component 0. So for any
+    input the logits are ``LM_FAVOURITE_LOGIT`` (2.0) for ``"paris"`` and 0 for every other token
+    (``V`` = 22 tokens): greedy decoding emits ``"paris"`` forever (never ``</s>``), and
+    sampling at temperature 1 picks it with p = e^2 / (e^2 + 21) = 0.26, any other token with
+    p = 1 / (e^2 + 21) = 0.035; top_p <= 0.26 keeps only ``"paris"``.
+
+    The tokenizer is the lower-casing WordLevel tokenizer of :func:`word_level_tokenizer` (no
+    specials added when encoding); ``chat_template=None`` saves it without a chat template.
+    """
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=len(LM_VOCAB),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+        pad_token_id=LM_VOCAB["<pad>"],
+        bos_token_id=LM_VOCAB["<s>"],
+        eos_token_id=LM_VOCAB["</s>"],
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    with torch.no_grad():
+        model.model.embed_tokens.weight[:, 0] = 100.0
+        model.model.norm.weight.fill_(1.0)
+        model.lm_head.weight.zero_()
+        model.lm_head.weight[LM_VOCAB[LM_FAVOURITE], 0] = LM_FAVOURITE_LOGIT / 32**0.5
+    tokenizer = word_level_tokenizer(
+        LM_VOCAB,
+        unk_token="<unk>",
+        single="$A",
+        template_tokens=[],
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+    )
+    if chat_template is not None:
+        tokenizer.chat_template = chat_template
+    return save_model(model, tokenizer, path)

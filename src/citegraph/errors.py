@@ -131,11 +131,13 @@ class ModelError(CitegraphError):
 
 
 class MissingDependency(ModelError, ImportError):
-    """An optional dependency is not installed; the message names the pip extra."""
+    """An optional dependency is not installed; the message names the pip extra (or ``hint``)."""
 
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
+    def __init__(self, package: str, extra: str, *, hint: str | None = None) -> None:
+        message = hint or (
             f"{package} is not installed; install it with: pip install 'citegraph[{extra}]'"
         )
+        super().__init__(message)
+        self.msg = message  # ImportError.__str__ reads msg
         self.package = package
         self.extra = extra

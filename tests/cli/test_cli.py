@@ -11,10 +11,28 @@ from citegraph.cli import main
 
 
 def test_demo_prints_table_and_writes_files(tmp_path: Path, data_dir: Path) -> None:
-    result = CliRunner().invoke(main, ["demo", "--out", str(tmp_path), "--data-dir", str(data_dir)])
+    # The demo's own model is the local SmolLM2 (tests/models/test_chat_local.py runs it); the
+    # scripted mock keeps this test fast while going through every step of the demo.
+    result = CliRunner().invoke(
+        main,
+        [
+            "demo",
+            "--out",
+            str(tmp_path),
+            "--data-dir",
+            str(data_dir),
+            "--model",
+            "mock",
+            "--questions",
+            "2",
+        ],
+    )
     assert result.exit_code == 0, result.output
+    assert "1. citegraph ask" in result.output and "Retrieved from the KG" in result.output
+    assert "Stephen Crane" in result.output  # retrieved entity
+    assert json.loads((tmp_path / "kalma-run" / "metrics.json").read_text())["n_answers"] == 2
     assert "Correctness" in result.output and "90.9" in result.output
-    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    metrics = json.loads((tmp_path / "scored" / "metrics.json").read_text())
     assert set(metrics) >= {
         "correctness",
         "precision",
@@ -108,3 +126,60 @@ def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path)
     cascade = _score_demo(tmp_path, data_dir, f"lexical+hf:{never}")
     assert cascade["alignment"]["micro"] == 21 / 22
     assert set(cascade["config"]["alignment_sources"]) == {"lexical", f"hf:{never}"}
+
+
+def test_ask_with_mock_model(data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "ask",
+            "Who was Stephen Crane and what shaped his writing?",
+            "--model",
+            "mock",
+            "--data-dir",
+            str(data_dir),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert [g["center"]["id"] for g in out["retrieval"]["graphs"]] == ["Q206534"]
+    assert out["model"] == "mock/mock"
+    assert out["answer"]["prompt_version"] == "kalma-table13-v1"
+
+
+def test_kalma_run_seeds_and_merge(tmp_path: Path, data_dir: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    base = ["kalma", "run", "--model", "mock", "--limit", "3", "--data-dir", str(data_dir)]
+    result = CliRunner().invoke(main, [*base, "--seeds", "0,1", "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["n_runs"] == 2 and summary["seeds"] == [0, 1]
+    assert (tmp_path / "s" / "seed-1" / "metrics.json").exists()
+    for i in range(2):
+        shard = [*base, "--shard", f"{i}/2", "--out", str(tmp_path / f"shard{i}")]
+        assert CliRunner().invoke(main, shard).exit_code == 0
+    merged = CliRunner().invoke(
+        main,
+        [
+            "runs",
+            "merge",
+            str(tmp_path / "shard0"),
+            str(tmp_path / "shard1"),
+            "--out",
+            str(tmp_path / "merged"),
+        ],
+    )
+    assert merged.exit_code == 0, merged.output
+    assert json.loads((tmp_path / "merged" / "metrics.json").read_text())["n_answers"] == 3
+    report = CliRunner().invoke(main, ["runs", "report", str(tmp_path / "merged")])
+    assert report.exit_code == 0, report.output
+
+
+def test_kalma_run_remove_knowledge_needs_gold(tmp_path: Path, data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["kalma", "run", "--model", "mock", "--remove-knowledge", "1", "--out", str(tmp_path)],
+    )
+    assert result.exit_code != 0
+    assert "--gold" in result.output

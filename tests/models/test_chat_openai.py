@@ -311,3 +311,104 @@ def test_factory_rejects_options_that_do_not_apply() -> None:
         chat_model("mock", base_url="http://localhost:1/v1")
     with pytest.raises(ConfigError, match="mock_outputs"):
         chat_model("vllm/m", mock_outputs=["x"])
+
+
+# -- API keys per provider -----------------------------------------------------------------------
+
+PROVIDER_KEY_ENVS = {
+    "openai": "OPENAI_API_KEY",
+    "vllm": "VLLM_API_KEY",
+    "ollama": "OLLAMA_API_KEY",
+    "llamacpp": "LLAMACPP_API_KEY",
+}
+
+
+@pytest.fixture
+def no_keys(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in (*PROVIDER_KEY_ENVS.values(), KEY_ENV):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def sent_authorization(model: OpenAICompatibleChat, server: FakeOpenAIServer) -> str:
+    generate(model, ask("Hi"))
+    return str(server.received[-1].headers["authorization"])
+
+
+def test_openai_key_is_not_sent_to_a_vllm_server(no_keys: pytest.MonkeyPatch) -> None:
+    no_keys.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatibleChat("m", provider="vllm", base_url=server.base_url)
+        assert model.api_key_env == "VLLM_API_KEY"
+        assert sent_authorization(model, server) == "Bearer EMPTY"
+        via_factory = chat_model("vllm/m", base_url=server.base_url)
+        assert isinstance(via_factory, OpenAICompatibleChat)
+        assert sent_authorization(via_factory, server) == "Bearer EMPTY"
+
+
+def test_vllm_key_is_sent_when_set(no_keys: pytest.MonkeyPatch) -> None:
+    no_keys.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    no_keys.setenv("VLLM_API_KEY", "vllm-secret")
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatibleChat("m", provider="vllm", base_url=server.base_url)
+        assert sent_authorization(model, server) == "Bearer vllm-secret"
+
+
+@pytest.mark.parametrize(("provider", "env"), sorted(PROVIDER_KEY_ENVS.items()))
+def test_each_provider_reads_its_own_variable(
+    no_keys: pytest.MonkeyPatch, provider: str, env: str
+) -> None:
+    for other in PROVIDER_KEY_ENVS.values():
+        no_keys.setenv(other, f"key-of-{other}")
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatibleChat("m", provider=provider, base_url=server.base_url)
+        assert model.api_key_env == env
+        assert sent_authorization(model, server) == f"Bearer key-of-{env}"
+
+
+@pytest.mark.parametrize("provider", ["vllm", "ollama", "llamacpp"])
+def test_local_providers_need_no_key_on_their_default_url(
+    no_keys: pytest.MonkeyPatch, provider: str
+) -> None:
+    model = OpenAICompatibleChat("m", provider=provider)  # no ConfigError, nothing sent yet
+    assert model.api_key_env == PROVIDER_KEY_ENVS[provider]
+
+
+def test_openai_on_a_custom_url_reads_openai_key_but_does_not_require_it(
+    no_keys: pytest.MonkeyPatch,
+) -> None:
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatibleChat("m", provider="openai", base_url=server.base_url)
+        assert model.api_key_env == "OPENAI_API_KEY"
+        assert sent_authorization(model, server) == "Bearer EMPTY"
+
+
+def test_explicit_api_key_env_wins(no_keys: pytest.MonkeyPatch) -> None:
+    no_keys.setenv("VLLM_API_KEY", "vllm-secret")
+    no_keys.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    no_keys.setenv(KEY_ENV, "chosen-key")
+    with FakeOpenAIServer() as server:
+        model = OpenAICompatibleChat(
+            "m", provider="vllm", base_url=server.base_url, api_key_env=KEY_ENV
+        )
+        assert model.api_key_env == KEY_ENV
+        assert sent_authorization(model, server) == "Bearer chosen-key"
+        via_factory = chat_model("vllm/m", base_url=server.base_url, api_key_env=KEY_ENV)
+        assert isinstance(via_factory, OpenAICompatibleChat)
+        assert sent_authorization(via_factory, server) == "Bearer chosen-key"
+
+
+def test_explicit_api_key_env_for_openai_default_url(no_keys: pytest.MonkeyPatch) -> None:
+    no_keys.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    # the named variable is unset: the OpenAI key is not used as a fallback
+    with pytest.raises(ConfigError, match=KEY_ENV):
+        OpenAICompatibleChat("gpt-4o-mini", provider="openai", api_key_env=KEY_ENV)
+    no_keys.setenv(KEY_ENV, "sk-other-project")
+    assert chat_model("openai/gpt-4o-mini", api_key_env=KEY_ENV).name == "openai/gpt-4o-mini"
+
+
+def test_bad_api_key_env_arguments(no_keys: pytest.MonkeyPatch) -> None:
+    with pytest.raises(ConfigError, match="api_key_env"):
+        OpenAICompatibleChat("m", provider="vllm", api_key_env=" ")
+    with pytest.raises(ConfigError, match="api_key_env"):
+        chat_model("mock", api_key_env=KEY_ENV)

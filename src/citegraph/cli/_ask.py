@@ -18,15 +18,28 @@ from citegraph.models import ChatModel, GenerateConfig, chat_model
 
 @click.command("ask")
 @click.argument("question")
-@click.option("--kg", "kg_spec", default="biokalma", show_default=True,
-              help="biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths.")
-@click.option("--model", default="local", show_default=True,
-              help="provider/model: openai/..., vllm/..., ollama/..., llamacpp/..., hf/..., "
-              "local, mock.")
+@click.option(
+    "--kg",
+    "kg_spec",
+    default="biokalma",
+    show_default=True,
+    help="biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths.",
+)
+@click.option(
+    "--model",
+    default="local",
+    show_default=True,
+    help="provider/model: openai/..., vllm/..., ollama/..., llamacpp/..., hf/..., local, mock.",
+)
 @click.option("--base-url", default=None, help="Server URL for OpenAI-compatible providers.")
 @click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
-@click.option("--prompt", type=click.Choice(PROMPT_VERSIONS), default=PROMPT_VERSIONS[0],
-              show_default=True, help="Prompt version.")
+@click.option(
+    "--prompt",
+    type=click.Choice(PROMPT_VERSIONS),
+    default=PROMPT_VERSIONS[0],
+    show_default=True,
+    help="Prompt version.",
+)
 @click.option("--temperature", type=float, default=0.5, show_default=True)
 @click.option("--max-tokens", type=int, default=512, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)

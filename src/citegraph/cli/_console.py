@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -28,7 +29,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def reports_errors(func: F) -> F:
-    """Turn citegraph's own errors into a one-line red message and exit code 2."""
+    """Turn citegraph's own errors and invalid option values into red messages, exit code 2."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -36,6 +37,16 @@ def reports_errors(func: F) -> F:
             return func(*args, **kwargs)
         except CitegraphError as exc:
             err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            sys.exit(2)
+        except ValidationError as exc:  # a config model refused an option value
+            for problem in exc.errors():
+                where = "--" + "-".join(str(p).replace("_", "-") for p in problem["loc"])
+                err_console.print(
+                    f"[bold red]error:[/] {where}: {problem['msg']} "
+                    f"(got {problem.get('input')!r})",
+                    highlight=False,
+                    soft_wrap=True,
+                )
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]

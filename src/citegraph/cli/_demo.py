@@ -1,20 +1,34 @@
-"""``citegraph demo``: the main job on an embedded default, offline.
+"""``citegraph demo``: the main job on the embedded default, offline (no server, no API key).
 
-Scores four hand-written attributed answers about real BioKaLMA people (shipped with the package,
-with a hand-written gold file) using the deterministic lexical matcher: no server, model download
-or API key.
+1. ``citegraph ask``: one question, spaCy retrieval over the embedded BioKaLMA KG, an answer
+   from the embedded SmolLM2-135M-Instruct model, its citations checked against the KG.
+2. ``citegraph kalma run``: the first few BioKaLMA questions answered by the same model and
+   scored (citation quality against the question's KG, precision / recall against the labelled
+   ``question-match`` approximate gold, alignment with the lexical matcher).
+3. ``citegraph kalma score`` on four hand-written answers with hand-written gold, so every
+   metric (including [NA] precision and recall) is shown measured.
+
+A 135M model is a plumbing demo: expect few citations and low scores; a real model goes through
+the same commands with ``--model openai/...`` or ``--model vllm/... --base-url ...``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from importlib import resources
 from pathlib import Path
 
 import click
 
-from citegraph.cli._console import console, reports_errors
-from citegraph.cli._kalma import run_score
-from citegraph.kalma import ScoreConfig
+from citegraph.cli._ask import show_answer
+from citegraph.cli._console import console, err_console, reports_errors
+from citegraph.cli._kalma import print_metrics, run_score
+from citegraph.cli._run import print_run_extras, run_one
+from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
+from citegraph.kg import open_kg
+from citegraph.models import GenerateConfig, chat_model
+
+QUESTION = "Who was Stephen Crane and what shaped his writing?"
 
 
 @click.command("demo")
@@ -22,15 +36,42 @@ from citegraph.kalma import ScoreConfig
     "--out", type=click.Path(path_type=Path), default=Path("runs/demo"), show_default=True
 )
 @click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option("--model", default="local", show_default=True, help="Answering model.")
+@click.option("--questions", type=int, default=3, show_default=True, help="Questions to run.")
+@click.option("--max-tokens", type=int, default=160, show_default=True)
 @click.option(
     "--mode", type=click.Choice(["paper", "reference"]), default="paper", show_default=True
 )
 @reports_errors
-def demo(out: Path, data_dir: Path | None, mode: str) -> None:
-    """Score the bundled demo answers against BioKaLMA (specific split)."""
+def demo(
+    out: Path, data_dir: Path | None, model: str, questions: int, max_tokens: int, mode: str
+) -> None:
+    """Ask, run and score KaLMA on the embedded KG and local model (offline)."""
+    console.rule(f"1. citegraph ask {QUESTION!r}")
+    with err_console.status("Opening the embedded KG and the local model (first time: ~20 s)"):
+        kg = open_kg("biokalma", data_dir=data_dir).kg
+        chat = chat_model(model)
+    with err_console.status("Retrieving and generating..."):
+        config = GenerateConfig(max_tokens=max_tokens)
+        result = asyncio.run(ask(QUESTION, kg, chat, config=config))
+    show_answer(result)
+
+    console.rule(f"2. citegraph kalma run --limit {questions} --model {model}")
+    run_config = RunConfig(
+        model=model,
+        max_tokens=max_tokens,
+        gold="question-match",
+        mode=mode,  # type: ignore[arg-type]
+    )
+    run = run_one(
+        out / "kalma-run", run_config, RunRuntime(limit=questions), data_dir, None, overwrite=True
+    )
+    print_metrics(run.metrics)
+    print_run_extras(run)
+
+    console.rule("3. citegraph kalma score on hand-written answers with hand-written gold")
     demo_dir = resources.files("citegraph.kalma") / "demo"
     answers = Path(str(demo_dir / "answers.jsonl"))
     gold = Path(str(demo_dir / "gold.jsonl"))
-    console.print(f"Scoring {answers} against BioKaLMA (specific) with gold {gold.name}")
-    config = ScoreConfig(split="specific", mode=mode, nli="lexical")  # type: ignore[arg-type]
-    run_score(config, answers, gold, data_dir, out, overwrite=True)
+    score_config = ScoreConfig(split="specific", mode=mode, nli="lexical")  # type: ignore[arg-type]
+    run_score(score_config, answers, gold, data_dir, out / "scored", overwrite=True)

@@ -54,9 +54,9 @@ def run_command(
     for seed in seed_list:
         config = RunConfig(**fields, seed=seed)
         target = out if len(seed_list) == 1 else out / f"seed-{seed}"
-        result = _one_run(target, config, runtime, data_dir, contact, overwrite)
+        result = run_one(target, config, runtime, data_dir, contact, overwrite)
         print_metrics(result.metrics)
-        _print_extras(result)
+        print_run_extras(result)
         all_metrics.append(result.metrics)
     if len(seed_list) > 1:
         summary = summarise_seeds(all_metrics)
@@ -75,7 +75,7 @@ def _seeds(text: str) -> list[int]:
     return seeds
 
 
-def _one_run(
+def run_one(
     out: Path,
     config: RunConfig,
     runtime: RunRuntime,
@@ -83,6 +83,7 @@ def _one_run(
     contact: str | None,
     overwrite: bool,
 ) -> RunResult:
+    """Run one seed with a progress bar and the resume / failure notes."""
     console.print(
         f"kalma run: {config.split} questions, model {config.model}, prompt {config.prompt}, "
         f"seed {config.seed} -> {out}"
@@ -108,7 +109,8 @@ def _one_run(
     return result
 
 
-def _print_extras(result: RunResult) -> None:
+def print_run_extras(result: RunResult) -> None:
+    """Print generation, retrieval, text quality and gold notes of a run."""
     m = result.metrics
     gen = m["generation"]
     console.print(

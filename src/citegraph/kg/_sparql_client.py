@@ -22,14 +22,13 @@ connection pool. Use one client per loop, and close it (``async with`` or :meth:
 from __future__ import annotations
 
 import asyncio
-import random
-import time
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 from typing import Any
 
 import httpx2
 
+from citegraph._http_retry import RetryHold, retry_wait
 from citegraph._sqlite_cache import SQLiteCache, cache_key
 from citegraph.errors import EndpointError, EndpointUnavailable, RateLimited, ServerError
 from citegraph.kg._sparql_config import SparqlClientConfig
@@ -81,7 +80,7 @@ class SparqlClient:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._http: httpx2.AsyncClient | None = None
         self._semaphore: asyncio.Semaphore | None = None
-        self._blocked_until = 0.0  # time.monotonic() before which no request may start
+        self._hold = RetryHold()  # after a 429, no request of this client starts before it ends
         self.requests_sent = 0
         """HTTP requests sent (attempts, including retries)."""
         self.cache_hits = 0
@@ -147,12 +146,12 @@ class SparqlClient:
 
     def retry_wait(self, exc: Exception, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (0-based) after ``exc``."""
-        cap = self.config.max_retry_wait
-        server_wait = getattr(exc, "retry_after", None)
-        if server_wait is not None:
-            return min(float(server_wait), cap)
-        ceiling = min(cap, self.config.backoff_base * 2.0**retry)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+        return retry_wait(
+            getattr(exc, "retry_after", None),
+            retry,
+            base=self.config.backoff_base,
+            cap=self.config.max_retry_wait,
+        )
 
     async def _with_retries(self, query: str) -> dict[str, Any]:
         retry = 0
@@ -172,14 +171,14 @@ class SparqlClient:
                 retry += 1
                 if isinstance(exc, RateLimited):
                     # Every request of this client (this one too) waits in _send_once.
-                    self._blocked_until = max(self._blocked_until, time.monotonic() + wait)
+                    self._hold.block(wait)
                 else:
                     await self._sleep(wait)
 
     async def _send_once(self, query: str) -> dict[str, Any]:
         http, semaphore = self._bind()
         async with semaphore:
-            hold = self._blocked_until - time.monotonic()
+            hold = self._hold.remaining()
             if hold > 0:
                 await self._sleep(hold)
             self.requests_sent += 1

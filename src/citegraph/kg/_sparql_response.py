@@ -11,12 +11,10 @@
 from __future__ import annotations
 
 import json
-import math
-import re
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+from datetime import datetime
 from typing import Any
 
+from citegraph._http_retry import SNIPPET_CHARS, parse_retry_after, snippet
 from citegraph.errors import (
     ClientError,
     EndpointError,
@@ -25,43 +23,9 @@ from citegraph.errors import (
     ServerError,
 )
 
-__all__ = ["check_response", "parse_retry_after", "snippet"]
-
-SNIPPET_CHARS = 300
-
-
-def snippet(body: bytes, limit: int = SNIPPET_CHARS) -> str:
-    """The start of a body as one line of text, for error messages."""
-    text = re.sub(r"\s+", " ", body[: limit * 4].decode("utf-8", "replace")).strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
-    """Seconds to wait from a Retry-After header: delta-seconds or an HTTP date.
-
-    Args:
-        value: The header value, or ``None`` when absent.
-        now: The current time for HTTP dates (default: now, UTC).
-
-    Returns:
-        Seconds (0 for a date in the past), or ``None`` when absent or unparseable.
-    """
-    if value is None or not value.strip():
-        return None
-    text = value.strip()
-    try:
-        seconds = float(text)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
-        seconds = (when - (now or datetime.now(UTC))).total_seconds()
-    if not math.isfinite(seconds):
-        return None
-    return max(0.0, seconds)
+# parse_retry_after and snippet live in citegraph._http_retry (shared with the chat client);
+# they stay importable from here.
+__all__ = ["SNIPPET_CHARS", "check_response", "parse_retry_after", "snippet"]
 
 
 def _results_problem(data: Any) -> str | None:

@@ -3,6 +3,13 @@ models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scor
 
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
+from citegraph.models._chat_hf import HFChat
+from citegraph.models._chat_local import (
+    LOCAL_CHAT_NAME,
+    converted_model_dir,
+    local_chat,
+    locate_smollm2_gguf,
+)
 from citegraph.models._chat_mock import DEFAULT_MOCK_OUTPUT, MockChat
 from citegraph.models._chat_openai import OPENAI_URL, PRESETS, OpenAICompatibleChat, ProviderPreset
 from citegraph.models._chat_types import (
@@ -33,6 +40,7 @@ from citegraph.models._normalize import (
 __all__ = [
     "DEFAULT_MOCK_OUTPUT",
     "ENTAILMENT_LABELS",
+    "LOCAL_CHAT_NAME",
     "OPENAI_URL",
     "PRESETS",
     "PROVIDERS",
@@ -47,6 +55,7 @@ __all__ = [
     "FakeReply",
     "GenerateConfig",
     "Generation",
+    "HFChat",
     "HFClassifierNLI",
     "LexicalNLI",
     "MockChat",
@@ -61,9 +70,12 @@ __all__ = [
     "chat_cache_key",
     "chat_model",
     "contains_phrase",
+    "converted_model_dir",
     "date_entails",
     "find_dates",
     "find_entailment_index",
+    "local_chat",
+    "locate_smollm2_gguf",
     "nli_model",
     "normalize_text",
     "parse_date",

@@ -3,10 +3,14 @@
 ============================  ===========================================================
 spec                          model
 ============================  ===========================================================
-``openai/<model>``            :class:`OpenAICompatibleChat` on api.openai.com (key required)
-``vllm/<model>``              the same on a vLLM server (default ``localhost:8000``)
-``ollama/<model>``            the same on Ollama (default ``localhost:11434``)
-``llamacpp/<model>``          the same on a llama.cpp server (default ``localhost:8080``)
+``openai/<model>``            :class:`OpenAICompatibleChat` on api.openai.com (key in
+                              ``OPENAI_API_KEY``, required)
+``vllm/<model>``              the same on a vLLM server (default ``localhost:8000``; key, if
+                              any, in ``VLLM_API_KEY``)
+``ollama/<model>``            the same on Ollama (default ``localhost:11434``; optional key
+                              in ``OLLAMA_API_KEY``)
+``llamacpp/<model>``          the same on a llama.cpp server (default ``localhost:8080``;
+                              optional key in ``LLAMACPP_API_KEY``)
 ``hf/<hub id or path>``       a local transformers model (``HFChat``); a ``.gguf`` path loads
                               that GGUF file from its folder
 ``local``                     the bundled offline demo model (``local_chat()``)
@@ -14,6 +18,8 @@ spec                          model
 ============================  ===========================================================
 
 Model names may themselves contain ``/`` (``vllm/meta-llama/Llama-3.1-8B-Instruct``).
+``openai/<model>`` with a ``base_url`` talks to any OpenAI-compatible server and still reads
+``OPENAI_API_KEY`` (optional there); ``api_key_env`` names another variable.
 """
 
 from __future__ import annotations
@@ -92,7 +98,7 @@ def chat_model(
     spec: str,
     *,
     base_url: str | None = None,
-    api_key_env: str = "OPENAI_API_KEY",
+    api_key_env: str | None = None,
     concurrency: int | None = None,
     timeout: float = 120.0,
     max_retries: int = 5,
@@ -104,7 +110,9 @@ def chat_model(
     Args:
         spec: ``provider/model``, ``local`` or ``mock[/<name>]``.
         base_url: Server URL overriding the provider's default (OpenAI-compatible providers).
-        api_key_env: Environment variable holding the API key (OpenAI-compatible providers).
+        api_key_env: Environment variable holding the API key (OpenAI-compatible providers);
+            ``None``: the provider's own (``OPENAI_API_KEY``, ``VLLM_API_KEY``,
+            ``OLLAMA_API_KEY``, ``LLAMACPP_API_KEY``), so a key is only sent where it belongs.
         concurrency: Most requests in flight to the server (default: the provider's).
         timeout: Seconds before one HTTP attempt times out.
         max_retries: Retries of 429, 5xx, connection errors and timeouts.
@@ -128,6 +136,8 @@ def chat_model(
     provider, model = parse_model_spec(spec)
     if provider not in _OPENAI_FAMILY and base_url is not None:
         raise ConfigError(f"base_url applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
+    if provider not in _OPENAI_FAMILY and api_key_env is not None:
+        raise ConfigError(f"api_key_env applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
     if provider != "mock" and mock_outputs is not None:
         raise ConfigError(f"mock_outputs applies to 'mock' specs only, not {spec!r}")
     chat: ChatModel

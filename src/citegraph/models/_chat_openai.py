@@ -1,8 +1,10 @@
 """One chat provider for every OpenAI-compatible server: OpenAI, vLLM, Ollama, llama.cpp server.
 
-The servers differ only in their default URL, default concurrency and whether an API key is
-required (:data:`PRESETS`). Requests go through ``openai.AsyncOpenAI`` with the SDK's own retries
-switched off; citegraph retries itself so that it can honour Retry-After and count attempts:
+The servers differ only in their default URL, default concurrency, the environment variable
+holding their API key and whether that key is required (:data:`PRESETS`). Requests go through
+``openai.AsyncOpenAI`` with the SDK's own retries switched off; citegraph retries itself (with
+:mod:`citegraph._http_retry`, shared with the SPARQL client) so that it can honour Retry-After and
+count attempts:
 
 - HTTP 429 -> :class:`~citegraph.errors.RateLimited`: retried after the server's Retry-After
   (seconds or an HTTP date; ``retry-after-ms`` too), else exponential backoff with jitter, capped
@@ -21,12 +23,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import time
 import weakref
 from dataclasses import dataclass
 from typing import Any
 
+from citegraph._http_retry import RetryHold, retry_after_from_headers, retry_wait, snippet
 from citegraph.errors import (
     ClientError,
     ConfigError,
@@ -37,7 +39,6 @@ from citegraph.errors import (
     ResponseFormatError,
     ServerError,
 )
-from citegraph.kg._sparql_response import parse_retry_after, snippet
 from citegraph.models._chat_types import ChatRequest, Generation, Usage
 
 __all__ = ["OPENAI_URL", "PRESETS", "OpenAICompatibleChat", "ProviderPreset"]
@@ -47,19 +48,42 @@ OPENAI_URL = "https://api.openai.com/v1"
 
 @dataclass(frozen=True)
 class ProviderPreset:
-    """Defaults of one OpenAI-compatible server family."""
+    """Defaults of one OpenAI-compatible server family.
+
+    Attributes:
+        base_url: The server's usual URL (including ``/v1``).
+        concurrency: Default number of requests in flight to one endpoint.
+        key_required: Whether a key must be set when the default URL is used.
+        api_key_env: The environment variable the API key is read from. Each family has its
+            own, so that a key meant for one service is never sent to another.
+    """
 
     base_url: str
     concurrency: int
     key_required: bool
+    api_key_env: str
 
 
 #: Provider name -> defaults. ``--base-url`` overrides the URL.
 PRESETS: dict[str, ProviderPreset] = {
-    "openai": ProviderPreset(OPENAI_URL, concurrency=8, key_required=True),
-    "vllm": ProviderPreset("http://localhost:8000/v1", concurrency=4, key_required=False),
-    "ollama": ProviderPreset("http://localhost:11434/v1", concurrency=4, key_required=False),
-    "llamacpp": ProviderPreset("http://localhost:8080/v1", concurrency=1, key_required=False),
+    "openai": ProviderPreset(
+        OPENAI_URL, concurrency=8, key_required=True, api_key_env="OPENAI_API_KEY"
+    ),
+    "vllm": ProviderPreset(
+        "http://localhost:8000/v1", concurrency=4, key_required=False, api_key_env="VLLM_API_KEY"
+    ),
+    "ollama": ProviderPreset(
+        "http://localhost:11434/v1",
+        concurrency=4,
+        key_required=False,
+        api_key_env="OLLAMA_API_KEY",
+    ),
+    "llamacpp": ProviderPreset(
+        "http://localhost:8080/v1",
+        concurrency=1,
+        key_required=False,
+        api_key_env="LLAMACPP_API_KEY",
+    ),
 }
 
 
@@ -68,7 +92,7 @@ class _Gate:
 
     def __init__(self, limit: int) -> None:
         self.semaphore = asyncio.Semaphore(limit)
-        self.blocked_until = 0.0  # time.monotonic() before which no request may start
+        self.hold = RetryHold()  # after a 429, no request to the endpoint starts before it ends
 
 
 _GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, int], _Gate]] = (
@@ -94,14 +118,8 @@ def _server_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
-def _retry_after(headers: Any) -> float | None:
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        try:
-            return max(0.0, float(millis) / 1000.0)
-        except ValueError:
-            pass
-    return parse_retry_after(headers.get("retry-after"))
+#: The former name of :func:`citegraph._http_retry.retry_after_from_headers` (tests import it).
+_retry_after = retry_after_from_headers
 
 
 def _parse_completion(body: bytes, status: int, url: str, fallback_model: str) -> Generation:
@@ -157,8 +175,7 @@ class OpenAICompatibleChat:
         provider: A key of :data:`PRESETS`: ``openai``, ``vllm``, ``ollama`` or ``llamacpp``.
         base_url: Overrides the preset's URL (must include ``/v1``).
         api_key_env: The environment variable holding the API key (keys are never passed in
-            code). Only the ``openai`` preset on its default URL requires it; elsewhere a missing
-            key sends ``"EMPTY"``.
+            code); ``None``: the preset's (see below).
         concurrency: Most requests in flight to this endpoint (default: the preset's).
         timeout: Seconds before one HTTP attempt times out.
         max_retries: Retries after the first attempt (429, 5xx, connection errors, timeouts).
@@ -166,8 +183,17 @@ class OpenAICompatibleChat:
             doubles each retry (with jitter: a wait is drawn from [ceiling/2, ceiling]).
         max_retry_wait: Cap on any single wait, Retry-After included.
 
+    API keys: each provider reads its own variable, so that an OpenAI key never reaches a local
+    server: ``openai`` -> ``OPENAI_API_KEY``, ``vllm`` -> ``VLLM_API_KEY``, ``ollama`` ->
+    ``OLLAMA_API_KEY``, ``llamacpp`` -> ``LLAMACPP_API_KEY``. Only ``openai`` on its default URL
+    requires the key; elsewhere an unset variable sends ``"EMPTY"``. ``provider="openai"`` with a
+    custom ``base_url`` (any other OpenAI-compatible server or gateway) still reads
+    ``OPENAI_API_KEY``, as users of such servers expect, but does not require it: only use it with
+    servers you trust with that key. An explicit ``api_key_env`` overrides the preset's.
+
     Raises:
-        ConfigError: Unknown provider, bad limits, or the OpenAI key is missing.
+        ConfigError: Unknown provider, bad limits, an empty ``api_key_env``, or the OpenAI key
+            is missing.
         MissingDependency: The ``openai`` package is not installed.
 
     Example:
@@ -182,7 +208,7 @@ class OpenAICompatibleChat:
         *,
         provider: str = "openai",
         base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
+        api_key_env: str | None = None,
         concurrency: int | None = None,
         timeout: float = 120.0,
         max_retries: int = 5,
@@ -200,6 +226,8 @@ class OpenAICompatibleChat:
             raise ConfigError(
                 "max_retries, backoff_base and max_retry_wait must be >= 0, timeout > 0"
             )
+        if api_key_env is not None and not api_key_env.strip():
+            raise ConfigError("api_key_env must name an environment variable, got an empty name")
         try:
             import openai
         except ImportError as exc:
@@ -209,10 +237,12 @@ class OpenAICompatibleChat:
         self.provider = provider
         self.endpoint = (base_url or preset.base_url).rstrip("/")
         self.name = f"{provider}/{model}"
-        api_key = os.environ.get(api_key_env) or None
+        self.api_key_env = preset.api_key_env if api_key_env is None else api_key_env
+        """The environment variable the API key is read from."""
+        api_key = os.environ.get(self.api_key_env) or None
         if api_key is None and preset.key_required and self.endpoint == preset.base_url:
             raise ConfigError(
-                f"{self.name} needs an API key: set the environment variable {api_key_env} "
+                f"{self.name} needs an API key: set the environment variable {self.api_key_env} "
                 f"(keys are read only from the environment)"
             )
         self._api_key = api_key or "EMPTY"
@@ -257,11 +287,12 @@ class OpenAICompatibleChat:
 
     def retry_wait(self, exc: Exception, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (0-based) after ``exc``."""
-        server_wait = getattr(exc, "retry_after", None)
-        if server_wait is not None:
-            return min(float(server_wait), self.max_retry_wait)
-        ceiling = min(self.max_retry_wait, self.backoff_base * 2.0**retry)
-        return ceiling / 2 + random.uniform(0, ceiling / 2)
+        return retry_wait(
+            getattr(exc, "retry_after", None),
+            retry,
+            base=self.backoff_base,
+            cap=self.max_retry_wait,
+        )
 
     async def generate(self, request: ChatRequest) -> Generation:
         """Send ``request``, retrying transient failures (see the module docstring).
@@ -287,8 +318,7 @@ class OpenAICompatibleChat:
                     ) from exc.__cause__ or exc
                 wait = self.retry_wait(exc, attempt - 1)
                 if isinstance(exc, RateLimited):
-                    gate = _gate(self.endpoint, self.concurrency)
-                    gate.blocked_until = max(gate.blocked_until, time.monotonic() + wait)
+                    _gate(self.endpoint, self.concurrency).hold.block(wait)
                 else:
                     await asyncio.sleep(wait)
                 continue
@@ -299,7 +329,7 @@ class OpenAICompatibleChat:
         client, gate = self._bind()
         openai = self._openai
         async with gate.semaphore:
-            hold = gate.blocked_until - time.monotonic()
+            hold = gate.hold.remaining()
             if hold > 0:
                 await asyncio.sleep(hold)
             self.requests_sent += 1
@@ -321,10 +351,10 @@ class OpenAICompatibleChat:
         status = int(exc.status_code)
         message = f"{self.endpoint} answered HTTP {status}: {_server_message(exc)}"
         headers = exc.response.headers
+        wait = retry_after_from_headers(headers)
         if status == 429:
-            return RateLimited(message, retry_after=_retry_after(headers), url=self.endpoint)
+            return RateLimited(message, retry_after=wait, url=self.endpoint)
         if 500 <= status <= 599:
-            wait = _retry_after(headers)
             return ServerError(message, retry_after=wait, status=status, url=self.endpoint)
         if 400 <= status <= 499:
             return ClientError(message, status=status, url=self.endpoint)

@@ -261,6 +261,9 @@ def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
 def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body go out in separate writes; with Nagle's algorithm on, the client's
+        # delayed ACK adds ~40 ms to every reply (TCP_NODELAY, as real servers set it).
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:
             """Quiet: no access log on stderr."""

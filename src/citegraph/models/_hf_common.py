@@ -21,13 +21,13 @@ from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 _T = TypeVar("_T")
 
 
-def require_transformers() -> tuple[Any, Any]:
-    """Import torch and transformers, or raise :class:`MissingDependency` for the ``nli`` extra."""
+def require_transformers(extra: str = "nli") -> tuple[Any, Any]:
+    """Import torch and transformers, or raise :class:`MissingDependency` naming ``extra``."""
     try:
         import torch
         import transformers
     except ImportError as exc:
-        raise MissingDependency("transformers", "nli") from exc
+        raise MissingDependency("transformers", extra) from exc
     return torch, transformers
 
 

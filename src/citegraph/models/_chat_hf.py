@@ -1,0 +1,284 @@
+"""A local causal language model (transformers) behind the :class:`ChatModel` protocol.
+
+:meth:`HFChat.load` takes a Hugging Face hub id or a local model directory, optionally with a
+``gguf_file`` inside it. Prompts are built with the tokenizer's chat template
+(``add_generation_prompt=True``); a tokenizer without one gets the plain format of
+:func:`format_plain`. Generation runs in a worker thread, one request at a time per model (a lock
+guards it): greedy when ``temperature == 0``, else sampling with ``temperature`` and ``top_p``
+(no top-k), seeded per request so the same request gives the same text. Stop sequences end
+generation as soon as the decoded reply contains one, and the reply is cut before it.
+
+torch and transformers are imported when a model is loaded; when they are missing,
+:class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import importlib.util
+import io
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.models._chat_types import ChatMessage, ChatRequest, Generation, Usage
+from citegraph.models._hf_common import (
+    load_pretrained,
+    quiet_loading,
+    require_transformers,
+    resolve_model_path,
+)
+
+#: The prompt format for tokenizers without a chat template: one ``Role: content`` line per
+#: message, then ``Assistant:`` for the model to continue.
+PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
+
+
+def require_local() -> tuple[Any, Any]:
+    """Import torch and transformers, or raise :class:`MissingDependency` (``local`` extra)."""
+    return require_transformers("local")
+
+
+def format_plain(messages: Sequence[ChatMessage]) -> str:
+    """The fallback prompt: ``"System: ...\\nUser: ...\\nAssistant:"``.
+
+    Each message becomes ``"<Role>: <content>"`` on its own line, and a last ``"Assistant:"``
+    line asks the model for the reply.
+    """
+    lines = [f"{PLAIN_ROLES[m.role]}: {m.content}" for m in messages]
+    return "\n".join([*lines, "Assistant:"])
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """``text`` up to the earliest occurrence of any non-empty stop string, and whether one
+    occurred."""
+    found = [i for i in (text.find(s) for s in stop if s) if i >= 0]
+    return (text[: min(found)], True) if found else (text, False)
+
+
+def _resolve_dtype(torch: Any, dtype: Any) -> Any:
+    """``None`` / ``"auto"`` / a torch dtype / a dtype name such as ``"bfloat16"``."""
+    if dtype is None or dtype == "auto" or isinstance(dtype, torch.dtype):
+        return dtype
+    resolved = getattr(torch, str(dtype), None)
+    if not isinstance(resolved, torch.dtype):
+        raise ConfigError(f"unknown torch dtype {dtype!r} (e.g. 'float32', 'bfloat16', 'auto')")
+    return resolved
+
+
+def quiet_stderr(enabled: bool = True) -> contextlib.AbstractContextManager[Any]:
+    """Swallow ``sys.stderr`` while enabled: transformers' GGUF reader draws a tqdm bar that its
+    progress-bar switch does not reach (library code never prints)."""
+    return contextlib.redirect_stderr(io.StringIO()) if enabled else contextlib.nullcontext()
+
+
+class _StopOnText:
+    """A stopping criterion: the decoded reply (prompt excluded) contains a stop string."""
+
+    def __init__(self, tokenizer: Any, prompt_len: int, stop: Sequence[str], torch: Any) -> None:
+        self._tokenizer = tokenizer
+        self._prompt_len = prompt_len
+        self._stop = [s for s in stop if s]
+        self._torch = torch
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        done = [
+            cut_at_stop(
+                self._tokenizer.decode(row[self._prompt_len :], skip_special_tokens=True),
+                self._stop,
+            )[1]
+            for row in input_ids
+        ]
+        return self._torch.tensor(done, dtype=self._torch.bool, device=input_ids.device)
+
+
+class HFChat:
+    """A transformers causal LM answering chat requests (build it with :meth:`load`).
+
+    Attributes:
+        name: ``"hf/<hub id or folder name>"`` (``".../<gguf file>"`` for a GGUF), or the name
+            given to :meth:`load`.
+        endpoint: The resolved local path (of the folder, or of the GGUF file) or the hub id.
+    """
+
+    def __init__(
+        self, *, model: Any, tokenizer: Any, torch: Any, name: str, endpoint: str, device: str
+    ) -> None:
+        self.name = name
+        self.endpoint = endpoint
+        self._model: Any = model
+        self._tokenizer: Any = tokenizer
+        self._torch = torch
+        self._device = device
+        self._lock = threading.Lock()
+
+    @classmethod
+    def load(
+        cls,
+        model_id_or_path: str | Path,
+        *,
+        gguf_file: str | None = None,
+        device: str = "cpu",
+        dtype: Any = None,
+        name: str | None = None,
+        endpoint: str | None = None,
+    ) -> HFChat:
+        """Load a tokenizer and causal LM from the hub or a local directory.
+
+        Args:
+            model_id_or_path: Hub id or local model directory; a path to a ``.gguf`` file is
+                split into its directory and ``gguf_file``.
+            gguf_file: A GGUF file inside ``model_id_or_path`` (loaded by transformers, which
+                dequantizes it unless a GGUF kernel is available; needs the ``gguf`` package).
+            device: torch device.
+            dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
+            name: The model's name in run records (default ``"hf/<id or folder name>"``).
+            endpoint: Overrides :attr:`endpoint` (e.g. a stable id instead of a local path).
+
+        Raises:
+            MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
+            ModelError: The path does not exist or the tokenizer or model fails to load.
+            ConfigError: Empty path or unknown dtype.
+        """
+        torch, transformers = require_local()
+        text = str(model_id_or_path).strip()
+        if gguf_file is None and text.endswith(".gguf") and Path(text).expanduser().is_file():
+            gguf_path = Path(text).expanduser()
+            text, gguf_file = str(gguf_path.parent), gguf_path.name
+        if gguf_file is not None and importlib.util.find_spec("gguf") is None:
+            raise MissingDependency("gguf", "local")
+        source = resolve_model_path(text)
+        local = Path(source).exists()
+        base = str(Path(source).resolve()) if local else source
+        where = f"{base}/{gguf_file}" if gguf_file else base
+        default_name = Path(base).name if local else source
+        if gguf_file:
+            default_name = f"{default_name}/{gguf_file}"
+        kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+        model_kwargs = dict(kwargs)
+        if dtype is not None:
+            model_kwargs["dtype"] = _resolve_dtype(torch, dtype)
+        with quiet_loading(transformers), quiet_stderr(gguf_file is not None):
+            tokenizer = load_pretrained(
+                lambda p: transformers.AutoTokenizer.from_pretrained(p, **kwargs),
+                source,
+                "tokenizer",
+            )
+            model = load_pretrained(
+                lambda p: transformers.AutoModelForCausalLM.from_pretrained(p, **model_kwargs),
+                source,
+                "causal LM",
+            )
+        return cls(
+            model=model.to(device).eval(),
+            tokenizer=tokenizer,
+            torch=torch,
+            name=name or f"hf/{default_name}",
+            endpoint=endpoint or where,
+            device=device,
+        )
+
+    @property
+    def uses_chat_template(self) -> bool:
+        """Whether prompts use the tokenizer's chat template (else :func:`format_plain`)."""
+        return bool(getattr(self._tokenizer, "chat_template", None))
+
+    def format_prompt(self, messages: Sequence[ChatMessage]) -> str:
+        """The prompt text the model continues: the chat template with the generation prompt, or
+        :func:`format_plain` when the tokenizer has no template."""
+        tokenizer = self._live()[1]
+        if not self.uses_chat_template:
+            return format_plain(messages)
+        dicts = [{"role": m.role, "content": m.content} for m in messages]
+        prompt = tokenizer.apply_chat_template(dicts, add_generation_prompt=True, tokenize=False)
+        return str(prompt)
+
+    async def generate(self, request: ChatRequest) -> Generation:
+        """Generate one reply in a worker thread (one generation at a time per model)."""
+        return await asyncio.to_thread(self.generate_sync, request)
+
+    def generate_sync(self, request: ChatRequest) -> Generation:
+        """Blocking version of :meth:`generate` (for scripts and worker processes).
+
+        Raises:
+            ModelError: The model was closed, or generation failed.
+        """
+        started = time.perf_counter()
+        with self._lock:
+            model, tokenizer = self._live()
+            templated = self.uses_chat_template
+            prompt = self.format_prompt(request.messages)
+            config = request.config
+            inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
+            inputs = inputs.to(self._device)
+            prompt_len = int(inputs["input_ids"].shape[1])
+            options: dict[str, Any] = {"max_new_tokens": config.max_tokens}
+            if config.temperature > 0:
+                options.update(
+                    do_sample=True, temperature=config.temperature, top_p=config.top_p, top_k=0
+                )
+            else:
+                options["do_sample"] = False
+            if config.stop:
+                options["stopping_criteria"] = [
+                    _StopOnText(tokenizer, prompt_len, config.stop, self._torch)
+                ]
+            if getattr(model.generation_config, "pad_token_id", None) is None:
+                pad = tokenizer.pad_token_id
+                options["pad_token_id"] = tokenizer.eos_token_id if pad is None else pad
+            try:
+                with self._torch.inference_mode(), self._seeded(config.seed):
+                    output = model.generate(**inputs, **options)
+            except Exception as exc:  # torch / transformers raise many types
+                raise ModelError(f"{self.name}: generation failed: {exc}") from exc
+            new_ids = output[0][prompt_len:].tolist()
+            decoded = tokenizer.decode(new_ids, skip_special_tokens=True)  # under the lock too
+        text, stopped = cut_at_stop(decoded, config.stop)
+        eos = self._eos_ids(model, tokenizer)
+        ended = stopped or bool(new_ids and new_ids[-1] in eos) or len(new_ids) < config.max_tokens
+        return Generation(
+            text=text.strip(),
+            model=self.name.split("/", 1)[-1],
+            finish_reason="stop" if ended else "length",
+            usage=Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids)),
+            latency_s=time.perf_counter() - started,
+            raw={"prompt_format": "chat_template" if templated else "plain"},
+        )
+
+    async def aclose(self) -> None:
+        """Free the model and tokenizer (waits for a running generation to finish)."""
+        await asyncio.to_thread(self._free)
+
+    def _free(self) -> None:
+        with self._lock:
+            self._model = None
+            self._tokenizer = None
+        gc.collect()
+
+    def _live(self) -> tuple[Any, Any]:
+        if self._model is None or self._tokenizer is None:
+            raise ModelError(f"{self.name}: the model was closed")
+        return self._model, self._tokenizer
+
+    @contextlib.contextmanager
+    def _seeded(self, seed: int | None) -> Iterator[None]:
+        """Seed torch for one generation, restoring the global CPU RNG state afterwards."""
+        if seed is None:
+            yield
+            return
+        devices = [self._device] if self._device.startswith("cuda") else []
+        with self._torch.random.fork_rng(devices=devices):
+            self._torch.manual_seed(seed)
+            yield
+
+    @staticmethod
+    def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
+        eos = getattr(model.generation_config, "eos_token_id", None)
+        ids = set(eos if isinstance(eos, list) else [eos])
+        ids.add(tokenizer.eos_token_id)
+        return {i for i in ids if i is not None}
