@@ -183,3 +183,22 @@ def test_kalma_run_remove_knowledge_needs_gold(tmp_path: Path, data_dir: Path) -
     )
     assert result.exit_code != 0
     assert "--gold" in result.output
+
+
+def test_kalma_retrieve_reports_accuracy(tmp_path: Path, data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["kalma", "retrieve", "--limit", "4", "--data-dir", str(data_dir), "--out", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(x) for x in (tmp_path / "retrievals.jsonl").read_text().splitlines()]
+    assert rows[0] == {
+        "id": "specific-0",
+        "qids": ["Q206534"],
+        "gold_qids": ["Q206534"],
+        "mentions": ["Stephen Crane"],
+    }
+    report = json.loads((tmp_path / "report.json").read_text())
+    hits = sum(len(set(r["qids"]) & set(r["gold_qids"])) for r in rows)
+    assert report["n_correct"] == hits
+    assert report["precision"]["micro"] == hits / sum(len(r["qids"]) for r in rows)

@@ -218,3 +218,19 @@ def test_model_failure_error_is_recorded_not_raised(data_dir: Path, tmp_path: Pa
     assert result.metrics["generation"]["empty_reasons"] == {
         "generation failed: ServerError: 503 from server": 2
     }
+
+
+def test_ner_retrieval_run_reports_retrieval_accuracy(data_dir: Path, tmp_path: Path) -> None:
+    result = run_kalma(
+        tmp_path / "ner",
+        RunConfig(model="mock", retrieval="ner"),
+        runtime=RunRuntime(limit=2),
+        data_dir=data_dir,
+        model=MockChat(script),
+    )
+    records = _samples(tmp_path / "ner")
+    assert records[0]["retrieval"]["qids"] == ["Q206534"]  # Stephen Crane, by spaCy + lookup
+    r = result.metrics["retrieval"]
+    hits = sum(len(set(x["retrieval"]["qids"]) & set(x["retrieval"]["gold_qids"])) for x in records)
+    assert r["n_correct"] == hits and r["n_questions"] == 2
+    assert "kg" in read_run_info(tmp_path / "ner")["data"]

@@ -113,3 +113,90 @@ def print_metrics(metrics: dict[str, Any]) -> None:
 
 def _pct(value: float | None) -> str:
     return "unmeasured" if value is None else f"{100 * value:.1f}"
+
+
+@kalma_group.command("retrieve")
+@click.option(
+    "--split", type=click.Choice(["general", "specific"]), default="specific", show_default=True
+)
+@click.option(
+    "--kg",
+    "kg_spec",
+    default="biokalma",
+    show_default=True,
+    help="biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths.",
+)
+@click.option("--limit", type=int, default=None, help="Only the first N questions.")
+@click.option(
+    "--ner",
+    type=click.Choice(["spacy", "capitalised"]),
+    default="spacy",
+    show_default=True,
+    help="Entity recognizer ('capitalised' is not the paper's).",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["paper", "reference"]),
+    default="paper",
+    show_default=True,
+    help="'reference': the authors' retrieval options and recall.",
+)
+@click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
+@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Write the retrievals (one JSON line per question) and the report here.",
+)
+@reports_errors
+def retrieve_command(
+    split: str,
+    kg_spec: str,
+    limit: int | None,
+    ner: str,
+    mode: str,
+    contact: str | None,
+    data_dir: Path | None,
+    out: Path | None,
+) -> None:
+    """Retrieval accuracy of the KaLMA baseline (spaCy NER, lookup, rerank) on a split."""
+    import asyncio
+    import json
+
+    from citegraph.datasets import load_biokalma
+    from citegraph.kalma import RetrievalConfig, evaluate_retrieval
+    from citegraph.kg import open_kg
+
+    samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
+    kg = open_kg(kg_spec, data_dir=data_dir, contact=contact).kg
+    base = RetrievalConfig.reference() if mode == "reference" else RetrievalConfig()
+    config = base.model_copy(update={"ner": ner})
+    with progress_bar("retrieving") as update:
+        report, results = asyncio.run(
+            evaluate_retrieval(samples, kg, config, mode=mode, progress=update)
+        )
+    table = Table(title=f"Retrieval on BioKaLMA {split}: {report.n_measured} questions measured")
+    for column in ("", "micro", "macro"):
+        table.add_column(column, justify="right")
+    for name in ("precision", "recall", "f1"):
+        cell = getattr(report, name)
+        table.add_row(name, _pct(cell.micro), _pct(cell.macro))
+    table.add_row("exact set", _pct(report.exact_match), "")
+    console.print(table)
+    if report.n_unmeasured:
+        console.print(f"{report.n_unmeasured} questions unmeasured: {report.unmeasured_reason}")
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / "retrievals.jsonl").open("w", encoding="utf-8") as fh:
+            for sample, result in zip(samples, results, strict=True):
+                row = {
+                    "id": sample.id,
+                    "qids": result.qids,
+                    "gold_qids": [g.center.id for g in sample.graphs],
+                    "mentions": [m.text for m in result.mentions],
+                }
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        report_json = report.model_dump(mode="json", exclude={"per_question"})
+        (out / "report.json").write_text(json.dumps(report_json, indent=2) + "\n")
+        console.print(f"Wrote {out / 'retrievals.jsonl'} and {out / 'report.json'}")

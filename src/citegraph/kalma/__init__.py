@@ -59,6 +59,7 @@ from citegraph.kalma._prompt import (
     flatten_kg,
 )
 from citegraph.kalma._retrieval_accuracy import RetrievalAccuracy, retrieval_accuracy
+from citegraph.kalma._retrieval_eval import evaluate_retrieval
 from citegraph.kalma._retrieve import (
     Candidate,
     MentionResult,
@@ -155,6 +156,7 @@ __all__ = [
     "clean_mention",
     "combine_citation_runs",
     "corrupt_retrieval",
+    "evaluate_retrieval",
     "finalize_run",
     "flatten_kg",
     "generate_answer",

@@ -25,7 +25,7 @@ from citegraph.kalma._ablations import corrupt_retrieval, remove_knowledge
 from citegraph.kalma._approx_gold import APPROX_GOLD, question_match_gold
 from citegraph.kalma._generate import GeneratedAnswer, generate_answer
 from citegraph.kalma._prompt import flatten_kg
-from citegraph.kalma._retrieve import Retriever
+from citegraph.kalma._retrieve import RetrievalConfig, Retriever
 from citegraph.kalma._run_config import TASK, RunConfig, RunRuntime
 from citegraph.kalma._run_report import build_run_metrics
 from citegraph.kalma._score_item import ScoreItem, score_items
@@ -260,7 +260,7 @@ def _models(
             kg, identity = opened.kg, opened.identity
         else:
             identity = getattr(kg, "source_hash", None) or f"{type(kg).__name__} given by caller"
-        retriever = Retriever()
+        retriever = Retriever(RetrievalConfig.reference() if config.mode == "reference" else None)
     return _Models(
         answerer=answerer,
         nli=nli or nli_model(config.nli),

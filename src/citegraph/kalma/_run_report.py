@@ -91,7 +91,7 @@ def _retrieval(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
     if not rows:
         return None
     report = retrieval_accuracy([r["qids"] for r in rows], [r["gold_qids"] for r in rows])
-    return report.model_dump(mode="json") if hasattr(report, "model_dump") else dict(report)
+    return report.model_dump(mode="json", exclude={"per_question"})
 
 
 def _experiment(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
