@@ -11,6 +11,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citegraph.cli._console import console, err_console, reports_errors
+from citegraph.cli._options import contact_option, data_dir_option, kg_option
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import ChatModel, GenerateConfig, chat_model
@@ -18,13 +19,7 @@ from citegraph.models import ChatModel, GenerateConfig, chat_model
 
 @click.command("ask")
 @click.argument("question")
-@click.option(
-    "--kg",
-    "kg_spec",
-    default="biokalma",
-    show_default=True,
-    help="biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths.",
-)
+@kg_option
 @click.option(
     "--model",
     default="local",
@@ -32,7 +27,7 @@ from citegraph.models import ChatModel, GenerateConfig, chat_model
     help="provider/model: openai/..., vllm/..., ollama/..., llamacpp/..., hf/..., local, mock.",
 )
 @click.option("--base-url", default=None, help="Server URL for OpenAI-compatible providers.")
-@click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
+@contact_option
 @click.option(
     "--prompt",
     type=click.Choice(PROMPT_VERSIONS),
@@ -43,7 +38,7 @@ from citegraph.models import ChatModel, GenerateConfig, chat_model
 @click.option("--temperature", type=float, default=0.5, show_default=True)
 @click.option("--max-tokens", type=int, default=512, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @reports_errors
 def ask_command(

@@ -42,8 +42,7 @@ def reports_errors(func: F) -> F:
             for problem in exc.errors():
                 where = "--" + "-".join(str(p).replace("_", "-") for p in problem["loc"])
                 err_console.print(
-                    f"[bold red]error:[/] {where}: {problem['msg']} "
-                    f"(got {problem.get('input')!r})",
+                    f"[bold red]error:[/] {where}: {problem['msg']} (got {problem.get('input')!r})",
                     highlight=False,
                     soft_wrap=True,
                 )

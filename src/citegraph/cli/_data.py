@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from citegraph.cli._console import console, reports_errors
+from citegraph.cli._options import data_dir_option
 from citegraph.datasets import SOURCES, default_download_dir, fetch_datasets, resolve_data_dir
 
 
@@ -16,7 +17,7 @@ def data_group() -> None:
 
 
 @data_group.command("where")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@data_dir_option
 @reports_errors
 def where(data_dir: Path | None) -> None:
     """Print the data directory citegraph would use."""

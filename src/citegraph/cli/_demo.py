@@ -23,6 +23,7 @@ import click
 from citegraph.cli._ask import show_answer
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score
+from citegraph.cli._options import data_dir_option
 from citegraph.cli._run import print_run_extras, run_one
 from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
 from citegraph.kg import open_kg
@@ -35,7 +36,7 @@ QUESTION = "Who was Stephen Crane and what shaped his writing?"
 @click.option(
     "--out", type=click.Path(path_type=Path), default=Path("runs/demo"), show_default=True
 )
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@data_dir_option
 @click.option("--model", default="local", show_default=True, help="Answering model.")
 @click.option("--questions", type=int, default=3, show_default=True, help="Questions to run.")
 @click.option("--max-tokens", type=int, default=160, show_default=True)

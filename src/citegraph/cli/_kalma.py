@@ -11,7 +11,13 @@ import click
 from rich.table import Table
 
 from citegraph.cli._console import console, progress_bar, reports_errors
-from citegraph.cli._options import options_from_model
+from citegraph.cli._options import (
+    contact_option,
+    data_dir_option,
+    kg_option,
+    options_from_model,
+    run_dir_options,
+)
 from citegraph.kalma import ScoreConfig, score_answers
 
 _LABELS = {
@@ -39,9 +45,8 @@ def kalma_group() -> None:
     default=None,
     help="gold.jsonl with minimum knowledge sets (and optional 'absent').",
 )
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="Run directory.")
-@click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
+@data_dir_option
+@run_dir_options
 @reports_errors
 def score(
     answers: Path,
@@ -119,13 +124,7 @@ def _pct(value: float | None) -> str:
 @click.option(
     "--split", type=click.Choice(["general", "specific"]), default="specific", show_default=True
 )
-@click.option(
-    "--kg",
-    "kg_spec",
-    default="biokalma",
-    show_default=True,
-    help="biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths.",
-)
+@kg_option
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option(
     "--ner",
@@ -141,8 +140,8 @@ def _pct(value: float | None) -> str:
     show_default=True,
     help="'reference': the authors' retrieval options and recall.",
 )
-@click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
+@contact_option
+@data_dir_option
 @click.option(
     "--out",
     type=click.Path(path_type=Path),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import types
 import typing
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -56,3 +57,30 @@ def options_from_model(
         return func
 
     return decorate
+
+
+KG_HELP = "biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths."
+
+kg_option = click.option("--kg", "kg_spec", default="biokalma", show_default=True, help=KG_HELP)
+"""``--kg``: the KG spec :func:`citegraph.kg.open_kg` takes."""
+
+contact_option = click.option(
+    "--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy."
+)
+"""``--contact``: goes into the User-Agent Wikidata requires."""
+
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Where the datasets are (default: $CITEGRAPH_DATA, ../shared/data, the download dir).",
+)
+"""``--data-dir``: see :func:`citegraph.datasets.resolve_data_dir`."""
+
+
+def run_dir_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--out`` (a run directory, required) and ``--overwrite``."""
+    func = click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")(func)
+    return click.option(
+        "--out", type=click.Path(path_type=Path), required=True, help="Run directory."
+    )(func)

@@ -11,7 +11,12 @@ from typing import Any
 import click
 
 from citegraph.cli._console import console, progress_bar, reports_errors
-from citegraph.cli._options import options_from_model
+from citegraph.cli._options import (
+    contact_option,
+    data_dir_option,
+    options_from_model,
+    run_dir_options,
+)
 from citegraph.kalma import RunConfig, RunResult, RunRuntime, run_kalma, summarise_seeds
 from citegraph.runs import METRICS_FILE
 
@@ -30,10 +35,9 @@ def _command() -> str:
     help="Comma-separated seeds. Several seeds run one sub-run each (out/seed-<s>) and write "
     "summary.json with mean and standard deviation, as the paper's Table 3 reports.",
 )
-@click.option("--contact", default=None, help="Your e-mail/URL for Wikidata's User-Agent policy.")
-@click.option("--data-dir", type=click.Path(path_type=Path), default=None)
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="Run directory.")
-@click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
+@contact_option
+@data_dir_option
+@run_dir_options
 @reports_errors
 def run_command(
     seeds: str,

@@ -17,13 +17,11 @@ question as the final user turn (the authors' ``turbo_answer_questions.py`` layo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
 from citegraph.errors import ConfigError
+from citegraph.kalma._prompt_files import prompt_file
 from citegraph.kg import Subgraph
 from citegraph.models._chat_types import ChatMessage
 
@@ -32,11 +30,8 @@ PROMPT_VERSIONS: tuple[str, ...] = ("kalma-table13-v1", "kalma-code-v1")
 DEFAULT_PROMPT: PromptVersion = "kalma-table13-v1"
 
 
-@cache
 def _templates() -> dict[str, Any]:
-    text = (resources.files("citegraph.kalma") / "prompts" / "answer.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+    return prompt_file("answer.json")
 
 
 def flatten_graph_paper(graph: Subgraph) -> str:

@@ -13,13 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
 from citegraph.kalma._prompt import DEFAULT_PROMPT, PromptVersion
-from citegraph.kalma._score import Mode, ScoreConfig
+from citegraph.kalma._score import ScoreConfig, ScoringOptions
 from citegraph.models._chat_types import GenerateConfig
 
 TASK = "kalma.run"
 
 
-class RunConfig(BaseModel):
+class RunConfig(ScoringOptions):
     """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -83,24 +83,6 @@ class RunConfig(BaseModel):
     judge_base_url: str | None = Field(
         default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
     )
-    mode: Mode = Field(
-        default="paper",
-        description="'paper': the paper's definitions. 'reference': the authors' scripts.",
-    )
-    parser: Mode | None = Field(
-        default=None, description="Citation parser ('paper' or 'reference'); default: mode."
-    )
-    nli: str = Field(
-        default="lexical",
-        description="Entailment model for alignment and [NA]: lexical, hf:<model>, t5:<model>.",
-    )
-    hypothesis: Literal["relation_value", "natural"] = Field(
-        default="relation_value", description="How a cited fact becomes the NLI hypothesis."
-    )
-    normalize: bool = Field(
-        default=False, description="Compare citations after case/accent/space folding."
-    )
-    bootstrap: int = Field(default=0, ge=0, description="Bootstrap resamples for CIs (0: none).")
 
     @model_validator(mode="after")
     def _check(self) -> RunConfig:
@@ -127,17 +109,8 @@ class RunConfig(BaseModel):
 
     def score_config(self) -> ScoreConfig:
         """The scoring options, as ``kalma score`` takes them."""
-        return ScoreConfig(
-            dataset=self.dataset,
-            split=self.split,
-            mode=self.mode,
-            parser=self.parser,
-            nli=self.nli,
-            hypothesis=self.hypothesis,
-            normalize=self.normalize,
-            bootstrap=self.bootstrap,
-            seed=self.seed,
-        )
+        shared = self.model_dump(include=set(ScoringOptions.model_fields))
+        return ScoreConfig(**shared, dataset=self.dataset, split=self.split, seed=self.seed)
 
 
 class RunRuntime(BaseModel):

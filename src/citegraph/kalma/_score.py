@@ -34,17 +34,11 @@ Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each batch."""
 
 
-class ScoreConfig(BaseModel):
-    """How answers are scored. Written verbatim into ``run.json`` and ``metrics.json``."""
+class ScoringOptions(BaseModel):
+    """How attributed answers are scored; shared by ``kalma score`` and ``kalma run``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dataset: Literal["biokalma"] = Field(
-        default="biokalma", description="The benchmark the answers were generated for."
-    )
-    split: Literal["general", "specific"] = Field(
-        default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
-    )
     mode: Mode = Field(
         default="paper",
         description="'paper': the paper's definitions. 'reference': what the authors' scripts "
@@ -70,16 +64,27 @@ class ScoreConfig(BaseModel):
         description="Compare citations after case, accent and whitespace folding (the paper "
         "compares exactly).",
     )
-    batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
     bootstrap: int = Field(
         default=0, ge=0, description="Bootstrap resamples for confidence intervals (0: none)."
     )
-    seed: int = Field(default=0, description="Seed of the bootstrap.")
 
     @property
     def effective_parser(self) -> Mode:
         """The parser actually used."""
         return self.parser or self.mode
+
+
+class ScoreConfig(ScoringOptions):
+    """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``."""
+
+    dataset: Literal["biokalma"] = Field(
+        default="biokalma", description="The benchmark the answers were generated for."
+    )
+    split: Literal["general", "specific"] = Field(
+        default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
+    )
+    batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
+    seed: int = Field(default=0, description="Seed of the bootstrap.")
 
 
 class ScoreResult(BaseModel):

@@ -34,12 +34,9 @@ The paper says text-davinci-003 judged 100 randomly sampled outputs; the script 
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -54,6 +51,7 @@ from citegraph.errors import (
 from citegraph.kalma._modes import Mode, check_mode
 from citegraph.kalma._parse_brackets import strip_citations
 from citegraph.kalma._parse_reference import reference_plain
+from citegraph.kalma._prompt_files import prompt_file
 from citegraph.metrics import summarise_runs
 from citegraph.models._chat_types import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 
@@ -83,11 +81,8 @@ _TOKEN = re.compile(
 _DIGITS = re.compile(r"[0-9]+")
 
 
-@cache
 def _geval() -> dict[str, Any]:
-    text = (resources.files("citegraph.kalma") / "prompts" / "geval.json").read_text("utf-8")
-    data: dict[str, Any] = json.loads(text)
-    return data
+    return prompt_file("geval.json")
 
 
 def geval_prompt(criterion: str) -> str:
