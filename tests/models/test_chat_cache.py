@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import doctest
 import hashlib
 from pathlib import Path
@@ -10,28 +9,19 @@ from typing import Any
 
 import pytest
 
+from _chat_helpers import generate_all as run
 from citegraph._sqlite_cache import SQLiteCache
 from citegraph.errors import ServerError
 from citegraph.models import _chat_cache
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_mock import MockChat
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
 from citegraph.models._fake_server import FakeOpenAIServer
 
 
 def ask(text: str, **config: Any) -> ChatRequest:
     return ChatRequest.of([{"role": "user", "content": text}], GenerateConfig(**config))
-
-
-def run(model: ChatModel, *requests: ChatRequest) -> list[Generation]:
-    async def go() -> list[Generation]:
-        try:
-            return list(await asyncio.gather(*(model.generate(r) for r in requests)))
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
 
 
 def test_key_is_sha256_of_the_canonical_request() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from _chat_helpers import generate_all as generate
 from citegraph.errors import (
     ClientError,
     ConfigError,
@@ -18,7 +19,7 @@ from citegraph.errors import (
 )
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
 from citegraph.models._chat_openai import OpenAICompatibleChat, _retry_after
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
 from citegraph.models._fake_server import FakeOpenAIServer, FakeReply
 
 pytest.importorskip("openai")
@@ -34,16 +35,6 @@ def local(server: FakeOpenAIServer, **kw: Any) -> OpenAICompatibleChat:
     kw.setdefault("backoff_base", 0.01)
     kw.setdefault("api_key_env", KEY_ENV)
     return OpenAICompatibleChat("fake-model", provider="vllm", base_url=server.base_url, **kw)
-
-
-def generate(model: ChatModel, *requests: ChatRequest) -> list[Generation]:
-    async def go() -> list[Generation]:
-        try:
-            return list(await asyncio.gather(*(model.generate(r) for r in requests)))
-        finally:
-            await model.aclose()
-
-    return asyncio.run(go())
 
 
 def sequence(*replies: str | FakeReply) -> Any:
