@@ -193,7 +193,9 @@ async def _gather_all(coros: Sequence[Any]) -> None:
 
 
 def _default_concurrency(model: ChatModel) -> int:
-    return int(getattr(model, "concurrency", None) or 4)
+    """Questions in flight: the server's request limit (a cache wrapper is looked through)."""
+    inner = getattr(model, "inner", model)
+    return int(getattr(inner, "concurrency", None) or 4)
 
 
 def _gold(
