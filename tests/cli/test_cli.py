@@ -202,3 +202,19 @@ def test_kalma_retrieve_reports_accuracy(tmp_path: Path, data_dir: Path) -> None
     hits = sum(len(set(r["qids"]) & set(r["gold_qids"])) for r in rows)
     assert report["n_correct"] == hits
     assert report["precision"]["micro"] == hits / sum(len(r["qids"]) for r in rows)
+
+
+def test_runs_compare(tmp_path: Path, data_dir: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    base = ["kalma", "run", "--model", "mock", "--limit", "2", "--data-dir", str(data_dir)]
+    for name, extra in (("gen", ["--split", "general"]), ("spec", [])):
+        result = CliRunner().invoke(main, [*base, *extra, "--out", str(tmp_path / name)])
+        assert result.exit_code == 0, result.output
+    dirs = [str(tmp_path / "gen"), str(tmp_path / "spec")]
+    table = CliRunner().invoke(main, ["runs", "compare", *dirs])
+    assert table.exit_code == 0, table.output
+    result = CliRunner().invoke(main, ["runs", "compare", *dirs, "--json"])
+    rows = json.loads(result.output)
+    assert [r["setting"] for r in rows] == ["general mock/mock", "specific mock/mock"]
+    spec = json.loads((tmp_path / "spec" / "metrics.json").read_text())
+    assert rows[1]["correctness"] == spec["correctness"]["micro"]
