@@ -234,3 +234,23 @@ def test_ner_retrieval_run_reports_retrieval_accuracy(data_dir: Path, tmp_path: 
     hits = sum(len(set(x["retrieval"]["qids"]) & set(x["retrieval"]["gold_qids"])) for x in records)
     assert r["n_correct"] == hits and r["n_questions"] == 2
     assert "kg" in read_run_info(tmp_path / "ner")["data"]
+
+
+def test_text_quality_sample(data_dir: Path, tmp_path: Path) -> None:
+    judge = MockChat("4", name="mock/judge")
+    config = RunConfig(
+        model="mock", text_quality="mock/judge", text_quality_sample=2, mode="reference"
+    )
+    result = run_kalma(
+        tmp_path / "tq",
+        config,
+        runtime=RunRuntime(limit=4),
+        data_dir=data_dir,
+        model=MockChat(script),
+        judge=judge,
+    )
+    judged = [r["id"] for r in _samples(tmp_path / "tq") if r.get("text_quality")]
+    # Reference mode: the first 2 questions of the split that have a KG (specific-0 and -1 do).
+    assert sorted(judged) == ["specific-0", "specific-1"]
+    assert judge.calls == 2 * 4  # four criteria per judged answer
+    assert result.metrics["text_quality"]["coherence"]["mean"] == 4.0

@@ -12,6 +12,7 @@ whose model call failed is recorded with ``status: failed`` and tried again on r
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,7 @@ from citegraph.kalma._retrieve import RetrievalConfig, Retriever
 from citegraph.kalma._run_config import TASK, RunConfig, RunRuntime
 from citegraph.kalma._run_report import build_run_metrics
 from citegraph.kalma._score_item import ScoreItem, score_items
-from citegraph.kalma._text_quality import judge_text_quality
+from citegraph.kalma._text_quality import judge_text_quality, reference_subset
 from citegraph.kg import KnowledgeGraph, Subgraph, open_kg
 from citegraph.models import NLIModel, nli_model
 from citegraph.models._chat_factory import chat_model
@@ -122,6 +123,7 @@ async def run_kalma_async(
     samples = select_samples(all_samples, runtime)
     gold, data = _gold(config, all_samples, data_dir)
     graphs_by_id = _context_graphs(config, all_samples)
+    judged = _judged_ids(config, all_samples)
     models = _models(config, runtime, data_dir, contact, model, judge, nli, kg)
     if models.kg_identity is not None:
         data["kg"] = models.kg_identity
@@ -151,7 +153,7 @@ async def run_kalma_async(
     async def one(sample: BioKaLMASample) -> None:
         nonlocal finished
         async with semaphore:
-            record = await _answer_and_score(sample, config, models, graphs_by_id, gold)
+            record = await _answer_and_score(sample, config, models, graphs_by_id, gold, judged)
         run.append(record)
         finished += 1
         if progress is not None:
@@ -222,6 +224,19 @@ def _gold(
     return gold, data
 
 
+def _judged_ids(config: RunConfig, samples: Sequence[BioKaLMASample]) -> set[str] | None:
+    """The questions the text-quality judge sees (None: all), chosen over the whole split."""
+    n = config.text_quality_sample
+    if not config.text_quality or n is None:
+        return None
+    if config.mode == "reference":
+        return set(reference_subset([s.id for s in samples], [s.has_graph for s in samples], n))
+    with_graph = [s.id for s in samples if s.has_graph]
+    return set(
+        random.Random(f"{config.seed}:text-quality").sample(with_graph, min(n, len(with_graph)))
+    )
+
+
 def _context_graphs(
     config: RunConfig, samples: Sequence[BioKaLMASample]
 ) -> dict[str, tuple[Subgraph, ...]]:
@@ -286,6 +301,7 @@ async def _answer_and_score(
     models: _Models,
     graphs_by_id: Mapping[str, tuple[Subgraph, ...]],
     gold: Mapping[str, GoldRecord] | None,
+    judged: set[str] | None,
 ) -> dict[str, Any]:
     record: dict[str, Any] = {"id": sample.id, "index": sample.index}
     graphs: tuple[Subgraph, ...] = graphs_by_id[sample.id]
@@ -334,7 +350,7 @@ async def _answer_and_score(
     record |= scored | _generation_fields(answer)
     record["graph_qids"] = [g.center.id for g in graphs]
     record["kg_given"] = [t.as_list() for g in graphs for t in g.triples]
-    if models.judge is not None and not answer.error:
+    if models.judge is not None and not answer.error and (judged is None or sample.id in judged):
         quality = await judge_text_quality(
             sample.question,
             flatten_kg(graphs, config.prompt),

@@ -80,6 +80,12 @@ class RunConfig(ScoringOptions):
         description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
         "relevance), e.g. openai/gpt-4o-mini.",
     )
+    text_quality_sample: int | None = Field(
+        default=None,
+        ge=1,
+        description="Judge only this many questions with a KG: a seeded random sample (paper: "
+        "'100 randomly sampled outputs') or, in reference mode, the first N (GPT_EVAL.py).",
+    )
     judge_base_url: str | None = Field(
         default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
     )
