@@ -55,7 +55,9 @@ class ChatRequest(BaseModel):
         cls, messages: Sequence[ChatMessage | dict[str, str]], config: GenerateConfig | None = None
     ) -> ChatRequest:
         """Build from messages given as records or ``{"role", "content"}`` dicts."""
-        msgs = tuple(m if isinstance(m, ChatMessage) else ChatMessage(**m) for m in messages)
+        msgs = tuple(
+            m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in messages
+        )
         return cls(messages=msgs, config=config or GenerateConfig())
 
 
