@@ -256,6 +256,15 @@ def test_local_server_without_key_sends_empty(monkeypatch: pytest.MonkeyPatch) -
         assert server.received[0].headers["authorization"] == "Bearer EMPTY"
 
 
+def test_openai_org_and_project_never_reach_other_servers(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-secret")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-secret")
+    with FakeOpenAIServer() as server:
+        generate(local(server), ask("Hi"))
+        headers = {k.lower() for k in server.received[0].headers}
+        assert "openai-organization" not in headers and "openai-project" not in headers
+
+
 # -- the factory ---------------------------------------------------------------------------------
 
 

@@ -260,11 +260,16 @@ class OpenAICompatibleChat:
         loop = asyncio.get_running_loop()
         if self._client is None or self._loop is not loop:
             # A client's connection pool belongs to one loop: a new loop gets a new client.
+            # The SDK adds OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment as headers;
+            # they belong to OpenAI only, never to a local or third-party server.
+            omit = self._openai.Omit()
+            private = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
             self._client = self._openai.AsyncOpenAI(
                 base_url=self.endpoint,
                 api_key=self._api_key,
                 max_retries=0,
                 timeout=self.timeout,
+                default_headers=private if self.endpoint.rstrip("/") != OPENAI_URL else None,
             )
             self._loop = loop
         return self._client, _gate(self.endpoint, self.concurrency)
