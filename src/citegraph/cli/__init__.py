@@ -9,7 +9,7 @@ from citegraph.cli._ask import ask_command
 from citegraph.cli._data import data_group
 from citegraph.cli._demo import demo
 from citegraph.cli._kalma import kalma_group
-from citegraph.cli._run import run_command
+from citegraph.cli._run import build_command, run_command
 from citegraph.cli._runs import runs_group
 
 
@@ -22,6 +22,7 @@ def main() -> None:
 main.add_command(ask_command)
 main.add_command(data_group)
 kalma_group.add_command(run_command)
+kalma_group.add_command(build_command)
 main.add_command(kalma_group)
 main.add_command(demo)
 main.add_command(runs_group)

@@ -18,6 +18,7 @@ from citegraph.cli._options import (
     run_dir_options,
 )
 from citegraph.kalma import RunConfig, RunResult, RunRuntime, run_kalma, summarise_seeds
+from citegraph.kalma._build_run import BuildConfig, build_benchmark
 from citegraph.runs import METRICS_FILE
 
 
@@ -160,3 +161,63 @@ def _mean_std(cell: dict[str, Any]) -> str:
         return "unmeasured"
     std = "" if cell.get("std") is None else f" ({100 * cell['std']:.1f})"
     return f"{100 * cell['mean']:.1f}{std}"
+
+
+@click.command("build")
+@options_from_model(BuildConfig)
+@click.option("--concurrency", type=int, default=None, help="Items evolving at once.")
+@click.option("--cache/--no-cache", default=True, show_default=True, help="Response cache.")
+@data_dir_option
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Dataset directory.")
+@click.option("--overwrite", is_flag=True, help="Replace a different build in --out.")
+@reports_errors
+def build_command(
+    concurrency: int | None,
+    cache: bool,
+    data_dir: Path | None,
+    out: Path,
+    overwrite: bool,
+    **options: Any,
+) -> None:
+    """Build a KaLMA benchmark with gold knowledge from a KG (evolutionary question generation)."""
+    config = BuildConfig(**options)
+    source = config.pairs or f"{config.sample_pairs} pairs sampled from the KG"
+    console.print(
+        f"kalma build: {source}, KG {config.kg}, model {config.model}, LM {config.lm}, "
+        f"{config.rounds} rounds, alpha {config.alpha} -> {out}"
+    )
+    with progress_bar("building items") as update:
+        result = build_benchmark(
+            out,
+            config,
+            data_dir=data_dir,
+            concurrency=concurrency,
+            cache=cache,
+            overwrite=overwrite,
+            command=_command(),
+            progress=update,
+        )
+    m = result.metrics
+    sel, stats = m["selection"], m["stats"]
+    console.print(
+        f"Pairs: {sel['n_pairs']} given, {sel['n_incomplete_names']} incomplete names, "
+        f"{sel['n_resolved']} resolved, {sel['n_ambiguous']} ambiguous, "
+        f"{sel['n_unresolved']} unresolved."
+    )
+    console.print(
+        f"Items: {result.n_items} built ({result.n_resumed} resumed), {result.n_failed} failed "
+        f"(run again to retry). Facts per question: {stats['facts_per_question']}; "
+        f"{stats['n_relations']} relations, {stats['n_occupations']} occupations."
+    )
+    checks = stats["checks"]
+    console.print(
+        f"Checks: {len(checks['gold_facts_not_in_kg'])} gold facts not in the KG, "
+        f"{len(checks['questions_not_mentioning_their_people'])} questions missing a person, "
+        f"fallbacks {checks['n_fallbacks']}, {checks['n_injected_not_cited']} injected facts "
+        "not cited by the model."
+    )
+    console.print(
+        f"Wrote {out}: simple_question_graph.json, complex_question_graph.json, gold.jsonl, "
+        "stats.json, human_check.csv, samples.jsonl. Next: citegraph kalma run --dataset "
+        f"{out} --model ..."
+    )

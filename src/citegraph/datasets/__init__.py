@@ -5,7 +5,9 @@ from citegraph.datasets._biokalma import (
     SPLIT_FILES,
     BioKaLMASample,
     biokalma_path,
+    kalma_dataset_path,
     load_biokalma,
+    load_kalma_dataset,
 )
 from citegraph.datasets._fetch import SOURCES, fetch_datasets
 from citegraph.datasets._jsonl import iter_jsonl, read_jsonl_tolerant
@@ -28,7 +30,9 @@ __all__ = [
     "default_download_dir",
     "fetch_datasets",
     "iter_jsonl",
+    "kalma_dataset_path",
     "load_biokalma",
+    "load_kalma_dataset",
     "read_answers",
     "read_gold",
     "read_jsonl_tolerant",

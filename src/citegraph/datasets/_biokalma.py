@@ -5,7 +5,11 @@ Split ``general`` is ``simple_question_graph.json`` and ``specific`` is
 maps Wikidata property labels to value labels plus ``qid`` and ``name``. Sample ids are
 ``general-<index>`` / ``specific-<index>`` (zero-based position in the file). 98 entries have no
 graph: they are kept and marked ``has_graph=False``. The general file prefixes most questions
-with a stray ``"question: "``, which is removed (``prefix_stripped=True``).
+with a stray ``"question: "``, which is removed (``prefix_stripped=True``). An entity-dict value may
+also be a JSON list of value labels (one fact each), as ``kalma build`` writes them.
+
+:func:`load_kalma_dataset` reads BioKaLMA itself or any dataset directory in its format (the output
+of ``citegraph kalma build``): a directory holding both files, with the same sample ids.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph._json_file import load_json
 from citegraph.datasets._location import dataset_file, resolve_data_dir
-from citegraph.errors import ConfigError, DataError
+from citegraph.errors import ConfigError, DataError, DataNotFoundError
 from citegraph.kg import Entity, Subgraph
 
 Split = Literal["general", "specific"]
@@ -69,7 +73,74 @@ def load_biokalma(split: Split, data_dir: str | Path | None = None) -> list[BioK
     Raises:
         DataError: the file is malformed; names the entry and field.
     """
-    path = biokalma_path(split, data_dir)
+    return _load_file(split, biokalma_path(split, data_dir))
+
+
+#: The dataset name :func:`load_kalma_dataset` resolves in the data directory.
+BIOKALMA = "biokalma"
+
+
+def kalma_dataset_path(
+    dataset: str | Path, split: Split, data_dir: str | Path | None = None
+) -> Path:
+    """The JSON file of a split of a KaLMA-style dataset (the file to hash for provenance).
+
+    Args:
+        dataset: ``"biokalma"`` (found in the data directory, as :func:`biokalma_path`), or the
+            path of a dataset directory holding ``simple_question_graph.json`` and
+            ``complex_question_graph.json`` (what ``citegraph kalma build`` writes). Only the
+            string ``"biokalma"`` names the dataset; write ``./biokalma`` for a directory of
+            that name.
+        split: ``"general"`` or ``"specific"``.
+        data_dir: The data directory; used for ``"biokalma"`` only.
+
+    Raises:
+        ConfigError: unknown split.
+        DataNotFoundError: the directory or the split's file does not exist.
+    """
+    if split not in SPLIT_FILES:
+        raise ConfigError(f"unknown KaLMA split {split!r}; choose 'general' or 'specific'")
+    if isinstance(dataset, str) and dataset == BIOKALMA:
+        return biokalma_path(split, data_dir)
+    directory = Path(dataset).expanduser()
+    if not directory.is_dir():
+        raise DataNotFoundError(
+            "not a dataset directory: give 'biokalma' or a directory written by "
+            "'citegraph kalma build'",
+            path=directory,
+        )
+    path = directory / SPLIT_FILES[split]
+    if not path.is_file():
+        raise DataNotFoundError(
+            f"the {split} split's file is missing: a KaLMA dataset directory holds "
+            f"{SPLIT_FILES['general']} and {SPLIT_FILES['specific']} "
+            "(written by 'citegraph kalma build')",
+            path=path,
+        )
+    return path
+
+
+def load_kalma_dataset(
+    dataset: str | Path, split: Split, data_dir: str | Path | None = None
+) -> list[BioKaLMASample]:
+    """Load one split of BioKaLMA or of a dataset directory in its format.
+
+    Sample ids are ``general-<i>`` / ``specific-<i>`` (position in the file) for both.
+
+    Args:
+        dataset: ``"biokalma"`` or a dataset directory (see :func:`kalma_dataset_path`).
+        split: ``"general"`` or ``"specific"``.
+        data_dir: The data directory; used for ``"biokalma"`` only.
+
+    Raises:
+        ConfigError: unknown split.
+        DataNotFoundError: the directory or the split's file does not exist.
+        DataError: the file is malformed; names the entry and field.
+    """
+    return _load_file(split, kalma_dataset_path(dataset, split, data_dir))
+
+
+def _load_file(split: Split, path: Path) -> list[BioKaLMASample]:
     entries = load_json(path)
     if not isinstance(entries, list):
         raise DataError("expected a JSON list of [question, [entity, ...]] entries", path=path)
@@ -87,6 +158,11 @@ def _sample(split: Split, index: int, entry: object, path: Path) -> BioKaLMASamp
     for j, ent in enumerate(entities):
         if not isinstance(ent, dict) or "qid" not in ent:
             raise DataError(f"{where}: entity {j} has no 'qid'", path=path, field="qid")
+        for key, value in ent.items():
+            if isinstance(value, list) and not all(isinstance(v, str | None) for v in value):
+                raise DataError(
+                    f"{where}: entity {j}: a list value must hold strings", path=path, field=key
+                )
         graphs.append(Subgraph.from_entity_dict(ent))
     stripped = question.startswith(_PREFIX)
     return BioKaLMASample(

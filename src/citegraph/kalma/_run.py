@@ -20,14 +20,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph._cache_dir import cache_root
-from citegraph.datasets import BioKaLMASample, GoldRecord, biokalma_path, load_biokalma, read_gold
-from citegraph.errors import DataError
+from citegraph.datasets import (
+    BioKaLMASample,
+    GoldRecord,
+    kalma_dataset_path,
+    load_kalma_dataset,
+    read_gold,
+)
+from citegraph.errors import ConfigError, DataError
 from citegraph.kalma._ablations import corrupt_retrieval, remove_knowledge
 from citegraph.kalma._approx_gold import APPROX_GOLD, question_match_gold
 from citegraph.kalma._generate import GeneratedAnswer, generate_answer
 from citegraph.kalma._prompt import flatten_kg
 from citegraph.kalma._retrieve import RetrievalConfig, Retriever
-from citegraph.kalma._run_config import TASK, RunConfig, RunRuntime
+from citegraph.kalma._run_config import TASK, RunConfig, RunRuntime, gold_source
 from citegraph.kalma._run_report import build_run_metrics
 from citegraph.kalma._score_item import ScoreItem, score_items
 from citegraph.kalma._text_quality import judge_text_quality, reference_subset
@@ -119,7 +125,7 @@ async def run_kalma_async(
     """
     config = config or RunConfig()
     runtime = runtime or RunRuntime()
-    all_samples = load_biokalma(config.split, data_dir)
+    all_samples = load_kalma_dataset(config.dataset, config.split, data_dir)
     samples = select_samples(all_samples, runtime)
     gold, data = _gold(config, all_samples, data_dir)
     graphs_by_id = _context_graphs(config, all_samples)
@@ -203,22 +209,31 @@ def _default_concurrency(model: ChatModel) -> int:
 def _gold(
     config: RunConfig, samples: Sequence[BioKaLMASample], data_dir: str | Path | None
 ) -> tuple[dict[str, GoldRecord] | None, dict[str, str]]:
-    data = {"dataset": sha256_file(biokalma_path(config.split, data_dir))}
-    if config.gold is None:
+    data = {"dataset": sha256_file(kalma_dataset_path(config.dataset, config.split, data_dir))}
+    source = gold_source(config)
+    if source is None:
+        if config.remove_knowledge:
+            raise ConfigError(
+                f"--remove-knowledge needs gold: {config.dataset} has no gold.jsonl; give --gold"
+            )
         return None, data
-    if config.gold == APPROX_GOLD:
+    if source == APPROX_GOLD:
         gold = {
             s.id: GoldRecord(id=s.id, knowledge=tuple(question_match_gold(s.question, s.graphs)))
             for s in samples
         }
         return gold, data
-    path = Path(config.gold)
-    gold = read_gold(path)
+    path = Path(source)
+    # A gold file may cover both splits (kalma build writes one): keep this split's ids.
+    other = "general-" if config.split == "specific" else "specific-"
+    gold = {k: v for k, v in read_gold(path).items() if not k.startswith(other)}
     known = {s.id for s in samples}
     for gid in gold:
         if gid not in known:
             raise DataError(
-                f"id {gid!r} is not in BioKaLMA's {config.split} split", path=path, field="id"
+                f"id {gid!r} is not in the {config.split} split of {config.dataset}",
+                path=path,
+                field="id",
             )
     data["gold"] = sha256_file(path)
     return gold, data

@@ -7,6 +7,7 @@ identity, so a run can be extended, resumed with more concurrency, or split over
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -24,7 +25,10 @@ class RunConfig(ScoringOptions):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    dataset: Literal["biokalma"] = Field(default="biokalma", description="The benchmark.")
+    dataset: str = Field(
+        default="biokalma",
+        description="The benchmark: 'biokalma', or a dataset directory written by kalma build.",
+    )
     split: Literal["general", "specific"] = Field(
         default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
     )
@@ -56,7 +60,8 @@ class RunConfig(ScoringOptions):
     gold: str | None = Field(
         default=None,
         description="Gold minimum knowledge sets: a gold.jsonl path, or 'question-match' (a "
-        "labelled approximation; BioKaLMA released no gold).",
+        "labelled approximation; BioKaLMA released no gold). Default: the dataset directory's "
+        "gold.jsonl when there is one.",
     )
     remove_knowledge: int = Field(
         default=0,
@@ -92,7 +97,7 @@ class RunConfig(ScoringOptions):
 
     @model_validator(mode="after")
     def _check(self) -> RunConfig:
-        if self.remove_knowledge and self.gold is None:
+        if self.remove_knowledge and self.gold is None and self.dataset == "biokalma":
             raise ConfigError(
                 "--remove-knowledge needs gold minimum knowledge sets to remove facts from: "
                 "give --gold FILE (gold.jsonl) or --gold question-match (an approximation)"
@@ -145,3 +150,14 @@ class RunRuntime(BaseModel):
         if n < 1 or not 0 <= i < n:
             raise ConfigError(f"--shard {self.shard}: need 0 <= i < N")
         return i, n
+
+
+def gold_source(config: RunConfig) -> str | None:
+    """The gold a run uses: ``--gold``, else a dataset directory's ``gold.jsonl``, else none."""
+    if config.gold is not None:
+        return config.gold
+    if config.dataset != "biokalma":
+        candidate = Path(config.dataset) / "gold.jsonl"
+        if candidate.is_file():
+            return str(candidate)
+    return None

@@ -17,7 +17,7 @@ from typing import Any
 
 from citegraph.kalma._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE
 from citegraph.kalma._retrieval_accuracy import retrieval_accuracy
-from citegraph.kalma._run_config import RunConfig
+from citegraph.kalma._run_config import RunConfig, gold_source
 from citegraph.kalma._score_report import METRICS, build_metrics
 from citegraph.kalma._text_quality import TextQuality, aggregate_text_quality
 from citegraph.metrics import f1_score, summarise_runs
@@ -33,8 +33,9 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
     """Aggregate a run's records (in dataset order) into the ``metrics.json`` dict."""
     config = run_config_of(info)
     recorded = info["config"]
+    gold = gold_source(config)
     metrics = build_metrics(
-        records, config.score_config(), recorded["nli_name"], gold_given=config.gold is not None
+        records, config.score_config(), recorded["nli_name"], gold_given=gold is not None
     )
     metrics["generation"] = _generation(records)
     metrics["retrieval"] = _retrieval(records)
@@ -49,7 +50,7 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
         "max_tokens": config.max_tokens,
         "seed": config.seed,
         "judge": recorded.get("judge_name"),
-        "gold": config.gold,
+        "gold": gold,
         "gold_note": APPROX_GOLD_NOTE if config.gold == APPROX_GOLD else None,
         "run_id": info.get("run_id"),
     }

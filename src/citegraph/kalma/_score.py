@@ -18,8 +18,8 @@ from citegraph.datasets import (
     AnswerRecord,
     BioKaLMASample,
     GoldRecord,
-    biokalma_path,
-    load_biokalma,
+    kalma_dataset_path,
+    load_kalma_dataset,
     read_answers,
     read_gold,
 )
@@ -77,8 +77,10 @@ class ScoringOptions(BaseModel):
 class ScoreConfig(ScoringOptions):
     """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``."""
 
-    dataset: Literal["biokalma"] = Field(
-        default="biokalma", description="The benchmark the answers were generated for."
+    dataset: str = Field(
+        default="biokalma",
+        description="The benchmark the answers were generated for: 'biokalma', or a dataset "
+        "directory written by kalma build.",
     )
     split: Literal["general", "specific"] = Field(
         default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
@@ -161,13 +163,13 @@ async def score_answers_async(
     answers_path = Path(answers_path)
     answers = read_answers(answers_path)
     gold = read_gold(gold_path) if gold_path is not None else None
-    samples = load_biokalma(config.split, data_dir)
+    samples = load_kalma_dataset(config.dataset, config.split, data_dir)
     _check_ids(answers, samples, answers_path, config.split)
     by_id = {s.id: s for s in samples}
 
     data = {
         "answers": sha256_file(answers_path),
-        "dataset": sha256_file(biokalma_path(config.split, data_dir)),
+        "dataset": sha256_file(kalma_dataset_path(config.dataset, config.split, data_dir)),
     }
     if gold_path is not None:
         data["gold"] = sha256_file(gold_path)

@@ -2,10 +2,15 @@
 
 Each file (``simple_question_graph.json``, ``complex_question_graph.json``) is a JSON list of
 ``[question, [entity, ...]]``; an entity is a dict of relation label -> value label plus ``qid``
-and ``name``. The same person appears in many entries (and both files carry the same graphs), so
-facts are deduplicated by ``(qid, relation, value)``. Empty values (``"date_of_death": ""`` for the
-living) are not facts. ``name`` is kept as a fact as well as the label, because
-:meth:`Subgraph.from_entity_dict` (and KaLMA's citations ``[Qxx, name: ...]``) treat it as one.
+and ``name``. A value may also be a JSON list of value labels (``kalma build`` writes one for a
+relation with several values): each element is one fact. The same person appears in many entries
+(and both files carry the same graphs), so facts are deduplicated by ``(qid, relation, value)``.
+Empty values (``"date_of_death": ""`` for the living, and empty list elements) are not facts.
+``name`` is kept as a fact as well as the label, because :meth:`Subgraph.from_entity_dict` (and
+KaLMA's citations ``[Qxx, name: ...]``) treat it as one.
+
+Files without list values load to exactly the quads of loader version 1, so the version (part of
+the cache key) is unchanged: such files could not be loaded before, so no cache entry holds them.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ def read_biokalma(paths: Sequence[Path]) -> Iterator[Quad]:
 
     Raises:
         DataError: a file is not a list of ``[question, [entity dict, ...]]``, an entity lacks a
-            valid ``qid``, or a value is not a string; the message names the file and the JSON
-            path of the offending item (``[12][1][0].qid``).
+            valid ``qid``, or a value is neither a string nor a list of strings; the message names
+            the file and the JSON path of the offending item (``[12][1][0].qid``).
     """
     seen: set[tuple[str, str, str]] = set()
     labelled: set[str] = set()
@@ -60,25 +65,44 @@ def _entity_quads(
         raise DataError(f"missing or invalid qid {qid!r}", path=path, field=f"{where}.qid")
     node = NamedNode(rdf.WD + qid)
     name = entity.get("name")
+    if isinstance(name, list):  # a list-valued name: the first non-empty element is the label
+        name = next((n for n in name if isinstance(n, str) and n), None)
     if qid not in labelled and isinstance(name, str) and name:
         labelled.add(qid)
         yield from rdf.label_quads(node, name)
-    for key, value in entity.items():
-        if key == "qid" or value in ("", None):
+    for key, raw in entity.items():
+        if key == "qid":
             continue
-        if not isinstance(value, str):
-            raise DataError("a value must be a string", path=path, field=f"{where}.{key}")
-        if (qid, key, value) in seen:
-            continue
-        seen.add((qid, key, value))
-        pred = relations.get(key)
-        if pred is None:
-            pred = rdf.relation_node(key)
+        for value in _values(raw, path, f"{where}.{key}"):
+            if (qid, key, value) in seen:
+                continue
+            seen.add((qid, key, value))
+            pred = relations.get(key)
             if pred is None:
-                raise DataError(f"unusable relation label {key!r}", path=path, field=where)
-            relations[key] = pred
-            yield from rdf.property_quads(pred, key)
-        lit = rdf.text_literal(value)
-        if lit is None:
-            raise DataError("value is not valid text", path=path, field=f"{where}.{key}")
-        yield Quad(node, pred, lit, rdf.FACT_GRAPH)
+                pred = rdf.relation_node(key)
+                if pred is None:
+                    raise DataError(f"unusable relation label {key!r}", path=path, field=where)
+                relations[key] = pred
+                yield from rdf.property_quads(pred, key)
+            lit = rdf.text_literal(value)
+            if lit is None:
+                raise DataError("value is not valid text", path=path, field=f"{where}.{key}")
+            yield Quad(node, pred, lit, rdf.FACT_GRAPH)
+
+
+def _values(raw: object, path: Path, where: str) -> list[str]:
+    """The value labels of one entity-dict value: a string, or a list of strings (empty skipped)."""
+    if raw in ("", None):
+        return []
+    if isinstance(raw, str):
+        return [raw]
+    if not isinstance(raw, list):
+        raise DataError("a value must be a string or a list of strings", path=path, field=where)
+    out = []
+    for k, item in enumerate(raw):
+        if item in ("", None):
+            continue
+        if not isinstance(item, str):
+            raise DataError("a list value must hold strings", path=path, field=f"{where}[{k}]")
+        out.append(item)
+    return out

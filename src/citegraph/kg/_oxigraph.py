@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pyoxigraph import NamedNode, Quad, Store
+from pyoxigraph import BlankNode, NamedNode, Quad, Store
 
 from citegraph.errors import KGError, KGQueryError
 from citegraph.kg import _rdf as rdf
@@ -177,6 +177,21 @@ class OxigraphKG(StoreView):
             if len(entities) >= limit:
                 break
         return entities
+
+    def entity_ids_sync(self) -> list[str]:
+        """Ids of the entities that have at least one fact (the fact graph's subjects).
+
+        Ordered as :meth:`find_entities` orders its results: QIDs by number, then other ids as
+        strings. Entities that only appear as values, and properties, are not listed. The query
+        text is constant.
+        """
+        solutions = self._store.query("SELECT DISTINCT ?s WHERE { ?s ?p ?o }")
+        ids = {
+            rdf.entity_id(solution["s"])
+            for solution in solutions  # type: ignore[union-attr]
+            if isinstance(solution["s"], NamedNode | BlankNode)
+        }
+        return sorted(ids, key=_id_sort_key)
 
     def entity_sync(self, entity_id: str) -> Entity | None:
         """The entity with this id, or ``None`` when the KG does not know it."""

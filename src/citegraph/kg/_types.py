@@ -104,10 +104,45 @@ class Subgraph(BaseModel):
         return [t.value for t in self.triples if t.relation == relation]
 
     def as_dict(self) -> dict[str, str]:
-        """BioKaLMA-style dict: relation label -> first value, plus ``name`` and ``qid``."""
+        """BioKaLMA-style dict: relation label -> first value, plus ``name`` and ``qid``.
+
+        One value per relation, as BioKaLMA's files and the authors' prompt string hold it; a
+        relation's later values are left out. Use :meth:`as_entity_dict` to keep every fact.
+        """
         out: dict[str, str] = {"name": self.center.name}
         for t in self.triples:
             out.setdefault(t.relation, t.value)
+        out["qid"] = self.center.id
+        return out
+
+    def as_entity_dict(self) -> dict[str, str | list[str]]:
+        """Every fact as an entity dict: a relation with several values maps to a JSON list.
+
+        A relation with one value maps to a plain string, as in BioKaLMA. Keys follow the order
+        in which relations first appear among the triples; ``name`` is the centre's name (first
+        in its list when the graph holds other ``name`` facts, at the front when it holds none)
+        and ``qid`` comes last. :meth:`from_entity_dict` reads it back to the same centre and
+        triples, in the same order, for every graph whose ``name`` facts start with the centre's
+        name (every graph :meth:`from_entity_dict` builds); ids, descriptions and
+        ``relation_id`` / ``value_id`` metadata are not part of the format.
+        """
+        grouped: dict[str, list[str]] = {}
+        for t in self.triples:
+            values = grouped.setdefault(t.relation, [])
+            if t.value not in values:
+                values.append(t.value)
+        name = self.center.name
+        names = grouped.pop("name", None)
+        out: dict[str, str | list[str]] = {} if names is not None else {"name": name}
+        for relation in [t.relation for t in self.triples]:
+            if relation in out:
+                continue
+            if relation == "name":
+                others = [n for n in names or () if n != name]
+                out["name"] = [name, *others] if others else name
+            else:
+                values = grouped[relation]
+                out[relation] = values[0] if len(values) == 1 else values
         out["qid"] = self.center.id
         return out
 
@@ -115,16 +150,35 @@ class Subgraph(BaseModel):
     def from_entity_dict(cls, entity: Mapping[str, Any]) -> Subgraph:
         """Build from a BioKaLMA entity dict (relation label -> value label, plus qid and name).
 
-        Empty values (BioKaLMA writes ``"date_of_death": ""`` for living people) are not facts and
-        are skipped. The ``name`` key is kept as a fact too, because KaLMA answers cite
-        ``[Qxx, name: ...]`` and the authors' code counts such citations as correct.
+        A value may also be a JSON list of value labels (what ``kalma build`` writes for a
+        relation with several values): one triple per element, in order, repeated elements once.
+        Empty values (BioKaLMA writes ``"date_of_death": ""`` for living people, and empty list
+        elements) are not facts and are skipped. The ``name`` key is kept as a fact too, because
+        KaLMA answers cite ``[Qxx, name: ...]`` and the authors' code counts such citations as
+        correct; a list-valued ``name`` gives the centre its first non-empty element.
         """
         qid = str(entity["qid"])
-        name = str(entity.get("name", ""))
-        types = tuple(str(v) for k, v in entity.items() if k == "instance of" and v)
+        raw_name = entity.get("name", "")
+        name = str(raw_name) if not isinstance(raw_name, list) else next(iter(_texts(raw_name)), "")
+        types = tuple(v for k, raw in entity.items() if k == "instance of" for v in _texts(raw))
         triples = tuple(
-            Triple(subject=qid, relation=str(k), value=str(v), subject_label=name)
-            for k, v in entity.items()
-            if k != "qid" and v not in ("", None)
+            Triple(subject=qid, relation=str(k), value=v, subject_label=name)
+            for k, raw in entity.items()
+            if k != "qid"
+            for v in _texts(raw)
         )
         return cls(center=Entity(id=qid, name=name, types=types), triples=triples)
+
+
+def _texts(value: Any) -> list[str]:
+    """The value labels of an entity-dict value: ``[]`` for an empty value, one per list item."""
+    if not isinstance(value, list):
+        return [] if value in ("", None) else [str(value)]
+    out: list[str] = []
+    for item in value:
+        if item in ("", None):
+            continue
+        text = str(item)
+        if text not in out:
+            out.append(text)
+    return out
