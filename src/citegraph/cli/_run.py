@@ -17,8 +17,15 @@ from citegraph.cli._options import (
     options_from_model,
     run_dir_options,
 )
-from citegraph.kalma import RunConfig, RunResult, RunRuntime, run_kalma, summarise_seeds
-from citegraph.kalma._build_run import BuildConfig, build_benchmark
+from citegraph.kalma import (
+    BuildConfig,
+    RunConfig,
+    RunResult,
+    RunRuntime,
+    build_benchmark,
+    run_kalma,
+    summarise_seeds,
+)
 from citegraph.runs import METRICS_FILE
 
 
