@@ -177,3 +177,48 @@ def test_build_resumes_and_retries_failed_items(kg_dir, pairs_csv, tmp_path) -> 
     third = MockChat(script)
     build_benchmark(out, config, kg=kg, model=third, perplexity=fake_perplexity, cache=False)
     assert third.calls == 0
+
+
+def test_cli_build_with_a_tiny_lm(kg_dir, pairs_csv, tmp_path, monkeypatch) -> None:
+    """The command end to end: mock model, perplexities from a real (tiny) transformers LM."""
+    pytest.importorskip("transformers")
+    from click.testing import CliRunner
+
+    from _tiny_models import build_random_causal_lm
+    from citegraph.cli import main
+
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    lm = build_random_causal_lm(tmp_path / "tiny_lm")
+    out = tmp_path / "cli-bench"
+    result = CliRunner().invoke(
+        main,
+        [
+            "kalma",
+            "build",
+            "--kg",
+            "biokalma",
+            "--data-dir",
+            str(kg_dir),
+            "--pairs",
+            str(pairs_csv),
+            "--model",
+            "mock",
+            "--lm",
+            f"hf:{lm}",
+            "--rounds",
+            "3",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "1 resolved" in result.output and "1 incomplete names" in result.output
+    [item] = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
+    # The mock's fixed reply labels nothing: the seed stays unlabelled, recorded as a fallback,
+    # and each extension is taken as the new sentence (recorded too).
+    assert item["rounds"][0]["fallback"].startswith("no usable labels")
+    assert all(r["fallback"].startswith("appended") for r in item["rounds"][1:])
+    assert len(item["injected"]) == 2
+    assert all(c["perplexity"] > 1 for c in item["rounds"][1]["candidates"])
+    info = json.loads((out / "run.json").read_text())
+    assert info["config"]["lm_name"].startswith("hf:")
