@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 import transformers
@@ -201,6 +202,24 @@ LM_FAVOURITE = "paris"
 LM_FAVOURITE_LOGIT = 2.0
 
 
+def _tiny_llama_config(**extra: Any) -> transformers.LlamaConfig:
+    """The 2-layer, 32-wide Llama configuration of the tiny causal LMs (LM_VOCAB tokens)."""
+    return transformers.LlamaConfig(
+        vocab_size=len(LM_VOCAB),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=256,
+        tie_word_embeddings=False,
+        pad_token_id=LM_VOCAB["<pad>"],
+        bos_token_id=LM_VOCAB["<s>"],
+        eos_token_id=LM_VOCAB["</s>"],
+        **extra,
+    )
+
+
 def build_tiny_causal_lm(path: Path, *, chat_template: str | None = TINY_CHAT_TEMPLATE) -> Path:
     """Save a tiny Llama causal LM (2 layers, 32 wide) and its tokenizer into ``path``.
 
@@ -216,19 +235,7 @@ def build_tiny_causal_lm(path: Path, *, chat_template: str | None = TINY_CHAT_TE
     specials added when encoding); ``chat_template=None`` saves it without a chat template.
     """
     torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=len(LM_VOCAB),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=False,
-        pad_token_id=LM_VOCAB["<pad>"],
-        bos_token_id=LM_VOCAB["<s>"],
-        eos_token_id=LM_VOCAB["</s>"],
-    )
+    config = _tiny_llama_config()
     model = transformers.LlamaForCausalLM(config).eval()
     with torch.no_grad():
         model.model.embed_tokens.weight[:, 0] = 100.0
@@ -258,20 +265,7 @@ def build_random_causal_lm(path: Path, *, seed: int = 0) -> Path:
     scores. No chat template.
     """
     torch.manual_seed(seed)
-    config = transformers.LlamaConfig(
-        vocab_size=len(LM_VOCAB),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=256,
-        tie_word_embeddings=False,
-        pad_token_id=LM_VOCAB["<pad>"],
-        bos_token_id=LM_VOCAB["<s>"],
-        eos_token_id=LM_VOCAB["</s>"],
-        initializer_range=0.5,
-    )
+    config = _tiny_llama_config(initializer_range=0.5)
     model = transformers.LlamaForCausalLM(config).eval()
     tokenizer = word_level_tokenizer(
         LM_VOCAB,

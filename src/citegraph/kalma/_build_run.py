@@ -34,7 +34,7 @@ from citegraph.kalma._build_templates import fact_sentence
 from citegraph.kg import KnowledgeGraph, OxigraphKG, open_kg
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_types import ChatModel, GenerateConfig
-from citegraph.runs import FAILED, RunDir, sha256_file
+from citegraph.runs import FAILED, RunDir, run_pending, sha256_file
 
 Progress = Callable[[int, int], None]
 
@@ -153,25 +153,16 @@ async def build_benchmark_async(
         runtime={"concurrency": concurrency, "cache": cache},
     )
     items = [(f"item-{i}", r) for i, r in enumerate(resolved)]
-    done = run.done
-    todo = [(item_id, r) for item_id, r in items if item_id not in done]
-    n_resumed = len(items) - len(todo)
-    semaphore = asyncio.Semaphore(concurrency or int(getattr(model, "concurrency", 0) or 2))
-    finished = n_resumed
-    if progress is not None:
-        progress(finished, len(items))
+    limit = concurrency or int(getattr(model, "concurrency", 0) or 2)
 
-    async def one(item_id: str, resolution: Resolution) -> None:
-        nonlocal finished
-        async with semaphore:
-            record = await _build_item(item_id, resolution, model, perplexity, counts, config)
-        run.append(record)
-        finished += 1
-        if progress is not None:
-            progress(finished, len(items))
+    async def work(resolution_item: tuple[str, Resolution]) -> dict[str, Any]:
+        item_id, resolution = resolution_item
+        return await _build_item(item_id, resolution, model, perplexity, counts, config)
 
     try:
-        await asyncio.gather(*(one(i, r) for i, r in todo))
+        n_resumed, _ = await run_pending(
+            run, [(k, (k, r)) for k, r in items], work, concurrency=limit, progress=progress
+        )
     finally:
         run.close()
         await model.aclose()

@@ -41,7 +41,7 @@ from citegraph.kg import KnowledgeGraph, Subgraph, open_kg
 from citegraph.models import NLIModel, nli_model
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_types import ChatModel
-from citegraph.runs import FAILED, RunDir, sha256_file
+from citegraph.runs import FAILED, RunDir, run_pending, sha256_file
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each question."""
@@ -147,33 +147,22 @@ async def run_kalma_async(
         overwrite=overwrite,
         runtime=runtime.model_dump(mode="json"),
     )
-    done = run.done
-    todo = [s for s in samples if s.id not in done]
-    n_resumed = len(samples) - len(todo)
     limit = runtime.concurrency or _default_concurrency(models.answerer)
-    semaphore = asyncio.Semaphore(limit)
-    finished = n_resumed
-    if progress is not None:
-        progress(finished, len(samples))
 
-    async def one(sample: BioKaLMASample) -> None:
-        nonlocal finished
-        async with semaphore:
-            record = await _answer_and_score(sample, config, models, graphs_by_id, gold, judged)
-        run.append(record)
-        finished += 1
-        if progress is not None:
-            progress(finished, len(samples))
+    async def work(sample: BioKaLMASample) -> dict[str, Any]:
+        return await _answer_and_score(sample, config, models, graphs_by_id, gold, judged)
 
     try:
-        await _gather_all([one(s) for s in todo])
+        n_resumed, n_now = await run_pending(
+            run, [(s.id, s) for s in samples], work, concurrency=limit, progress=progress
+        )
     finally:
         run.close()
         await _close(models, model, judge)
     metrics = finalize_run(run, samples=samples)
     n_failed = sum(1 for r in run.records if r.get("status") == FAILED)
     return RunResult(
-        out=Path(out), metrics=metrics, n_done_now=len(todo), n_resumed=n_resumed, n_failed=n_failed
+        out=Path(out), metrics=metrics, n_done_now=n_now, n_resumed=n_resumed, n_failed=n_failed
     )
 
 
@@ -186,18 +175,6 @@ def finalize_run(run: RunDir, samples: Sequence[BioKaLMASample] | None = None) -
     metrics = build_run_metrics(records, run.info)
     run.write_metrics(metrics)
     return metrics
-
-
-async def _gather_all(coros: Sequence[Any]) -> None:
-    """Run all; on the first unexpected error cancel the rest (records written are kept)."""
-    tasks = [asyncio.ensure_future(c) for c in coros]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
 
 
 def _default_concurrency(model: ChatModel) -> int:
