@@ -134,6 +134,7 @@ def test_build_selects_by_hand_computed_scores(kg_dir, pairs_csv, tmp_path) -> N
     assert stats["checks"]["gold_facts_not_in_kg"] == []
     assert stats["checks"]["questions_not_mentioning_their_people"] == []
     assert stats["facts_per_question"] == {"mean": 5.0, "min": 5, "max": 5}
+    assert stats["checks"]["n_not_a_question"] == 0 and stats["n_people"] == 2
     sheet = list(csv.reader((out / "human_check.csv").open()))
     assert sheet[0][0] == "item" and len(sheet) == 1 + 2 * (1 + 5)
 

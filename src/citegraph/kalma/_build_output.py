@@ -134,6 +134,12 @@ async def dataset_stats(records: Sequence[dict[str, Any]], kg: KnowledgeGraph) -
                 Counter(rd["fallback"].split(":")[0] for rd in rounds if rd["fallback"])
             ),
             "n_injected_not_cited": sum(1 for rd in rounds if rd.get("fact_cited") is False),
+            "n_not_a_question": sum(
+                1
+                for r in records
+                for k in ("general_question", "specific_question")
+                if r[k] and not r[k].rstrip().endswith("?")
+            ),
             "n_empty_questions": sum(
                 1 for r in records for k in ("general_question", "specific_question") if not r[k]
             ),
