@@ -202,6 +202,19 @@ LM_FAVOURITE = "paris"
 LM_FAVOURITE_LOGIT = 2.0
 
 
+def _lm_tokenizer() -> transformers.PreTrainedTokenizerFast:
+    """The lower-casing word-level tokenizer of the tiny causal LMs (no specials when encoding)."""
+    return word_level_tokenizer(
+        LM_VOCAB,
+        unk_token="<unk>",
+        single="$A",
+        template_tokens=[],
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+    )
+
+
 def _tiny_llama_config(**extra: Any) -> transformers.LlamaConfig:
     """The 2-layer, 32-wide Llama configuration of the tiny causal LMs (LM_VOCAB tokens)."""
     return transformers.LlamaConfig(
@@ -242,15 +255,7 @@ def build_tiny_causal_lm(path: Path, *, chat_template: str | None = TINY_CHAT_TE
         model.model.norm.weight.fill_(1.0)
         model.lm_head.weight.zero_()
         model.lm_head.weight[LM_VOCAB[LM_FAVOURITE], 0] = LM_FAVOURITE_LOGIT / 32**0.5
-    tokenizer = word_level_tokenizer(
-        LM_VOCAB,
-        unk_token="<unk>",
-        single="$A",
-        template_tokens=[],
-        pad_token="<pad>",
-        bos_token="<s>",
-        eos_token="</s>",
-    )
+    tokenizer = _lm_tokenizer()
     if chat_template is not None:
         tokenizer.chat_template = chat_template
     return save_model(model, tokenizer, path)
@@ -267,13 +272,5 @@ def build_random_causal_lm(path: Path, *, seed: int = 0) -> Path:
     torch.manual_seed(seed)
     config = _tiny_llama_config(initializer_range=0.5)
     model = transformers.LlamaForCausalLM(config).eval()
-    tokenizer = word_level_tokenizer(
-        LM_VOCAB,
-        unk_token="<unk>",
-        single="$A",
-        template_tokens=[],
-        pad_token="<pad>",
-        bos_token="<s>",
-        eos_token="</s>",
-    )
+    tokenizer = _lm_tokenizer()
     return save_model(model, tokenizer, path)
