@@ -331,3 +331,31 @@ def test_biokalma_counts_sanity(data_dir: Path) -> None:
         assert sentence.startswith("Ada Lovelace") and sentence.endswith("X.")
         if _has_spacy_pipeline():
             assert relation_class(relation) == relation_class(relation, pos="heuristic"), relation
+
+
+def test_minmax_coherence_by_hand() -> None:
+    """1/perp = [0.1, 0.05, 0.025] -> minmax [1, (0.05 - 0.025) / 0.075 = 1/3, 0]."""
+    import asyncio
+
+    from citegraph.kalma._build_select import RelationCounts, select_fact
+    from citegraph.kg import Triple
+
+    facts = [
+        Triple(subject="Q1", relation=r, value=v)
+        for r, v in (("occupation", "painter"), ("spouse", "B"), ("movement", "C"))
+    ]
+    counts = RelationCounts(n_items=2, counts={"occupation": 4, "spouse": 1, "movement": 2})
+
+    async def ppl(texts):
+        return [10.0, 20.0, 40.0]
+
+    sel = asyncio.run(
+        select_fact("P.", facts, counts, ppl, alpha=0.5, names={"Q1": "A"}, coherence="minmax")
+    )
+    by_value = {c.triple.value: c for c in sel.candidates}
+    assert by_value["painter"].coherence == pytest.approx(1.0)
+    assert by_value["B"].coherence == pytest.approx(1 / 3)
+    assert by_value["C"].coherence == pytest.approx(0.0)
+    # scores: painter 0.5*ln(4/4) + 0.5*1 = 0.5; B 0.5*ln 4 + 0.5/3 = 0.8598; C 0.5*ln 2 = 0.3466
+    assert by_value["B"].score == pytest.approx(0.5 * 1.3862944 + 0.5 / 3, abs=1e-6)
+    assert sel.chosen.value == "B" and sel.coherence == "minmax"

@@ -33,6 +33,7 @@ from citegraph.kalma._build_prompts import (
     question_messages,
 )
 from citegraph.kalma._build_select import (
+    CoherenceNorm,
     PerplexityFn,
     RelationCounts,
     candidate_facts,
@@ -55,6 +56,9 @@ class EvolveConfig(BaseModel):
 
     rounds: int = Field(default=5, ge=1, description="Rounds in all (round 1 = annotation).")
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Weight of rarity vs coherence.")
+    coherence: CoherenceNorm = Field(
+        default="softmax", description="Coherence normalisation: softmax (paper) or minmax."
+    )
     generate: GenerateConfig = GenerateConfig(temperature=0.1, max_tokens=512)
 
 
@@ -161,7 +165,13 @@ async def evolve(
             stopped = f"no unused pool fact left before round {number}"
             break
         selection = await select_fact(
-            plain(paragraph), candidates, counts, perplexity, alpha=config.alpha, names=names
+            plain(paragraph),
+            candidates,
+            counts,
+            perplexity,
+            alpha=config.alpha,
+            names=names,
+            coherence=config.coherence,
         )
         fact = selection.chosen
         reply = await _ask(model, extend_messages(paragraph, fact, names[fact.subject]), gen)

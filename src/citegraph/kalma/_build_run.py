@@ -29,7 +29,7 @@ from citegraph.kalma._build_evolve import EvolveConfig, evolve
 from citegraph.kalma._build_output import write_dataset
 from citegraph.kalma._build_pairs import PersonPair, filter_complete, read_pairs_csv, sample_pairs
 from citegraph.kalma._build_prompts import BUILD_PROMPTS
-from citegraph.kalma._build_select import PerplexityFn, relation_counts
+from citegraph.kalma._build_select import CoherenceNorm, PerplexityFn, relation_counts
 from citegraph.kalma._build_templates import fact_sentence
 from citegraph.kg import KnowledgeGraph, OxigraphKG, open_kg
 from citegraph.models._chat_factory import chat_model
@@ -59,6 +59,11 @@ class BuildConfig(BaseModel):
     )
     rounds: int = Field(default=5, ge=1, description="Rounds (1 = annotation only).")
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Rarity weight in selection.")
+    coherence: CoherenceNorm = Field(
+        default="softmax",
+        description="Coherence term: softmax of 1/perplexity over the round (paper) or minmax "
+        "(1/perplexity rescaled to [0, 1] in the round, so it can compete with rarity).",
+    )
     temperature: float = Field(default=0.1, ge=0.0, le=2.0, description="Sampling temperature.")
     max_tokens: int = Field(default=512, ge=1, description="Most tokens per model reply.")
     seed: int = Field(default=0, description="Seed of pair sampling, generation, human sheet.")
@@ -78,7 +83,9 @@ class BuildConfig(BaseModel):
         generate = GenerateConfig(
             temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
         )
-        return EvolveConfig(rounds=self.rounds, alpha=self.alpha, generate=generate)
+        return EvolveConfig(
+            rounds=self.rounds, alpha=self.alpha, coherence=self.coherence, generate=generate
+        )
 
 
 class BuildResult(BaseModel):
@@ -182,6 +189,7 @@ async def build_benchmark_async(
             "prompts": config.prompts,
             "rounds": config.rounds,
             "alpha": config.alpha,
+            "coherence": config.coherence,
             "temperature": config.temperature,
             "seed": config.seed,
             "kg": config.kg,

@@ -21,6 +21,11 @@ Each round injects one fact of the knowledge pool, the one maximising (paper Eq.
   above 1 the ``1/perp`` values are small and close, so the coherence term varies little and
   rarity dominates unless ``alpha`` is small: that is the paper's formula, kept as written.
 
+``coherence="minmax"`` (not the paper's) rescales ``1/perp`` to [0, 1] within the round instead
+(best candidate 1, worst 0; all equal -> 1), so that coherence can actually compete with rarity:
+on 20 items built from BioKaLMA with SmolLM2, the softmax term varied by at most 0.0055 within a
+round while rarity varied by 2.3 on average.
+
 ``alpha = 1`` is pure rarity, which is what the authors' released code effectively does (its
 coherence term is commented out, ``coherence_score = 0``); ``alpha = 0`` is pure coherence.
 
@@ -45,6 +50,7 @@ from citegraph.kg import Subgraph, Triple
 #: Perplexities of texts, one per text, None where unmeasurable (``CausalLMScorer.perplexities``).
 PerplexityFn = Callable[[Sequence[str]], Awaitable[Sequence[float | None]]]
 PerplexityScope = Literal["paragraph", "sentence"]
+CoherenceNorm = Literal["softmax", "minmax"]
 
 #: Relations never injected: the name (BioKaLMA keeps it as a fact) and the id.
 DEFAULT_EXCLUDED = frozenset({"name", "qid"})
@@ -157,6 +163,7 @@ class Selection(BaseModel):
     candidates: tuple[ScoredCandidate, ...] = Field(description="All candidates, by rank.")
     alpha: float = Field(description="Weight of specificity (1 - alpha: coherence).")
     scope: PerplexityScope = Field(description="What the perplexity was taken of.")
+    coherence: CoherenceNorm = Field(default="softmax", description="How 1/perp was normalised.")
     n_unmeasured: int = Field(description="Candidates without a usable perplexity.")
 
 
@@ -169,6 +176,7 @@ async def select_fact(
     alpha: float = 0.5,
     names: Mapping[str, str],
     scope: PerplexityScope = "paragraph",
+    coherence: CoherenceNorm = "softmax",
 ) -> Selection:
     """Score every candidate fact and pick the best (see the module docstring).
 
@@ -181,6 +189,8 @@ async def select_fact(
             coherence.
         names: Subject id -> name, for the template sentences.
         scope: ``"paragraph"`` (paragraph + sentence, the paper's) or ``"sentence"``.
+        coherence: ``"softmax"`` of ``1/perp`` (the paper's) or ``"minmax"`` (rescaled to
+            [0, 1] within the round; not the paper's).
 
     Raises:
         ConfigError: no candidates, ``alpha`` outside [0, 1], an unknown scope, or ``N = 0``.
@@ -190,6 +200,8 @@ async def select_fact(
         raise ConfigError(f"alpha must be in [0, 1], got {alpha}")
     if scope not in ("paragraph", "sentence"):
         raise ConfigError(f"scope must be 'paragraph' or 'sentence', got {scope!r}")
+    if coherence not in ("softmax", "minmax"):
+        raise ConfigError(f"coherence must be 'softmax' or 'minmax', got {coherence!r}")
     if not candidates:
         raise ConfigError("no candidate facts to select from")
     sentences = [fact_sentence(t, names.get(t.subject, "")) for t in candidates]
@@ -202,15 +214,15 @@ async def select_fact(
         )
     perps, notes = zip(*(_usable(v) for v in values), strict=True)
     inv = [None if p is None else 1.0 / p for p in perps]
-    coherence = _softmax(inv)
+    norm = _softmax(inv) if coherence == "softmax" else _minmax(inv)
     rows = []
     for i, triple in enumerate(candidates):
         spec = specificity(triple.relation, counts)
         rows.append(
             dict(index=i, triple=triple, sentence=sentences[i],
                  count=counts.counts.get(triple.relation, 0), specificity=spec,
-                 perplexity=perps[i], inv_perplexity=inv[i], coherence=coherence[i],
-                 score=alpha * spec + (1.0 - alpha) * coherence[i], note=notes[i])
+                 perplexity=perps[i], inv_perplexity=inv[i], coherence=norm[i],
+                 score=alpha * spec + (1.0 - alpha) * norm[i], note=notes[i])
         )  # fmt: skip
     order = sorted(range(len(rows)), key=lambda i: (-rows[i]["score"], i))
     scored = tuple(ScoredCandidate(**rows[i], rank=r) for r, i in enumerate(order, start=1))
@@ -219,6 +231,7 @@ async def select_fact(
         candidates=scored,
         alpha=alpha,
         scope=scope,
+        coherence=coherence,
         n_unmeasured=sum(p is None for p in perps),
     )
 
@@ -241,3 +254,14 @@ def _softmax(values: Sequence[float | None]) -> list[float]:
     exps = [None if v is None else math.exp(v - top) for v in values]
     total = sum(e for e in exps if e is not None)
     return [0.0 if e is None else e / total for e in exps]
+
+
+def _minmax(values: Sequence[float | None]) -> list[float]:
+    """Measured values rescaled to [0, 1] (all equal -> 1); unmeasured ones get 0."""
+    measured = [v for v in values if v is not None]
+    if not measured:
+        return [0.0] * len(values)
+    low, high = min(measured), max(measured)
+    if high == low:
+        return [0.0 if v is None else 1.0 for v in values]
+    return [0.0 if v is None else (v - low) / (high - low) for v in values]
