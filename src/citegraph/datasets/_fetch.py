@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx2
 from pydantic import BaseModel, ConfigDict
 
+from citegraph._atomic import atomic_write
 from citegraph._json_file import load_json
 from citegraph.errors import ConfigError, DataError
 
@@ -171,9 +172,7 @@ def derive_codex_names(codex_dir: Path) -> list[Path]:
     written = []
     for name, lines in (("entity2name.txt", names), ("entity2des.txt", descriptions)):
         target = codex_dir / name
-        tmp = target.with_name(name + ".part")
-        tmp.write_text("".join(lines), encoding="utf-8")
-        tmp.replace(target)
+        atomic_write(target, "".join(lines))
         written.append(target)
     return written
 
@@ -197,9 +196,7 @@ def _fetch_one(client: httpx2.Client, url: str, path: Path, sha256: str | None) 
             f"SHA-256 mismatch for {url}: expected {sha256}, got {_sha256(body)}", path=path
         )
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_bytes(body)
-    tmp.replace(path)
+    atomic_write(path, body)
     return path
 
 

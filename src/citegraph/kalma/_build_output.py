@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from citegraph._atomic import atomic_write
 from citegraph.kg import KnowledgeGraph, Triple
 
 GENERAL_FILE = "simple_question_graph.json"
@@ -81,8 +82,8 @@ async def write_dataset(
             )
     _write_json(out / GENERAL_FILE, general)
     _write_json(out / SPECIFIC_FILE, specific)
-    (out / GOLD_FILE).write_text(
-        "".join(json.dumps(g, ensure_ascii=False) + "\n" for g in gold_lines), encoding="utf-8"
+    atomic_write(
+        out / GOLD_FILE, "".join(json.dumps(g, ensure_ascii=False) + "\n" for g in gold_lines)
     )
     stats = await dataset_stats(records, kg)
     _write_json(out / STATS_FILE, stats)
@@ -91,9 +92,7 @@ async def write_dataset(
 
 
 def _write_json(path: Path, data: Any) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
 
 
 async def dataset_stats(records: Sequence[dict[str, Any]], kg: KnowledgeGraph) -> dict[str, Any]:

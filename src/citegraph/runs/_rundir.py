@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from citegraph._atomic import atomic_write
 from citegraph.datasets import read_jsonl_tolerant
 from citegraph.errors import ConfigError
 from citegraph.runs._provenance import canonical_json, package_versions, sha256_json
@@ -156,9 +157,3 @@ def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[st
             if old.get(key) != new.get(key):
                 changed.append(f"{section}.{key}")
     return changed
-
-
-def atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
