@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shlex
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -77,3 +78,8 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
 def echo_path(label: str, path: object) -> None:
     """Print ``label: path`` in the house style."""
     click.echo(f"{label}: {path}")
+
+
+def command_line() -> str:
+    """The command being run, shell-quoted, as run directories record it."""
+    return " ".join(shlex.quote(a) for a in ["citegraph", *sys.argv[1:]])

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.table import Table
 
-from citegraph.cli._console import console, progress_bar, reports_errors
+from citegraph.cli._console import command_line, console, progress_bar, reports_errors
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
@@ -70,7 +68,6 @@ def run_score(
     overwrite: bool,
 ) -> None:
     """Score, show progress, print the table (shared by ``kalma score`` and ``demo``)."""
-    command = " ".join(shlex.quote(a) for a in ["citegraph", *sys.argv[1:]])
     with progress_bar("scoring answers") as update:
         result = score_answers(
             answers,
@@ -79,7 +76,7 @@ def run_score(
             gold_path=gold,
             data_dir=data_dir,
             overwrite=overwrite,
-            command=command,
+            command=command_line(),
             progress=update,
         )
     if result.n_resumed:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from citegraph.cli._console import console, progress_bar, reports_errors
+from citegraph.cli._console import command_line, console, progress_bar, reports_errors
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
@@ -27,10 +25,6 @@ from citegraph.kalma import (
     summarise_seeds,
 )
 from citegraph.runs import METRICS_FILE
-
-
-def _command() -> str:
-    return " ".join(shlex.quote(a) for a in ["citegraph", *sys.argv[1:]])
 
 
 @click.command("run")
@@ -108,7 +102,7 @@ def run_one(
             data_dir=data_dir,
             contact=contact,
             overwrite=overwrite,
-            command=_command(),
+            command=command_line(),
             progress=update,
         )
     if result.n_resumed:
@@ -201,7 +195,7 @@ def build_command(
             concurrency=concurrency,
             cache=cache,
             overwrite=overwrite,
-            command=_command(),
+            command=command_line(),
             progress=update,
         )
     m = result.metrics
