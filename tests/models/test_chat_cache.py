@@ -123,3 +123,14 @@ def test_name_endpoint_and_ownership(tmp_path: Path) -> None:
 
 def test_docstring_example() -> None:
     assert doctest.testmod(_chat_cache).failed == 0
+
+
+def test_wrapper_reports_the_inner_request_limit() -> None:
+    """Runs size their concurrency by the model's limit; the cache must not hide it."""
+    from citegraph.models import OpenAICompatibleChat
+
+    inner = OpenAICompatibleChat(
+        "m", provider="vllm", base_url="http://127.0.0.1:9/v1", concurrency=3
+    )
+    assert CachedChatModel(inner, SQLiteCache(":memory:")).concurrency == 3
+    assert CachedChatModel(MockChat("x"), SQLiteCache(":memory:")).concurrency is None

@@ -22,7 +22,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from citegraph._cache_dir import cache_root
 from citegraph.errors import ConfigError, EndpointError, MissingDependency, ModelError
 from citegraph.kalma._build_disambiguate import Resolution, disambiguate_many
 from citegraph.kalma._build_evolve import EvolveConfig, evolve
@@ -32,6 +31,7 @@ from citegraph.kalma._build_prompts import BUILD_PROMPTS
 from citegraph.kalma._build_select import CoherenceNorm, PerplexityFn, relation_counts
 from citegraph.kalma._build_templates import fact_sentence
 from citegraph.kg import KnowledgeGraph, OxigraphKG, open_kg
+from citegraph.models._chat_cache import default_response_cache
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_types import ChatModel, GenerateConfig
 from citegraph.runs import FAILED, RunDir, run_pending, sha256_file
@@ -141,7 +141,8 @@ async def build_benchmark_async(
     resolutions = await disambiguate_many(kept, kg)
     resolved = [r for r in resolutions if r.status == "resolved"]
     counts = relation_counts([r.pool for r in resolved])
-    responses = cache_root() / "responses.sqlite" if cache else None
+    given_model = model
+    responses = default_response_cache() if cache else None
     model = model or chat_model(config.model, base_url=config.base_url, cache=responses)
     lm_name = getattr(perplexity, "__qualname__", "perplexity function given by caller")
     if perplexity is None:
@@ -172,7 +173,8 @@ async def build_benchmark_async(
         )
     finally:
         run.close()
-        await model.aclose()
+        if given_model is None:  # a caller's model stays open for the caller
+            await model.aclose()
     order = {item_id: k for k, (item_id, _) in enumerate(items)}
     records = sorted((r for r in run.records if r["id"] in order), key=lambda r: order[r["id"]])
     ok = [r for r in records if r.get("status") != FAILED]

@@ -19,7 +19,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._cache_dir import cache_root
 from citegraph.datasets import (
     BioKaLMASample,
     GoldRecord,
@@ -39,6 +38,7 @@ from citegraph.kalma._score_item import ScoreItem, score_items
 from citegraph.kalma._text_quality import judge_text_quality, reference_subset
 from citegraph.kg import KnowledgeGraph, Subgraph, open_kg
 from citegraph.models import NLIModel, nli_model
+from citegraph.models._chat_cache import default_response_cache
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_types import ChatModel
 from citegraph.runs import FAILED, RunDir, run_pending, sha256_file
@@ -178,9 +178,8 @@ def finalize_run(run: RunDir, samples: Sequence[BioKaLMASample] | None = None) -
 
 
 def _default_concurrency(model: ChatModel) -> int:
-    """Questions in flight: the server's request limit (a cache wrapper is looked through)."""
-    inner = getattr(model, "inner", model)
-    return int(getattr(inner, "concurrency", None) or 4)
+    """Questions in flight: the server's request limit, else 4."""
+    return int(getattr(model, "concurrency", None) or 4)
 
 
 def _gold(
@@ -250,7 +249,7 @@ def _models(
     nli: NLIModel | None,
     kg: KnowledgeGraph | None,
 ) -> _Models:
-    cache = cache_root() / "responses.sqlite" if runtime.cache else None
+    cache = default_response_cache() if runtime.cache else None
     # --concurrency bounds the requests in flight per endpoint (answers and judge calls share
     # the limit when they go to the same server); without it each provider's default applies.
     limit = runtime.concurrency

@@ -9,10 +9,12 @@ Concurrent identical requests may both reach the model (the last answer stored w
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from citegraph._cache_dir import cache_root
 from citegraph._sqlite_cache import SQLiteCache, cache_key
 from citegraph.models._chat_types import ChatModel, ChatRequest, Generation
 
@@ -64,6 +66,13 @@ class CachedChatModel:
         self.hits = 0
         self.misses = 0
 
+    @property
+    def concurrency(self) -> int | None:
+        """The inner model's request limit (``None`` when it has none): the wrapper is
+        transparent to callers that size their work by it."""
+        limit = getattr(self.inner, "concurrency", None)
+        return int(limit) if limit else None
+
     def request_key(self, request: ChatRequest) -> str:
         """The cache key of ``request`` for this model."""
         return chat_cache_key(self.inner.endpoint, self.inner.name, request)
@@ -104,3 +113,11 @@ class CachedChatModel:
 
     def __repr__(self) -> str:
         return f"CachedChatModel({self.inner!r}, {self.cache!r})"
+
+
+RESPONSE_CACHE_FILE = "responses.sqlite"
+
+
+def default_response_cache() -> Path:
+    """The shared response cache of runs and builds: ``$CITEGRAPH_CACHE/responses.sqlite``."""
+    return cache_root() / RESPONSE_CACHE_FILE

@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from citegraph._cache_dir import cache_root
 from citegraph.errors import MissingDependency, ModelError
-from citegraph.kg._ondisk import default_cache_dir
 from citegraph.models._chat_hf import HFChat, quiet_stderr, require_local
 from citegraph.models._hf_common import quiet_loading
 
@@ -80,7 +80,7 @@ def locate_smollm2_gguf() -> Path:
 def default_models_cache_dir() -> Path:
     """``$CITEGRAPH_CACHE/models``, else ``$XDG_CACHE_HOME/citegraph/models``, else
     ``~/.cache/citegraph/models`` (beside the KG cache)."""
-    return default_cache_dir().parent / "models"
+    return cache_root() / "models"
 
 
 def _fingerprint(gguf: Path) -> dict[str, Any]:
