@@ -175,7 +175,8 @@ async def evolve(
         )
         fact = selection.chosen
         reply = await _ask(model, extend_messages(paragraph, fact, names[fact.subject]), gen)
-        paragraph, fallback = _extended(paragraph, clean_paragraph(reply), fact, names)
+        extension = clean_paragraph(reply)
+        paragraph, fallback = _extended(paragraph, extension, fact, names)
         injected.append(fact)
         rounds.append(
             Round(
@@ -185,7 +186,7 @@ async def evolve(
                 reply=reply,
                 paragraph=paragraph,
                 fallback=fallback,
-                fact_cited=fact in _cited(clean_paragraph(reply), pool),
+                fact_cited=fact in _cited(extension, pool),
             )
         )
     final = plain(paragraph)
