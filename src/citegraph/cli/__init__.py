@@ -7,6 +7,7 @@ import click
 from citegraph import __version__
 from citegraph.cli._ask import ask_command
 from citegraph.cli._caqa import caqa_group
+from citegraph.cli._conner import conner_group
 from citegraph.cli._data import data_group
 from citegraph.cli._demo import demo
 from citegraph.cli._kalma import kalma_group
@@ -26,6 +27,7 @@ kalma_group.add_command(run_command)
 kalma_group.add_command(build_command)
 main.add_command(kalma_group)
 main.add_command(caqa_group)
+main.add_command(conner_group)
 main.add_command(demo)
 main.add_command(runs_group)
 

@@ -21,7 +21,12 @@ from citegraph.caqa._compare import compare_runs, render_comparison
 from citegraph.caqa._report_render import render_report
 from citegraph.caqa._splits import render_statistics
 from citegraph.cli._console import command_line, console, progress_bar, reports_errors
-from citegraph.cli._options import data_dir_option, options_from_model, run_dir_options
+from citegraph.cli._options import (
+    data_dir_option,
+    options_from_model,
+    run_dir_options,
+    runtime_options,
+)
 
 
 @click.group("caqa")
@@ -29,21 +34,9 @@ def caqa_group() -> None:
     """CAQA: attribution benchmarks from KGs, and benchmarking attribution evaluators."""
 
 
-def _runtime_options(func: Any) -> Any:
-    func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
-        func
-    )
-    func = click.option(
-        "--concurrency", type=int, default=None, help="Model requests in flight at once."
-    )(func)
-    return click.option(
-        "--limit", type=int, default=None, help="Only the first N items (a run can grow later)."
-    )(func)
-
-
 @caqa_group.command("build")
 @options_from_model(CaqaBuildConfig, exclude=("categories",))
-@_runtime_options
+@runtime_options
 @data_dir_option
 @run_dir_options
 @reports_errors
@@ -86,7 +79,7 @@ def build_command(
 @click.argument("data")
 @options_from_model(CaqaJudgeConfig, exclude=("data",))
 @click.option("--batch-size", type=int, default=8, show_default=True, help="Samples per call.")
-@_runtime_options
+@runtime_options
 @data_dir_option
 @run_dir_options
 @reports_errors

@@ -53,8 +53,9 @@ def reports_errors(func: F) -> F:
 
 
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
-    """A rich progress bar with rate and ETA; yields ``update(done, total)``."""
+def progress_bar(description: str) -> Iterator[Callable[..., None]]:
+    """A rich progress bar with rate and ETA; yields ``update(done, total, step=None)``
+    (``step``, when given, replaces the description: a multi-step command's current step)."""
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -67,9 +68,11 @@ def progress_bar(description: str) -> Iterator[Callable[[int, int], None]]:
     ) as progress:
         task = progress.add_task(description, total=None, rate="")
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int, step: str | None = None) -> None:
             elapsed = progress.tasks[0].elapsed or 0.0
             rate = f"{done / elapsed:.1f}/s" if elapsed > 0 and done else ""
+            if step is not None:
+                progress.update(task, description=step)
             progress.update(task, completed=done, total=total, rate=rate)
 
         yield update

@@ -87,3 +87,16 @@ def run_dir_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option(
         "--out", type=click.Path(path_type=Path), required=True, help="Run directory."
     )(func)
+
+
+def runtime_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--limit``, ``--concurrency`` and ``--no-cache``: how a run runs, not what it computes."""
+    func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
+        func
+    )
+    func = click.option(
+        "--concurrency", type=int, default=None, help="Model requests in flight at once."
+    )(func)
+    return click.option(
+        "--limit", type=int, default=None, help="Only the first N items (a run can grow later)."
+    )(func)

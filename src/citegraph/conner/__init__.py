@@ -8,6 +8,15 @@ retrieved: :class:`DenseRetriever`) -> intrinsic metrics (:func:`factuality`, :f
 :func:`knowledge_quality`, :func:`select_knowledge`) and meta-evaluation (:func:`correlate`).
 """
 
+from citegraph.conner._acquire_run import (
+    AcquireResult,
+    ConnerGenerateConfig,
+    ConnerRetrieveConfig,
+    finish_acquired,
+    generate_run,
+    generate_run_async,
+    retrieve_run,
+)
 from citegraph.conner._answer import (
     GeneratedAnswer,
     extract_answer,
@@ -27,6 +36,10 @@ from citegraph.conner._correlate import (
     Correlation,
     correlate,
     read_ratings,
+)
+from citegraph.conner._correlate_run import (
+    correlate_runs,
+    render_correlations,
 )
 from citegraph.conner._factuality import (
     CombinedEvidence,
@@ -60,6 +73,14 @@ from citegraph.conner._informativeness import (
     informativeness_prefix,
     truncate_words,
 )
+from citegraph.conner._knowledge_io import (
+    GOLD,
+    KnowledgeInput,
+    generated_record,
+    knowledge_record,
+    load_task,
+    read_knowledge,
+)
 from citegraph.conner._prompts import (
     DEFAULT_DEMO_MAX_WORDS,
     DEFAULT_SHOTS,
@@ -83,11 +104,37 @@ from citegraph.conner._relevance import (
     relevance_scorer,
 )
 from citegraph.conner._retrieve import (
+    TASK_CORPUS,
     Corpus,
     DenseRetriever,
     corpus_fingerprint,
+    load_corpus,
     read_corpus,
     retrieve_knowledge,
+    task_corpus,
+)
+from citegraph.conner._score_config import (
+    ConnerScoreConfig,
+    model_notes,
+)
+from citegraph.conner._score_models import (
+    ScoreModels,
+    load_score_models,
+)
+from citegraph.conner._score_run import (
+    ConnerScoreResult,
+    score_knowledge,
+    score_knowledge_async,
+)
+from citegraph.conner._score_summary import (
+    read_score_values,
+    render_score,
+    score_summary,
+)
+from citegraph.conner._select_run import (
+    ConnerSelectConfig,
+    select_run,
+    select_run_async,
 )
 from citegraph.conner._selection import (
     KnowledgeChoice,
@@ -120,6 +167,7 @@ __all__ = [
     "DEFAULT_DEMO_MAX_WORDS",
     "DEFAULT_SHOTS",
     "EMBEDDING_FALLBACK_PREFIX",
+    "GOLD",
     "HELPFULNESS_PROMPT",
     "INFO_PROMPT",
     "METRICS",
@@ -128,9 +176,16 @@ __all__ = [
     "REFERENCE_PPL_CAP",
     "REFERENCE_TRUNCATE_WORDS",
     "TASKS",
+    "TASK_CORPUS",
     "WOW_SEPARATOR",
+    "AcquireResult",
     "CombinedEvidence",
+    "ConnerGenerateConfig",
+    "ConnerRetrieveConfig",
     "ConnerSample",
+    "ConnerScoreConfig",
+    "ConnerScoreResult",
+    "ConnerSelectConfig",
     "Corpus",
     "Correlation",
     "DenseRetriever",
@@ -142,6 +197,7 @@ __all__ = [
     "GeneratedKnowledge",
     "Knowledge",
     "KnowledgeChoice",
+    "KnowledgeInput",
     "Metric",
     "MetricValue",
     "NLISummary",
@@ -150,6 +206,7 @@ __all__ = [
     "PromptTemplate",
     "RelevanceScorer",
     "RetrievedEvidence",
+    "ScoreModels",
     "Searcher",
     "SpanValidityConfig",
     "Task",
@@ -158,12 +215,17 @@ __all__ = [
     "clean_knowledge",
     "corpus_fingerprint",
     "correlate",
+    "correlate_runs",
     "default_template",
     "extract_answer",
     "factuality",
     "factuality_summary",
+    "finish_acquired",
     "generate_answers",
     "generate_knowledge",
+    "generate_run",
+    "generate_run_async",
+    "generated_record",
     "get_template",
     "gold_evidence",
     "helpfulness",
@@ -171,7 +233,12 @@ __all__ = [
     "informativeness_prefix",
     "knowledge_prompt",
     "knowledge_quality",
+    "knowledge_record",
+    "load_corpus",
+    "load_score_models",
+    "load_task",
     "metric_query",
+    "model_notes",
     "nli_metric_value",
     "open_validity",
     "paragraph_coherence",
@@ -180,20 +247,31 @@ __all__ = [
     "prompt_templates",
     "prompt_version",
     "read_corpus",
+    "read_knowledge",
     "read_ratings",
+    "read_score_values",
     "reference_evidence",
     "relevance",
     "relevance_scorer",
+    "render_correlations",
+    "render_score",
     "retrieve_knowledge",
+    "retrieve_run",
+    "score_knowledge",
+    "score_knowledge_async",
+    "score_summary",
     "select_best_demonstrations",
     "select_demonstrations",
     "select_knowledge",
+    "select_run",
+    "select_run_async",
     "sentence_coherence",
     "sentence_coherence_value",
     "span_validity",
     "span_validity_batch",
     "split_sentences",
     "summarize_nli",
+    "task_corpus",
     "truncate_words",
     "validity_summary",
 ]

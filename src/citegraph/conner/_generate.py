@@ -136,8 +136,10 @@ async def generate_knowledge(
     pool: Sequence[ConnerSample] | None = None,
     demo_max_words: int | None = DEFAULT_DEMO_MAX_WORDS,
     temperature: float = 0.0,
+    top_p: float = 1.0,
     max_tokens: int = 256,
     seed: int = 0,
+    demo_seed: int | None = None,
     concurrency: int = 4,
     progress: Progress | None = None,
 ) -> list[GeneratedKnowledge]:
@@ -152,8 +154,9 @@ async def generate_knowledge(
         pool: Where demonstrations come from (default ``samples``); see
             :func:`~citegraph.conner.select_demonstrations`.
         demo_max_words: Longest demonstration knowledge, in words (None: no limit).
-        temperature, max_tokens, seed: Sampling parameters (``seed`` also seeds the draw of
-            demonstrations).
+        temperature, top_p, max_tokens, seed: Sampling parameters.
+        demo_seed: Seed of the draw of demonstrations (default ``seed``); fixing it while
+            ``seed`` varies samples several candidates from the same prompts (§5).
         concurrency: Requests in flight at once.
         progress: Called as ``progress(done, total)``.
 
@@ -171,15 +174,16 @@ async def generate_knowledge(
         raise ConfigError(f"samples mix tasks {sorted(tasks)}; generate one task at a time")
     chosen = _knowledge_template(prompt, template, samples[0].task)
     few = chosen.target is not None
-    version = prompt_version(chosen, shots=shots, seed=seed)
-    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    demo_seed = seed if demo_seed is None else demo_seed
+    version = prompt_version(chosen, shots=shots, seed=demo_seed)
+    config = GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed)
     source = f"llm:{model.name}:{version}"
     demo_pool = list(pool) if pool is not None else samples
     plans = []
     for sample in samples:
         demos = (
             select_demonstrations(
-                sample, demo_pool, shots=shots, seed=seed, max_words=demo_max_words
+                sample, demo_pool, shots=shots, seed=demo_seed, max_words=demo_max_words
             )
             if few
             else []

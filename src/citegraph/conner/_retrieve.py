@@ -31,7 +31,16 @@ from citegraph.conner._types import ConnerSample, Knowledge
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
 from citegraph.models._embeddings import EmbeddingModel
 
-__all__ = ["Corpus", "DenseRetriever", "corpus_fingerprint", "read_corpus", "retrieve_knowledge"]
+__all__ = [
+    "TASK_CORPUS",
+    "Corpus",
+    "DenseRetriever",
+    "corpus_fingerprint",
+    "load_corpus",
+    "read_corpus",
+    "retrieve_knowledge",
+    "task_corpus",
+]
 
 Backend = Literal["auto", "numpy", "python"]
 
@@ -85,6 +94,28 @@ def read_corpus(path: str | Path) -> Corpus:
             )
         seen[pid] = lineno
     return Corpus(ids=tuple(r[1] for r in rows), texts=tuple(r[2] for r in rows))
+
+
+#: The corpus spec meaning "the task's own gold knowledge texts" (offline evidence, not Wikipedia).
+TASK_CORPUS = "task"
+
+
+def task_corpus(samples: Sequence[ConnerSample]) -> Corpus:
+    """The distinct gold knowledge texts of ``samples`` as a corpus (ids: the first sample id
+    with each text); WoW's ``no_passages_used`` and empty golds are left out."""
+    from citegraph.datasets import NO_PASSAGE  # here: citegraph.datasets imports conner types
+
+    first: dict[str, str] = {}
+    for s in samples:
+        text = s.gold_knowledge.strip()
+        if text and text != NO_PASSAGE:
+            first.setdefault(text, s.id)
+    return Corpus(ids=tuple(first.values()), texts=tuple(first))
+
+
+def load_corpus(spec: str, samples: Sequence[ConnerSample]) -> Corpus:
+    """``"task"`` (:func:`task_corpus` of ``samples``) or a corpus file (:func:`read_corpus`)."""
+    return task_corpus(samples) if spec == TASK_CORPUS else read_corpus(spec)
 
 
 def _jsonl_rows(path: Path) -> Any:

@@ -1,0 +1,260 @@
+"""``citegraph conner``: acquire knowledge (generate, retrieve), score it from six perspectives,
+select the best, and correlate the metrics with human ratings (the CONNER paper)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, cast
+
+import click
+
+from citegraph.cli._console import command_line, console, progress_bar, reports_errors
+from citegraph.cli._options import (
+    data_dir_option,
+    options_from_model,
+    run_dir_options,
+    runtime_options,
+)
+from citegraph.conner import (
+    AcquireResult,
+    ConnerGenerateConfig,
+    ConnerRetrieveConfig,
+    ConnerScoreConfig,
+    ConnerSelectConfig,
+    correlate_runs,
+    generate_run,
+    render_correlations,
+    render_score,
+    retrieve_run,
+    score_knowledge,
+    select_run,
+)
+from citegraph.conner._correlate import Method
+
+
+@click.group("conner")
+def conner_group() -> None:
+    """CONNER: reference-free evaluation of generated or retrieved knowledge."""
+
+
+def _report_acquired(result: AcquireResult) -> None:
+    m = result.metrics
+    words = "-" if m["mean_words"] is None else f"{m['mean_words']:.1f}"
+    console.print(
+        f"{m['n_knowledge']} knowledge texts for {result.n_samples} items "
+        f"({m['n_empty']} empty, {result.n_failed} failed; {result.n_resumed} resumed), "
+        f"{words} words on average, source {', '.join(m['sources']) or '-'} -> {result.out}",
+        highlight=False,
+        soft_wrap=True,
+    )
+    if result.n_failed:
+        console.print(
+            f"failed (re-run the command to retry): {'; '.join(m['errors'])}", style="yellow"
+        )
+
+
+@conner_group.command("generate")
+@options_from_model(ConnerGenerateConfig)
+@runtime_options
+@data_dir_option
+@run_dir_options
+@reports_errors
+def generate_command(
+    limit: int | None,
+    concurrency: int | None,
+    no_cache: bool,
+    data_dir: Path | None,
+    out: Path,
+    overwrite: bool,
+    **options: Any,
+) -> None:
+    """Generate knowledge for a task's test items with a chat model (Tables 11-12 prompts)."""
+    config = ConnerGenerateConfig(**options)
+    with progress_bar("generating knowledge") as update:
+        result = generate_run(
+            out,
+            config,
+            data_dir=data_dir,
+            limit=limit,
+            concurrency=concurrency,
+            cache=not no_cache,
+            overwrite=overwrite,
+            command=command_line(),
+            progress=update,
+        )
+    _report_acquired(result)
+
+
+@conner_group.command("retrieve")
+@options_from_model(ConnerRetrieveConfig)
+@click.option("--limit", type=int, default=None, help="Only the first N items (can grow later).")
+@data_dir_option
+@run_dir_options
+@reports_errors
+def retrieve_command(
+    limit: int | None, data_dir: Path | None, out: Path, overwrite: bool, **options: Any
+) -> None:
+    """Retrieve knowledge for a task's test items from a passage corpus (dense embeddings)."""
+    config = ConnerRetrieveConfig(**options)
+    result = retrieve_run(
+        out, config, data_dir=data_dir, limit=limit, overwrite=overwrite, command=command_line()
+    )
+    _report_acquired(result)
+
+
+@conner_group.command("score")
+@click.argument("knowledge")
+@options_from_model(ConnerScoreConfig, exclude=("knowledge", "metrics"))
+@click.option(
+    "--metrics",
+    default="all",
+    show_default=True,
+    help="Comma-separated metrics, or 'all': factuality, relevance, coherence_sent, "
+    "coherence_para, informativeness, helpfulness, validity.",
+)
+@click.option("--batch-size", type=int, default=16, show_default=True, help="Items per call.")
+@click.option("--limit", type=int, default=None, help="Only the first N items (can grow later).")
+@click.option("--no-cache", "no_cache", is_flag=True, help="Skip the answer-model cache.")
+@data_dir_option
+@run_dir_options
+@reports_errors
+def score_command(
+    knowledge: str,
+    metrics: str,
+    batch_size: int,
+    limit: int | None,
+    no_cache: bool,
+    data_dir: Path | None,
+    out: Path,
+    overwrite: bool,
+    **options: Any,
+) -> None:
+    """Score KNOWLEDGE ('gold', a knowledge run directory or a JSONL file of {id, text}) for a
+    task's test items: factuality, relevance, coherence, informativeness, helpfulness, validity."""
+    chosen: dict[str, Any] = {} if metrics.strip() == "all" else {"metrics": metrics}
+    config = ConnerScoreConfig(knowledge=knowledge, **chosen, **options)
+    with progress_bar("scoring knowledge") as update:
+        result = score_knowledge(
+            out,
+            config,
+            data_dir=data_dir,
+            limit=limit,
+            batch_size=batch_size,
+            cache=not no_cache,
+            overwrite=overwrite,
+            command=command_line(),
+            progress=update,
+        )
+    console.print(render_score(result.metrics), markup=False, highlight=False, soft_wrap=True)
+    if result.n_failed:
+        console.print(
+            f"{result.n_failed} items failed (left out; re-run the command to retry)",
+            style="yellow",
+        )
+    console.print(
+        f"{result.n_samples} items ({result.n_resumed} resumed) in "
+        f"{result.metrics['seconds']} s -> {result.out}",
+        highlight=False,
+    )
+
+
+#: Score options that ``conner select`` takes from the generation config or sets itself.
+_SELECT_SCORE_EXCLUDE = (
+    "knowledge",
+    "metrics",
+    "task",
+    "split",
+    "seed",
+    "base_url",
+    "u",
+    "answer_model",
+    "answer_shots",
+)
+
+
+@conner_group.command("select")
+@options_from_model(ConnerSelectConfig, exclude=("weights",))
+@click.option(
+    "--weights",
+    default="1,1,1,1",
+    show_default=True,
+    help="γ for factuality, relevance, coherence_para, informativeness (Eq. 9; the paper "
+    "does not give its values).",
+)
+@options_from_model(ConnerGenerateConfig, exclude=("temperature", "top_p"))
+@click.option("--temperature", type=float, default=1.0, show_default=True, help="Sampling.")
+@click.option("--top-p", "top_p", type=float, default=0.9, show_default=True, help="Paper: 0.9.")
+@options_from_model(ConnerScoreConfig, exclude=_SELECT_SCORE_EXCLUDE)
+@click.option("--limit", type=int, default=None, help="Only the first N items (can grow later).")
+@data_dir_option
+@run_dir_options
+@reports_errors
+def select_command(
+    limit: int | None, data_dir: Path | None, out: Path, overwrite: bool, **options: Any
+) -> None:
+    """Sample --candidates knowledge texts per item, score them, keep the best by Eq. 9 (§5).
+
+    The output is a knowledge run: score it with 'conner score OUT'."""
+    parts: dict[str, dict[str, Any]] = {"select": {}, "generate": {}, "score": {}}
+    for name, value in options.items():
+        if name in ConnerSelectConfig.model_fields:
+            parts["select"][name] = value
+        elif name in ConnerGenerateConfig.model_fields:
+            parts["generate"][name] = value
+        else:
+            parts["score"][name] = value
+    config = ConnerSelectConfig(**parts["select"])
+    generate = ConnerGenerateConfig(**parts["generate"])
+    score = ConnerScoreConfig(knowledge="-", **parts["score"])
+    with progress_bar("selecting knowledge") as update:
+        result = select_run(
+            out,
+            config,
+            generate=generate,
+            score=score,
+            data_dir=data_dir,
+            limit=limit,
+            overwrite=overwrite,
+            command=command_line(),
+            progress=update,
+        )
+    _report_acquired(result)
+
+
+@conner_group.command("correlate")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--ratings",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+    help="CSV: id,<metric>,... with human ratings 0/1/2 (blank: not rated).",
+)
+@click.option(
+    "--methods", default="somers_d,spearman", show_default=True, help="somers_d, spearman, pearson."
+)
+@click.option(
+    "--somers-given",
+    type=click.Choice(["rating", "metric"]),
+    default="rating",
+    show_default=True,
+    help="Somers' D(metric | rating) (default) or D(rating | metric).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@reports_errors
+def correlate_command(
+    runs: tuple[Path, ...], ratings: Path, methods: str, somers_given: str, as_json: bool
+) -> None:
+    """Correlate score runs' metrics with human ratings (Somers' D, Spearman; §6, Table 9)."""
+    chosen = cast(list[Method], [m.strip() for m in methods.split(",") if m.strip()])
+    results = correlate_runs(
+        runs,
+        ratings,
+        methods=chosen,
+        somers_given="metric" if somers_given == "metric" else "rating",
+    )
+    if as_json:
+        payload = {run: [r.model_dump(mode="json") for r in rows] for run, rows in results.items()}
+        click.echo(json.dumps(payload, indent=2))
+        return
+    console.print(render_correlations(results), markup=False, highlight=False, soft_wrap=True)
