@@ -253,3 +253,14 @@ def test_local_smollm2_prefers_fluent_text(smollm2_cache: Path) -> None:
     low, high = scorer.score_sync([fluent, shuffled])
     assert low.perplexity is not None and high.perplexity is not None
     assert low.perplexity < high.perplexity
+
+
+def test_budget_batches_cut_by_count_and_padded_size() -> None:
+    from citegraph.models._lm_scorer import budget_batches
+
+    # widths sorted longest first; batch_size 3, budget 100 padded positions
+    widths = [120, 60, 40, 30, 30, 10, 10, 10, 10]
+    # 120 > 100: alone; 60: 100 // 60 = 1; 40: 2 (40, 30); 30: 3 (30, 10, 10); 10: the rest
+    assert budget_batches(widths, 3, 100) == [(0, 1), (1, 2), (2, 4), (4, 7), (7, 9)]
+    assert budget_batches([5, 5, 5], 8, 10_000) == [(0, 3)]
+    assert budget_batches([], 4, 100) == []

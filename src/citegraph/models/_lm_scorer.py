@@ -23,7 +23,10 @@ Conventions (the same batched and one at a time):
   beginning is kept, as CONNER's ``ppl.py``) and a prefix + continuation from the left (the
   continuation is kept, with at least its last prefix token; a continuation that alone is too
   long is cut at its end). ``TokenScores.n_truncated`` records the tokens dropped.
-- Batches are sorted by length and right-padded with an attention mask (the pad id is the
+- Inputs are sorted by length (longest first) and cut into batches of at most ``batch_size``
+  inputs and at most ``max_batch_tokens`` padded positions (a batch is as wide as its longest
+  input, so one very long text is not padded into a batch of short ones; a text longer than the
+  budget goes alone). Batches are right-padded with an attention mask (the pad id is the
   tokenizer's pad, else EOS, else 0: masked, so its value does not matter); one forward pass per
   batch under ``torch.inference_mode`` (logits only from the first scored position on, when the
   model takes ``logits_to_keep``); log-softmax in float32, sums in float64. Inputs with no
@@ -54,6 +57,8 @@ from citegraph.models._hf_common import check_batching, effective_max_length
 
 __all__ = ["CausalLMScorer", "LMScorer", "TokenScores", "causal_lm_scorer"]
 
+#: Padded positions per forward pass (inputs x width) unless told otherwise.
+DEFAULT_MAX_BATCH_TOKENS = 8192
 _FIRST_TOKEN = "only the first token, which has no prediction (prepend_bos=False)"
 
 
@@ -144,7 +149,7 @@ class CausalLMScorer:
         model, tokenizer, torch: A loaded causal LM (in eval mode, on ``device``), its tokenizer
             and the torch module.
         name: See :attr:`name`.
-        device, batch_size, max_length, prepend_bos: As :meth:`load`.
+        device, batch_size, max_batch_tokens, max_length, prepend_bos: As :meth:`load`.
 
     Attributes:
         name: ``"hf:<hub id or path>"`` (``".../<gguf file>"`` for a GGUF), or the given name.
@@ -159,10 +164,14 @@ class CausalLMScorer:
         name: str,
         device: str = "cpu",
         batch_size: int = 8,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_length: int | None = None,
         prepend_bos: bool = False,
     ) -> None:
         _check_options(batch_size, max_length)
+        if max_batch_tokens < 1:
+            raise ConfigError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
+        self._max_batch_tokens = max_batch_tokens
         self.name = name
         self._model: Any = model
         self._tokenizer: Any = tokenizer
@@ -186,6 +195,7 @@ class CausalLMScorer:
         device: str = "cpu",
         dtype: Any = None,
         batch_size: int = 8,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_length: int | None = None,
         prepend_bos: bool = False,
         name: str | None = None,
@@ -198,7 +208,8 @@ class CausalLMScorer:
             gguf_file: A GGUF file inside ``model_id_or_path`` (needs the ``gguf`` package).
             device: torch device.
             dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
-            batch_size: Inputs per forward pass.
+            batch_size: Most inputs per forward pass.
+            max_batch_tokens: Most padded positions per forward pass (inputs x width).
             max_length: Most tokens per input (see the module docstring); None: the model's limit.
             prepend_bos: Put BOS first so that the first token of a text is scored too.
             name: The scorer's name in run records (default ``"hf:<id or path>"``).
@@ -219,6 +230,7 @@ class CausalLMScorer:
             name=name or f"hf:{source}" + (f"/{gguf_file}" if gguf_file else ""),
             device=device,
             batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
             max_length=max_length,
             prepend_bos=prepend_bos,
         )
@@ -346,8 +358,9 @@ class CausalLMScorer:
                 )
         todo = [i for i, r in enumerate(results) if r is None]
         todo.sort(key=lambda i: -len(items[i].ids))  # similar lengths share a batch
-        for begin in range(0, len(todo), self._batch_size):
-            chunk = todo[begin : begin + self._batch_size]
+        widths = [len(items[i].ids) for i in todo]
+        for begin, end in budget_batches(widths, self._batch_size, self._max_batch_tokens):
+            chunk = todo[begin:end]
             scored = self._forward([items[i] for i in chunk], keep)
             for i, scores in zip(chunk, scored, strict=True):
                 results[i] = scores
@@ -391,6 +404,22 @@ class CausalLMScorer:
         return out
 
 
+def budget_batches(
+    widths: Sequence[int], batch_size: int, max_tokens: int
+) -> list[tuple[int, int]]:
+    """Cut inputs sorted by length, longest first, into ``[begin, end)`` batches of at most
+    ``batch_size`` inputs whose padded size (inputs x the first, widest, input) stays within
+    ``max_tokens``; an input wider than ``max_tokens`` gets a batch of its own."""
+    batches: list[tuple[int, int]] = []
+    begin = 0
+    while begin < len(widths):
+        fits = max(1, max_tokens // max(1, widths[begin]))
+        end = min(len(widths), begin + min(batch_size, fits))
+        batches.append((begin, end))
+        begin = end
+    return batches
+
+
 def _check_options(batch_size: int, max_length: int | None) -> None:
     check_batching(batch_size, max_length)
     if max_length is not None and max_length < 2:
@@ -405,6 +434,7 @@ def causal_lm_scorer(
     device: str = "cpu",
     dtype: Any = None,
     batch_size: int = 8,
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
     max_length: int | None = None,
     prepend_bos: bool = False,
     cache_dir: str | Path | None = None,
@@ -415,7 +445,8 @@ def causal_lm_scorer(
         spec: ``"local"`` (the embedded SmolLM2-135M-Instruct, converted once into the models
             cache, see :func:`~citegraph.models.converted_model_dir`), ``"hf:<hub id or path>"``
             (a ``.gguf`` path loads that file), or a local model folder or ``.gguf`` path.
-        device, dtype, batch_size, max_length, prepend_bos: As :meth:`CausalLMScorer.load`.
+        device, dtype, batch_size, max_batch_tokens, max_length, prepend_bos: As
+            :meth:`CausalLMScorer.load`.
         cache_dir: The models cache for ``"local"`` (default ``$CITEGRAPH_CACHE/models``).
 
     Raises:
@@ -431,6 +462,7 @@ def causal_lm_scorer(
         "device": device,
         "dtype": dtype,
         "batch_size": batch_size,
+        "max_batch_tokens": max_batch_tokens,
         "max_length": max_length,
         "prepend_bos": prepend_bos,
     }
