@@ -25,6 +25,8 @@ def test_demo_prints_table_and_writes_files(tmp_path: Path, data_dir: Path) -> N
             "mock",
             "--questions",
             "2",
+            "--conner",
+            "2",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -46,6 +48,10 @@ def test_demo_prints_table_and_writes_files(tmp_path: Path, data_dir: Path) -> N
         "unmeasured",
         "config",
     }
+    conner = json.loads((tmp_path / "conner" / "metrics.json").read_text())
+    assert conner["task"] == "wow" and conner["n_samples"] == 2
+    assert conner["metrics"]["validity"]["models"] == ["lexical"]  # the mock answered both
+    assert "note (nli): lexical: a word-overlap stand-in" in result.output
 
 
 def test_score_bad_answers_file_is_one_clear_error(tmp_path: Path, data_dir: Path) -> None:

@@ -9,6 +9,9 @@
    metric (including [NA] precision and recall) is shown measured.
 4. ``citegraph caqa build`` (CAQA samples from SimpleQuestions grounded in CoDEx-S, template
    text) and ``citegraph caqa judge`` of a few test samples by the same local model.
+5. ``citegraph conner score gold --task wow``: the six CONNER perspectives on the gold knowledge
+   of the first Wizard of Wikipedia turns, with the local stand-in models (named in the output),
+   the same local model answering for validity.
 
 A 135M model is a plumbing demo: expect few citations and low scores; a real model goes through
 the same commands with ``--model openai/...`` or ``--model vllm/... --base-url ...``.
@@ -30,6 +33,7 @@ from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score
 from citegraph.cli._options import data_dir_option
 from citegraph.cli._run import print_run_extras, run_one
+from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
 from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
 from citegraph.kg import open_kg
 from citegraph.models import GenerateConfig, chat_model
@@ -45,6 +49,7 @@ QUESTION = "Who was Stephen Crane and what shaped his writing?"
 @click.option("--model", default="local", show_default=True, help="Answering model.")
 @click.option("--questions", type=int, default=3, show_default=True, help="Questions to run.")
 @click.option("--judge", type=int, default=8, show_default=True, help="CAQA test samples to judge.")
+@click.option("--conner", type=int, default=8, show_default=True, help="WoW turns to score.")
 @click.option("--max-tokens", type=int, default=160, show_default=True)
 @click.option(
     "--mode", type=click.Choice(["paper", "reference"]), default="paper", show_default=True
@@ -56,10 +61,12 @@ def demo(
     model: str,
     questions: int,
     judge: int,
+    conner: int,
     max_tokens: int,
     mode: str,
 ) -> None:
-    """Ask, run and score KaLMA, build and judge CAQA, on embedded data and a local model."""
+    """Ask, run and score KaLMA, build and judge CAQA, score knowledge with CONNER, on embedded
+    data and a local model."""
     console.rule(f"1. citegraph ask {QUESTION!r}")
     with err_console.status("Opening the embedded KG and the local model (first time: ~20 s)"):
         kg = open_kg("biokalma", data_dir=data_dir).kg
@@ -106,3 +113,19 @@ def demo(
         "with a label; a real judge goes through the same command, e.g. --evaluator openai/gpt-4o)",
         highlight=False,
     )
+
+    console.rule(
+        f"5. citegraph conner score gold --task wow --limit {conner} --answer-model {model}"
+    )
+    conner_config = ConnerScoreConfig(
+        knowledge="gold",
+        task="wow",
+        mode=mode,  # type: ignore[arg-type]
+        answer_model=model,
+        answer_shots=0,
+    )
+    with err_console.status(f"Scoring the gold knowledge of {conner} WoW turns..."):
+        scored = score_knowledge(
+            out / "conner", conner_config, data_dir=data_dir, limit=conner, overwrite=True
+        )
+    console.print(render_score(scored.metrics), markup=False, highlight=False, soft_wrap=True)
