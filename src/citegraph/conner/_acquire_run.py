@@ -18,10 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.conner._generate import generate_knowledge
-from citegraph.conner._knowledge_io import generated_record, knowledge_record, load_task
+from citegraph.conner._knowledge_io import TaskChoice, generated_record, knowledge_record, load_task
 from citegraph.conner._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
 from citegraph.conner._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
-from citegraph.conner._types import ConnerSample, Task
+from citegraph.conner._types import ConnerSample
 from citegraph.models._chat_types import ChatModel
 from citegraph.runs import FAILED, RunDir, run_pending
 
@@ -38,14 +38,10 @@ __all__ = [
 Progress = Callable[[int, int], None]
 
 
-class ConnerGenerateConfig(BaseModel):
+class ConnerGenerateConfig(TaskChoice):
     """What a generation run does; written verbatim into ``run.json``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
     model: str = Field(description="Chat model: openai/<name>, vllm/<name>, local, hf/<path>...")
-    task: Task = Field(default="nq", description="The task: nq or wow.")
-    split: Literal["seen", "unseen"] = Field(default="seen", description="WoW test split.")
     prompt: Literal["zero-shot", "few-shot"] = Field(
         default="zero-shot", description="Knowledge prompt (Table 11 zero-shot, Table 12 few)."
     )
@@ -66,17 +62,13 @@ class ConnerGenerateConfig(BaseModel):
     base_url: str | None = Field(default=None, description="Server URL of the model.")
 
 
-class ConnerRetrieveConfig(BaseModel):
+class ConnerRetrieveConfig(TaskChoice):
     """What a retrieval run does; written verbatim into ``run.json``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     corpus: str = Field(
         description="Passage corpus: JSONL {id, text} or TSV id<TAB>text, or 'task' (the "
         "task's own gold knowledge texts)."
     )
-    task: Task = Field(default="nq", description="The task: nq or wow.")
-    split: Literal["seen", "unseen"] = Field(default="seen", description="WoW test split.")
     retriever: str = Field(
         default="minilm", description="Embedding model: minilm, or hf:<sentence-transformers>."
     )

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from citegraph._jsonl import iter_jsonl
 from citegraph.conner._generate import GeneratedKnowledge
 from citegraph.conner._types import ConnerSample, Knowledge, Task
@@ -34,6 +36,7 @@ from citegraph.runs import FAILED, SAMPLES_FILE, sha256_file
 __all__ = [
     "GOLD",
     "KnowledgeInput",
+    "TaskChoice",
     "generated_record",
     "knowledge_record",
     "load_task",
@@ -45,6 +48,15 @@ GOLD = "gold"
 
 #: Per sample id: the knowledge, or why there is none.
 KnowledgeInput = dict[str, Knowledge | str]
+
+
+class TaskChoice(BaseModel):
+    """The task and (for WoW) test split a run works on: the base of the ``conner`` configs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task: Task = Field(default="nq", description="The task: nq or wow.")
+    split: Literal["seen", "unseen"] = Field(default="seen", description="WoW test split.")
 
 
 def load_task(

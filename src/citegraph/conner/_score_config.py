@@ -6,26 +6,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
+from citegraph.conner._knowledge_io import TaskChoice
 from citegraph.conner._retrieve import TASK_CORPUS
-from citegraph.conner._types import METRICS, Metric, Task
+from citegraph.conner._types import METRICS, Metric
 from citegraph.errors import ConfigError
 
 __all__ = ["ConnerScoreConfig", "model_notes"]
 
 
-class ConnerScoreConfig(BaseModel):
+class ConnerScoreConfig(TaskChoice):
     """What a score run computes; written verbatim into ``run.json``."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     knowledge: str = Field(
         description="The knowledge to score: 'gold' (the task's gold knowledge), a knowledge "
         "run directory (conner generate / retrieve / select) or a JSONL file of {id, text}."
     )
-    task: Task = Field(default="nq", description="The task: nq or wow.")
-    split: Literal["seen", "unseen"] = Field(default="seen", description="WoW test split.")
     metrics: tuple[Metric, ...] = Field(
         default=METRICS, description=f"Metrics to compute (comma-separated): {', '.join(METRICS)}."
     )

@@ -154,6 +154,12 @@ async def select_run_async(
     score = score.model_copy(
         update={"task": generate.task, "split": generate.split, "metrics": _metrics(config)}
     )
+    common: dict[str, Any] = {
+        "data_dir": data_dir,
+        "limit": limit,
+        "overwrite": overwrite,
+        "command": command,
+    }
     knowledge: list[dict[str, Knowledge | str]] = []
     values: list[dict[str, dict[str, MetricValue]]] = []
     for i in range(config.candidates):
@@ -162,24 +168,18 @@ async def select_run_async(
         await generate_run_async(
             cand_dir,
             generate.model_copy(update={"seed": generate.seed + i, "demo_seed": generate.seed}),
-            data_dir=data_dir,
             model=models.get("model"),
-            limit=limit,
-            overwrite=overwrite,
-            command=command,
             progress=_step(progress, f"{step}: generating"),
+            **common,
         )
         score_dir = out / "scores" / f"c{i}"
         scored = score.model_copy(update={"knowledge": str(cand_dir)})
         await score_knowledge_async(
             score_dir,
             scored,
-            data_dir=data_dir,
             models=models.get("score_models"),
-            limit=limit,
-            overwrite=overwrite,
-            command=command,
             progress=_step(progress, f"{step}: scoring"),
+            **common,
         )
         knowledge.append(read_knowledge(str(cand_dir), chosen)[0])
         values.append(read_score_values(score_dir))
