@@ -13,16 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.conner._factuality import (
+from citegraph.conner._evidence import (
     CombinedEvidence,
     EvidenceSource,
-    FactualityConfig,
     FixedEvidence,
     RetrievedEvidence,
-    factuality,
-    factuality_summary,
     gold_evidence,
     reference_evidence,
+)
+from citegraph.conner._factuality import (
+    FactualityConfig,
+    factuality,
+    factuality_summary,
 )
 from citegraph.conner._types import MetricValue
 from citegraph.errors import DataError, ModelError

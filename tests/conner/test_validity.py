@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.conner._factuality import FixedEvidence
+from citegraph.conner._evidence import (
+    FixedEvidence,
+)
 from citegraph.conner._types import MetricValue
 from citegraph.conner._validity import (
     OpenValidityConfig,

@@ -41,19 +41,21 @@ from citegraph.conner._correlate_run import (
     correlate_runs,
     render_correlations,
 )
-from citegraph.conner._factuality import (
+from citegraph.conner._evidence import (
     CombinedEvidence,
     EvidenceSource,
-    FactualityConfig,
     FixedEvidence,
-    NLISummary,
     RetrievedEvidence,
     Searcher,
+    gold_evidence,
+    reference_evidence,
+)
+from citegraph.conner._factuality import (
+    FactualityConfig,
+    NLISummary,
     factuality,
     factuality_summary,
-    gold_evidence,
     nli_metric_value,
-    reference_evidence,
     summarize_nli,
 )
 from citegraph.conner._generate import (

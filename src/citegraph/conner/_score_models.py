@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from citegraph.conner._coherence import ParagraphScorer, paragraph_scorer
-from citegraph.conner._factuality import (
+from citegraph.conner._evidence import (
     CombinedEvidence,
     EvidenceSource,
     RetrievedEvidence,

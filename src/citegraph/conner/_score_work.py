@@ -14,10 +14,12 @@ from typing import Any
 
 from citegraph.conner._answer import GeneratedAnswer, generate_answers
 from citegraph.conner._coherence import paragraph_coherence, sentence_coherence
-from citegraph.conner._factuality import (
+from citegraph.conner._evidence import (
     CombinedEvidence,
-    FactualityConfig,
     FixedEvidence,
+)
+from citegraph.conner._factuality import (
+    FactualityConfig,
     factuality,
 )
 from citegraph.conner._helpfulness import helpfulness

@@ -28,8 +28,10 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.conner._factuality import (
+from citegraph.conner._evidence import (
     EvidenceSource,
+)
+from citegraph.conner._factuality import (
     NLISummary,
     nli_metric_value,
     summarize_nli,
