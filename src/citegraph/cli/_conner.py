@@ -12,6 +12,7 @@ import click
 from citegraph.cli._console import command_line, console, progress_bar, reports_errors
 from citegraph.cli._options import (
     data_dir_option,
+    limit_option,
     options_from_model,
     run_dir_options,
     runtime_options,
@@ -88,7 +89,7 @@ def generate_command(
 
 @conner_group.command("retrieve")
 @options_from_model(ConnerRetrieveConfig)
-@click.option("--limit", type=int, default=None, help="Only the first N items (can grow later).")
+@limit_option
 @data_dir_option
 @run_dir_options
 @reports_errors
@@ -114,7 +115,7 @@ def retrieve_command(
     "coherence_para, informativeness, helpfulness, validity.",
 )
 @click.option("--batch-size", type=int, default=16, show_default=True, help="Items per call.")
-@click.option("--limit", type=int, default=None, help="Only the first N items (can grow later).")
+@limit_option
 @click.option("--no-cache", "no_cache", is_flag=True, help="Skip the answer-model cache.")
 @data_dir_option
 @run_dir_options
@@ -186,7 +187,7 @@ _SELECT_SCORE_EXCLUDE = (
 @click.option("--temperature", type=float, default=1.0, show_default=True, help="Sampling.")
 @click.option("--top-p", "top_p", type=float, default=0.9, show_default=True, help="Paper: 0.9.")
 @options_from_model(ConnerScoreConfig, exclude=_SELECT_SCORE_EXCLUDE)
-@click.option("--limit", type=int, default=None, help="Only the first N items (can grow later).")
+@limit_option
 @data_dir_option
 @run_dir_options
 @reports_errors

@@ -89,6 +89,12 @@ def run_dir_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
+limit_option = click.option(
+    "--limit", type=int, default=None, help="Only the first N items (a run can grow later)."
+)
+"""``--limit``: run on the first N items; a later, larger limit resumes the run."""
+
+
 def runtime_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--limit``, ``--concurrency`` and ``--no-cache``: how a run runs, not what it computes."""
     func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
@@ -97,6 +103,4 @@ def runtime_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option(
         "--concurrency", type=int, default=None, help="Model requests in flight at once."
     )(func)
-    return click.option(
-        "--limit", type=int, default=None, help="Only the first N items (a run can grow later)."
-    )(func)
+    return limit_option(func)
