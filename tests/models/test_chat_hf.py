@@ -109,6 +109,19 @@ def test_greedy_repeats_the_favourite_until_max_tokens(chat: HFChat) -> None:
     assert first.raw == {"prompt_format": "chat_template"}
 
 
+def test_prompt_longer_than_the_context_is_a_model_error(chat: HFChat) -> None:
+    # The tiny model's context is 256 positions: 7 prompt tokens + 249 new ones fit, 250 do not.
+    assert chat.generate_sync(request(temperature=0, max_tokens=249)).usage.completion_tokens
+    with pytest.raises(
+        ModelError,
+        match="7 tokens; with max_tokens 250 it exceeds the model's context of 256 tokens",
+    ):
+        chat.generate_sync(request(temperature=0, max_tokens=250))
+    long = ({"role": "user", "content": "hello " * 300},)
+    with pytest.raises(ModelError, match="the prompt has 306 tokens"):
+        chat.generate_sync(request(long, temperature=0, max_tokens=1))
+
+
 def test_same_seed_same_sample_and_other_seed_other_sample(chat: HFChat) -> None:
     a = chat.generate_sync(request(temperature=1.0, max_tokens=12, seed=7))
     b = chat.generate_sync(request(temperature=1.0, max_tokens=12, seed=7))

@@ -246,6 +246,7 @@ class HFChat:
             inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
             inputs = inputs.to(self._device)
             prompt_len = int(inputs["input_ids"].shape[1])
+            self._check_context(model, prompt_len, config.max_tokens)
             options: dict[str, Any] = {"max_new_tokens": config.max_tokens}
             if config.temperature > 0:
                 options.update(
@@ -288,6 +289,16 @@ class HFChat:
             self._model = None
             self._tokenizer = None
         gc.collect()
+
+    def _check_context(self, model: Any, prompt_len: int, max_tokens: int) -> None:
+        """Refuse a prompt that does not fit the model's context (instead of generating
+        from positions the model never saw, or running out of memory on attention)."""
+        context = getattr(model.config, "max_position_embeddings", None)
+        if isinstance(context, int) and prompt_len + max_tokens > context:
+            raise ModelError(
+                f"{self.name}: the prompt has {prompt_len} tokens; with max_tokens "
+                f"{max_tokens} it exceeds the model's context of {context} tokens"
+            )
 
     def _live(self) -> tuple[Any, Any]:
         if self._model is None or self._tokenizer is None:
