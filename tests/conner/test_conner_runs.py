@@ -91,6 +91,35 @@ def test_select_keeps_the_best_candidate(data_dir: Path, tmp_path: Path) -> None
     assert failed["status"] == "failed" and "scripted outage" in str(failed["error"])
 
 
+def test_select_loads_the_scoring_models_once(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    loads: list[tuple[str, ...]] = []
+    closed: list[bool] = []
+
+    class Counted(ScoreModels):
+        async def aclose(self) -> None:
+            closed.append(True)
+
+    def load(config: ConnerScoreConfig, samples: object, **_: object) -> ScoreModels:
+        loads.append(config.metrics)
+        return Counted(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance())
+
+    monkeypatch.setattr("citegraph.conner._select_run.load_score_models", load)
+    select_run(
+        tmp_path / "best",
+        ConnerSelectConfig(candidates=3, weights="1,1,0,1"),  # type: ignore[arg-type]
+        generate=ConnerGenerateConfig(model="mock", temperature=1.0, top_p=0.9),
+        score=ConnerScoreConfig(knowledge="-"),
+        data_dir=data_dir,
+        limit=2,
+        model=MockChat(sampler),
+    )
+    assert loads == [("factuality", "relevance", "informativeness")]
+    assert closed == [True]
+    assert read_records(tmp_path / "best")["nq:0"]["candidate"] == 1
+
+
 def test_select_refuses_settings_that_cannot_select() -> None:
     kwargs = {"score": ConnerScoreConfig(knowledge="-"), "limit": 1}
     greedy = ConnerGenerateConfig(model="mock")
