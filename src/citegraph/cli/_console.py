@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import shlex
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -52,10 +53,38 @@ def reports_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+#: Seconds between the plain progress lines written when stderr is not a terminal.
+PLAIN_PROGRESS_EVERY = 60.0
+
+
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}"
+
+
+def progress_line(step: str, done: int, total: int, elapsed: float) -> str:
+    """One plain progress line: ``step: done/total (pct), rate, elapsed, ETA``."""
+    share = f" ({done / total:.0%})" if total else ""
+    line = f"{step}: {done}/{total}{share}, elapsed {_clock(elapsed)}"
+    if done and total and elapsed > 0:
+        line += f", {done / elapsed * 60:.1f}/min, ETA {_clock(elapsed * (total - done) / done)}"
+    return line
+
+
 @contextmanager
-def progress_bar(description: str) -> Iterator[Callable[..., None]]:
+def progress_bar(
+    description: str, *, out: Console | None = None, every: float | None = None
+) -> Iterator[Callable[..., None]]:
     """A rich progress bar with rate and ETA; yields ``update(done, total, step=None)``
-    (``step``, when given, replaces the description: a multi-step command's current step)."""
+    (``step``, when given, replaces the description: a multi-step command's current step).
+
+    When ``out`` (default: stderr) is not a terminal (``nohup``, CI logs), where a live bar
+    shows nothing until the end, a plain :func:`progress_line` is written every ``every``
+    seconds (default :data:`PLAIN_PROGRESS_EVERY`) and at each step change instead."""
+    target = out or err_console
+    every = PLAIN_PROGRESS_EVERY if every is None else every
+    shown_step, shown_at = description, -float("inf")
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -63,17 +92,27 @@ def progress_bar(description: str) -> Iterator[Callable[..., None]]:
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=err_console,
+        console=target,
         transient=False,
     ) as progress:
         task = progress.add_task(description, total=None, rate="")
+        started = time.monotonic()
 
         def update(done: int, total: int, step: str | None = None) -> None:
+            nonlocal shown_step, shown_at
             elapsed = progress.tasks[0].elapsed or 0.0
             rate = f"{done / elapsed:.1f}/s" if elapsed > 0 and done else ""
             if step is not None:
                 progress.update(task, description=step)
             progress.update(task, completed=done, total=total, rate=rate)
+            if target.is_terminal:
+                return
+            now = time.monotonic()
+            changed = step is not None and step != shown_step
+            if changed or now - shown_at >= every:
+                shown_step, shown_at = step or shown_step, now
+                line = progress_line(shown_step, done, total, now - started)
+                target.print(line, highlight=False, markup=False, soft_wrap=True)
 
         yield update
 
