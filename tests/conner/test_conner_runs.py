@@ -24,6 +24,7 @@ from click.testing import CliRunner
 
 from citegraph.cli import main
 from citegraph.conner import (
+    AcquireResult,
     ConnerGenerateConfig,
     ConnerRetrieveConfig,
     ConnerScoreConfig,
@@ -60,18 +61,23 @@ def read_records(path: Path) -> dict[str, dict[str, object]]:
     return {r["id"]: r for r in map(json.loads, lines)}
 
 
-def test_select_keeps_the_best_candidate(data_dir: Path, tmp_path: Path) -> None:
-    score_models = ScoreModels(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance())
-    result = select_run(
-        tmp_path / "best",
+def select_three(out: Path, data_dir: Path, **models: object) -> AcquireResult:
+    """Select among 3 sampled candidates for nq:0 and nq:1 with gamma = (1, 1, 0, 1)."""
+    return select_run(
+        out,
         ConnerSelectConfig(candidates=3, weights="1,1,0,1"),  # type: ignore[arg-type]
         generate=ConnerGenerateConfig(model="mock", temperature=1.0, top_p=0.9),
         score=ConnerScoreConfig(knowledge="-"),
         data_dir=data_dir,
         limit=2,
         model=MockChat(sampler),
-        score_models=score_models,
+        **models,
     )
+
+
+def test_select_keeps_the_best_candidate(data_dir: Path, tmp_path: Path) -> None:
+    score_models = ScoreModels(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance())
+    result = select_three(tmp_path / "best", data_dir, score_models=score_models)
     assert (result.n_samples, result.n_failed) == (2, 0)
     records = read_records(tmp_path / "best")
     first, second = records["nq:0"], records["nq:1"]
@@ -106,15 +112,7 @@ def test_select_loads_the_scoring_models_once(
         return Counted(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance())
 
     monkeypatch.setattr("citegraph.conner._select_run.load_score_models", load)
-    select_run(
-        tmp_path / "best",
-        ConnerSelectConfig(candidates=3, weights="1,1,0,1"),  # type: ignore[arg-type]
-        generate=ConnerGenerateConfig(model="mock", temperature=1.0, top_p=0.9),
-        score=ConnerScoreConfig(knowledge="-"),
-        data_dir=data_dir,
-        limit=2,
-        model=MockChat(sampler),
-    )
+    select_three(tmp_path / "best", data_dir)
     assert loads == [("factuality", "relevance", "informativeness")]
     assert closed == [True]
     assert read_records(tmp_path / "best")["nq:0"]["candidate"] == 1
