@@ -16,6 +16,7 @@ retry logic) key off these types, never off message strings::
     │   ├── EndpointUnavailable connection failures and timeouts, after the retries
     │   └── ResponseFormatError the body is not what the protocol promises
     └── ModelError              a scoring or generation model failed to load or run
+        ├── PromptTooLong       the prompt does not fit the model's context (not retryable)
         └── MissingDependency   an optional extra is not installed (names the pip extra)
 """
 
@@ -128,6 +129,10 @@ class ResponseFormatError(EndpointError):
 
 class ModelError(CitegraphError):
     """A model failed to load or run."""
+
+
+class PromptTooLong(ModelError):
+    """The prompt does not fit the model's context: the same call fails again on any retry."""
 
 
 class MissingDependency(ModelError, ImportError):

@@ -37,8 +37,15 @@ from citegraph.conner import (
     render_score,
     score_knowledge,
 )
+from citegraph.conner._score_work import PROMPT_TOO_LONG
 from citegraph.datasets import load_conner
-from citegraph.errors import ConfigError, DataError, DataNotFoundError, ServerError
+from citegraph.errors import (
+    ConfigError,
+    DataError,
+    DataNotFoundError,
+    PromptTooLong,
+    ServerError,
+)
 from citegraph.models import MockChat
 from citegraph.models._chat_types import ChatRequest
 
@@ -50,11 +57,13 @@ K1 = "Dragon Ball Z is an anime."
 K2 = "Dragon Ball Z ran for 291 episodes."
 
 
-def answerer(fail_on: str | None = None) -> MockChat:
+def answerer(fail_on: str | None = None, too_long: str | None = None) -> MockChat:
     def reply(request: ChatRequest) -> str:
         prompt = request.messages[-1].content
         if fail_on is not None and fail_on in prompt:
             raise ServerError("scripted outage", status=503, url="mock://")
+        if too_long is not None and too_long in prompt:
+            raise PromptTooLong("mock: the prompt has 9000 tokens; ... context of 8192 tokens")
         for marker, answer in (("Firefox", "28.0. 0.137"), ("anime", "276 episodes")):
             if marker in prompt:
                 return answer
@@ -149,6 +158,25 @@ def test_score_run_values_resume_and_failures(
     assert json.loads((out / "metrics.json").read_text())["metrics"]["validity"]["n"] == 3
     table = render_score(second.metrics)
     assert "helpfulness" in table and "cons/non-verif/incons 33.3% / 66.7% / 0.0%" in table
+
+
+def test_a_prompt_too_long_for_the_answer_model_leaves_validity_unmeasured(
+    data_dir: Path, knowledge_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    chosen = config(knowledge_file, metrics="validity")
+    chat = answerer(too_long="291 episodes")  # k2's prompt does not fit
+    result = score_knowledge(out, chosen, data_dir=data_dir, models=models(chat), limit=3)
+    # not a failed item: a retry cannot help; validity of k0, k1 is 1, 0 (module docstring)
+    assert result.n_failed == 0
+    validity = result.metrics["metrics"]["validity"]
+    assert (validity["mean"], validity["n"], validity["n_unmeasured"]) == (0.5, 2, 1)
+    assert validity["unmeasured_reasons"] == {PROMPT_TOO_LONG: 1}
+    record = json.loads((out / "samples.jsonl").read_text().splitlines()[2])
+    assert (record["id"], record["status"], record["answer"]) == ("nq:2", "ok", None)
+    assert "9000 tokens" in record["answer_error"]
+    again = score_knowledge(out, chosen, data_dir=data_dir, models=models(chat), limit=3)
+    assert again.n_resumed == 3  # nothing is asked again
 
 
 def test_reference_mode_and_a_changed_config_is_refused(

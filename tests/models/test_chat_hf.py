@@ -21,7 +21,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _tiny_models import build_tiny_causal_lm  # noqa: E402
-from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
+from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong  # noqa: E402
 from citegraph.models._chat_hf import HFChat, cut_at_stop, format_plain  # noqa: E402
 from citegraph.models._chat_types import (  # noqa: E402
     ChatMessage,
@@ -109,17 +109,18 @@ def test_greedy_repeats_the_favourite_until_max_tokens(chat: HFChat) -> None:
     assert first.raw == {"prompt_format": "chat_template"}
 
 
-def test_prompt_longer_than_the_context_is_a_model_error(chat: HFChat) -> None:
+def test_prompt_longer_than_the_context_is_refused(chat: HFChat) -> None:
     # The tiny model's context is 256 positions: 7 prompt tokens + 249 new ones fit, 250 do not.
     assert chat.generate_sync(request(temperature=0, max_tokens=249)).usage.completion_tokens
     with pytest.raises(
-        ModelError,
+        PromptTooLong,
         match="7 tokens; with max_tokens 250 it exceeds the model's context of 256 tokens",
     ):
         chat.generate_sync(request(temperature=0, max_tokens=250))
     long = ({"role": "user", "content": "hello " * 300},)
-    with pytest.raises(ModelError, match="the prompt has 306 tokens"):
+    with pytest.raises(PromptTooLong, match="the prompt has 306 tokens"):
         chat.generate_sync(request(long, temperature=0, max_tokens=1))
+    assert issubclass(PromptTooLong, ModelError)
 
 
 def test_same_seed_same_sample_and_other_seed_other_sample(chat: HFChat) -> None:

@@ -8,7 +8,8 @@ knowledge generation), one user message per sample, greedy by default.
 
 The answer is the first non-empty line of the generation, without a repeated ``Answer:`` /
 ``Speaker 2:`` label (:func:`extract_answer`); the raw text is kept. Failed calls and samples
-without knowledge are recorded in ``error``, never raised.
+without knowledge are recorded in ``error``, never raised; ``too_long`` marks a prompt that does
+not fit the model's context (a failure that no retry mends).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from citegraph.conner._prompts import (
     select_demonstrations,
 )
 from citegraph.conner._types import ConnerSample, Knowledge, Task
-from citegraph.errors import ConfigError, EndpointError, ModelError
+from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
 
 __all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
@@ -58,6 +59,11 @@ class GeneratedAnswer(BaseModel):
         default=(), description="Ids of the few-shot demonstrations, in prompt order."
     )
     finish_reason: str | None = Field(default=None, description="As the model reported it.")
+    too_long: bool = Field(
+        default=False,
+        description="The error is that the prompt exceeds the model's context (retrying will "
+        "not help).",
+    )
 
     @model_validator(mode="after")
     def _one_of(self) -> GeneratedAnswer:
@@ -173,6 +179,9 @@ async def generate_answers(
         request = ChatRequest(messages=prompt_messages(text), config=config)
         try:
             generation = await model.generate(request)
+        except PromptTooLong as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            return GeneratedAnswer(answer=None, error=error, too_long=True, **common)
         except (EndpointError, ModelError) as exc:
             return GeneratedAnswer(answer=None, error=f"{type(exc).__name__}: {exc}", **common)
         return GeneratedAnswer(

@@ -37,9 +37,10 @@ from citegraph.conner._validity import (
 )
 from citegraph.runs import FAILED
 
-__all__ = ["NO_ANSWER_MODEL", "score_batch"]
+__all__ = ["NO_ANSWER_MODEL", "PROMPT_TOO_LONG", "score_batch"]
 
 NO_ANSWER_MODEL = "no answer model given (validity needs answers generated with the knowledge)"
+PROMPT_TOO_LONG = "the answer prompt (with this knowledge) exceeds the answer model's context"
 _NO_MODEL = "-"
 
 
@@ -84,7 +85,11 @@ async def _validity(
     by_id = {s.id: v for (s, _), v in zip(ok, scored, strict=True)}
     return [
         by_id.get(a.id)
-        or MetricValue(value=None, reason=f"answer failed: {a.error}", model=models.nli.name)
+        or MetricValue(
+            value=None,
+            reason=PROMPT_TOO_LONG if a.too_long else f"answer failed: {a.error}",
+            model=models.nli.name,
+        )
         for a in answers
     ]
 
@@ -193,7 +198,9 @@ async def score_batch(
             answer = answers[i]
             record["answer"] = answer.answer
             record["answer_prompt"] = answer.prompt_version
-            if answer.error is not None:
+            if answer.too_long:  # validity is unmeasured with the reason; a retry cannot help
+                record["answer_error"] = answer.error
+            elif answer.error is not None:
                 record |= {"status": FAILED, "error": f"answer model: {answer.error}"}
         records.append(record)
     return records

@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong
 from citegraph.models._chat_types import ChatMessage, ChatRequest, Generation, Usage
 from citegraph.models._hf_common import (
     load_pretrained,
@@ -295,7 +295,7 @@ class HFChat:
         from positions the model never saw, or running out of memory on attention)."""
         context = getattr(model.config, "max_position_embeddings", None)
         if isinstance(context, int) and prompt_len + max_tokens > context:
-            raise ModelError(
+            raise PromptTooLong(
                 f"{self.name}: the prompt has {prompt_len} tokens; with max_tokens "
                 f"{max_tokens} it exceeds the model's context of {context} tokens"
             )
