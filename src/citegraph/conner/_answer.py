@@ -179,11 +179,10 @@ async def generate_answers(
         request = ChatRequest(messages=prompt_messages(text), config=config)
         try:
             generation = await model.generate(request)
-        except PromptTooLong as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            return GeneratedAnswer(answer=None, error=error, too_long=True, **common)
         except (EndpointError, ModelError) as exc:
-            return GeneratedAnswer(answer=None, error=f"{type(exc).__name__}: {exc}", **common)
+            error = f"{type(exc).__name__}: {exc}"
+            too_long = isinstance(exc, PromptTooLong)
+            return GeneratedAnswer(answer=None, error=error, too_long=too_long, **common)
         return GeneratedAnswer(
             answer=extract_answer(generation.text),
             raw_text=generation.text,

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong
 from citegraph.models._chat_types import ChatMessage, ChatRequest, Generation, Usage
 from citegraph.models._hf_common import (
+    effective_max_length,
     load_pretrained,
     quiet_loading,
     require_transformers,
@@ -246,7 +247,7 @@ class HFChat:
             inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
             inputs = inputs.to(self._device)
             prompt_len = int(inputs["input_ids"].shape[1])
-            self._check_context(model, prompt_len, config.max_tokens)
+            self._check_context(model, tokenizer, prompt_len, config.max_tokens)
             options: dict[str, Any] = {"max_new_tokens": config.max_tokens}
             if config.temperature > 0:
                 options.update(
@@ -290,11 +291,12 @@ class HFChat:
             self._tokenizer = None
         gc.collect()
 
-    def _check_context(self, model: Any, prompt_len: int, max_tokens: int) -> None:
+    def _check_context(self, model: Any, tokenizer: Any, prompt_len: int, max_tokens: int) -> None:
         """Refuse a prompt that does not fit the model's context (instead of generating
         from positions the model never saw, or running out of memory on attention)."""
-        context = getattr(model.config, "max_position_embeddings", None)
-        if isinstance(context, int) and prompt_len + max_tokens > context:
+        needed = prompt_len + max_tokens
+        context = effective_max_length(needed, tokenizer, model.config)
+        if context < needed:
             raise PromptTooLong(
                 f"{self.name}: the prompt has {prompt_len} tokens; with max_tokens "
                 f"{max_tokens} it exceeds the model's context of {context} tokens"
