@@ -96,7 +96,6 @@ def progress_bar(
         transient=False,
     ) as progress:
         task = progress.add_task(description, total=None, rate="")
-        started = time.monotonic()
 
         def update(done: int, total: int, step: str | None = None) -> None:
             nonlocal shown_step, shown_at
@@ -111,7 +110,7 @@ def progress_bar(
             changed = step is not None and step != shown_step
             if changed or now - shown_at >= every:
                 shown_step, shown_at = step or shown_step, now
-                line = progress_line(shown_step, done, total, now - started)
+                line = progress_line(shown_step, done, total, elapsed)
                 target.print(line, highlight=False, markup=False, soft_wrap=True)
 
         yield update
