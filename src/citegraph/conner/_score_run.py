@@ -17,6 +17,7 @@ values do not depend on ``limit`` or on batching.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from citegraph._lifetime import given_or_loaded
 from citegraph.conner._knowledge_io import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner._score_config import ConnerScoreConfig, model_notes
 from citegraph.conner._score_models import ScoreModels, load_score_models
@@ -93,35 +95,33 @@ async def score_knowledge_async(
     samples = load_task(config.task, config.split, data_dir)
     inputs, knowledge_hash = read_knowledge(config.knowledge, samples)
     chosen = samples[:limit] if limit is not None else samples
-    given = models
-    models = models or load_score_models(config, samples, cache=cache)
-    identity = config.model_dump(mode="json") | {"task_name": "conner.score"}
-    identity["models"] = models.names()
-    run = RunDir.open(
-        out,
-        identity,
-        data={"knowledge": knowledge_hash, **models.data_hashes},
-        command=command,
-        overwrite=overwrite,
-        runtime={"limit": limit, "batch_size": batch_size},
-    )
-    try:
-
-        async def work(batch: Sequence[ConnerSample]) -> list[dict[str, Any]]:
-            return await score_batch(batch, inputs, samples, models, config)
-
-        n_resumed, _ = await run_pending_batches(
-            run,
-            [(s.id, s) for s in chosen],
-            work,
-            batch_size=batch_size,
-            concurrency=1,
-            progress=progress,
+    loading = functools.partial(load_score_models, config, samples, cache=cache)
+    async with given_or_loaded(models, loading) as models:
+        identity = config.model_dump(mode="json") | {"task_name": "conner.score"}
+        identity["models"] = models.names()
+        run = RunDir.open(
+            out,
+            identity,
+            data={"knowledge": knowledge_hash, **models.data_hashes},
+            command=command,
+            overwrite=overwrite,
+            runtime={"limit": limit, "batch_size": batch_size},
         )
-    finally:
-        run.close()
-        if given is None:
-            await models.aclose()
+        try:
+
+            async def work(batch: Sequence[ConnerSample]) -> list[dict[str, Any]]:
+                return await score_batch(batch, inputs, samples, models, config)
+
+            n_resumed, _ = await run_pending_batches(
+                run,
+                [(s.id, s) for s in chosen],
+                work,
+                batch_size=batch_size,
+                concurrency=1,
+                progress=progress,
+            )
+        finally:
+            run.close()
     wanted = {s.id for s in chosen}
     records = [r for r in run.records if r["id"] in wanted]
     metrics = score_summary(records, config) | {

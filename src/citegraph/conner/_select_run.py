@@ -16,6 +16,7 @@ Every step resumes: re-running the command finishes the sub-runs and re-selects.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citegraph._atomic import atomic_write
+from citegraph._lifetime import given_or_loaded
 from citegraph.conner._acquire_run import (
     AcquireResult,
     ConnerGenerateConfig,
@@ -36,13 +38,12 @@ from citegraph.conner._knowledge_io import (
     read_knowledge,
 )
 from citegraph.conner._score_config import ConnerScoreConfig
-from citegraph.conner._score_models import ScoreModels, load_score_models
+from citegraph.conner._score_models import load_score_models
 from citegraph.conner._score_run import score_knowledge_async
 from citegraph.conner._score_summary import read_score_values
 from citegraph.conner._selection import INTRINSIC_METRICS, select_knowledge
 from citegraph.conner._types import ConnerSample, Knowledge, MetricValue
 from citegraph.errors import ConfigError
-from citegraph.models._chat_types import ChatModel
 from citegraph.runs import FAILED, SAMPLES_FILE, RunDir, canonical_json
 
 __all__ = ["ConnerSelectConfig", "select_run", "select_run_async"]
@@ -162,61 +163,38 @@ async def select_run_async(
         "overwrite": overwrite,
         "command": command,
     }
-    given = models.get("score_models")
+    knowledge: list[dict[str, Knowledge | str]] = []
+    values: list[dict[str, dict[str, MetricValue]]] = []
     # one set of scoring models for every candidate (loading, corpus embedding happen once)
-    score_models = given or load_score_models(score, samples)
-    try:
-        knowledge, values = await _candidates(
-            out, config, generate, score, chosen, models.get("model"), score_models, progress,
-            common,
-        )  # fmt: skip
-    finally:
-        if given is None:
-            await score_models.aclose()
+    loading = functools.partial(load_score_models, score, samples)
+    async with given_or_loaded(models.get("score_models"), loading) as score_models:
+        for i in range(config.candidates):
+            step = f"candidate {i + 1}/{config.candidates}"
+            cand_dir = out / "candidates" / f"c{i}"
+            await generate_run_async(
+                cand_dir,
+                generate.model_copy(update={"seed": generate.seed + i, "demo_seed": generate.seed}),
+                model=models.get("model"),
+                progress=_step(progress, f"{step}: generating"),
+                **common,
+            )
+            score_dir = out / "scores" / f"c{i}"
+            scored = score.model_copy(update={"knowledge": str(cand_dir)})
+            await score_knowledge_async(
+                score_dir,
+                scored,
+                models=score_models,
+                progress=_step(progress, f"{step}: scoring"),
+                **common,
+            )
+            knowledge.append(read_knowledge(str(cand_dir), chosen)[0])
+            values.append(read_score_values(score_dir))
     atomic_write(
         out / SAMPLES_FILE,
         "".join(canonical_json(r) + "\n" for r in _choices(chosen, config, knowledge, values)),
     )
     with RunDir.open(out, identity, runtime={"limit": limit}) as run:
         return finish_acquired(run, chosen, n_resumed=0)
-
-
-async def _candidates(
-    out: Path,
-    config: ConnerSelectConfig,
-    generate: ConnerGenerateConfig,
-    score: ConnerScoreConfig,
-    chosen: Sequence[ConnerSample],
-    model: ChatModel | None,
-    score_models: ScoreModels,
-    progress: Progress | None,
-    common: dict[str, Any],
-) -> tuple[list[KnowledgeInput], list[dict[str, dict[str, MetricValue]]]]:
-    """Generate and score every candidate run; their knowledge and values per item."""
-    knowledge: list[KnowledgeInput] = []
-    values: list[dict[str, dict[str, MetricValue]]] = []
-    for i in range(config.candidates):
-        step = f"candidate {i + 1}/{config.candidates}"
-        cand_dir = out / "candidates" / f"c{i}"
-        await generate_run_async(
-            cand_dir,
-            generate.model_copy(update={"seed": generate.seed + i, "demo_seed": generate.seed}),
-            model=model,
-            progress=_step(progress, f"{step}: generating"),
-            **common,
-        )
-        score_dir = out / "scores" / f"c{i}"
-        scored = score.model_copy(update={"knowledge": str(cand_dir)})
-        await score_knowledge_async(
-            score_dir,
-            scored,
-            models=score_models,
-            progress=_step(progress, f"{step}: scoring"),
-            **common,
-        )
-        knowledge.append(read_knowledge(str(cand_dir), chosen)[0])
-        values.append(read_score_values(score_dir))
-    return knowledge, values
 
 
 def _choices(
