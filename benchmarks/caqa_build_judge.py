@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from citegraph.caqa import CaqaBuildConfig, CaqaJudgeConfig, build_caqa, judge_caqa
-from citegraph.models import FakeOpenAIServer
+from citegraph.testing import FakeOpenAIServer
 
 
 def _build(out: Path, config: CaqaBuildConfig, data_dir: str | None, **kw: object) -> None:

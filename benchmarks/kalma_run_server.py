@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
-from citegraph.models import FakeOpenAIServer
+from citegraph.testing import FakeOpenAIServer
 
 ANSWER = "{name} was born in a city [NA]. They are known for their work [Q1, occupation: writer]."
 

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from citegraph._sqlite_cache import SQLiteCache
 from citegraph.caqa._evaluator import Evaluator, Judgement
 from citegraph.caqa._evaluator_llm import AttrScoreJudge, LLMJudge, label_response_format
 from citegraph.caqa._evaluator_nli import NLIJudge
@@ -22,11 +21,10 @@ from citegraph.caqa._evaluators import evaluator
 from citegraph.caqa._judge_prompts import chat_messages
 from citegraph.caqa._types import CaqaSample
 from citegraph.errors import ConfigError, MissingDependency, ModelError, ServerError
+from citegraph.io import SQLiteCache
 from citegraph.models import (
     CachedChatModel,
     ChatRequest,
-    FakeOpenAIServer,
-    FakeReply,
     MockChat,
     NLIPair,
     NLIVerdict,
@@ -34,6 +32,7 @@ from citegraph.models import (
     chat_cache_key,
     nli_model,
 )
+from citegraph.testing import FakeOpenAIServer, FakeReply
 
 
 def sample(key: str, *, citation: str = "Dudley is located in the West Midlands.") -> CaqaSample:

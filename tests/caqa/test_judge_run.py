@@ -167,7 +167,7 @@ def test_cli_build_then_judge(tmp_path: Path, data_dir: Path) -> None:
 
 
 def test_judge_over_http_respects_concurrency(tmp_path: Path, split: Path) -> None:
-    from citegraph.models import FakeOpenAIServer
+    from citegraph.testing import FakeOpenAIServer
 
     with FakeOpenAIServer(reply=lambda body: "Supportive", delay=0.05) as server:
         config = CaqaJudgeConfig(

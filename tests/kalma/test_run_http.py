@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
-from citegraph.models import FakeOpenAIServer, FakeReply
+from citegraph.testing import FakeOpenAIServer, FakeReply
 
 ANSWER = (
     "Stephen Crane was born in Newark [Q206534, place of birth: Newark]. "

@@ -10,14 +10,14 @@ from typing import Any
 import pytest
 
 from _chat_helpers import generate_all as run
-from citegraph._sqlite_cache import SQLiteCache
 from citegraph.errors import ServerError
+from citegraph.io import SQLiteCache
 from citegraph.models import _chat_cache
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_mock import MockChat
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
-from citegraph.models._fake_server import FakeOpenAIServer
+from citegraph.testing import FakeOpenAIServer
 
 
 def ask(text: str, **config: Any) -> ChatRequest:

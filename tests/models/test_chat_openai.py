@@ -20,7 +20,7 @@ from citegraph.errors import (
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
 from citegraph.models._chat_openai import OpenAICompatibleChat, _retry_after
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
-from citegraph.models._fake_server import FakeOpenAIServer, FakeReply
+from citegraph.testing import FakeOpenAIServer, FakeReply
 
 pytest.importorskip("openai")
 

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.caqa._types import BinaryLabel, CaqaSample
-from citegraph.datasets import iter_jsonl
 from citegraph.errors import ConfigError, DataError
+from citegraph.io import iter_jsonl
 
 __all__ = ["ATTRIBUTIONBENCH_FILE", "attributionbench_path", "load_attributionbench"]
 

@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from citegraph._atomic import atomic_write
 from citegraph.caqa._build_item import build_item
 from citegraph.caqa._extend import UnionPartners
 from citegraph.caqa._graph import CaqaKG
@@ -35,6 +34,7 @@ from citegraph.caqa._splits import assign_splits, parse_fractions, render_statis
 from citegraph.caqa._text_llm import LLMTextualiser, TemplateTextualiser, Textualiser
 from citegraph.caqa._types import CATEGORIES, CaqaSample, Category
 from citegraph.errors import ConfigError
+from citegraph.io import atomic_write
 from citegraph.kg import OxigraphKG, open_kg
 from citegraph.models._chat_cache import default_response_cache
 from citegraph.models._chat_factory import chat_model

@@ -28,13 +28,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from citegraph._sqlite_cache import SQLiteCache
 from citegraph.caqa._evaluator import Evaluator
 from citegraph.caqa._evaluator_llm import AttrScoreJudge, LLMJudge
 from citegraph.caqa._evaluator_nli import NLIJudge, NotEntailedAs
 from citegraph.caqa._judge_prompts import judge_prompt
 from citegraph.caqa._labels import ExtractionMode
 from citegraph.errors import ConfigError
+from citegraph.io import SQLiteCache
 from citegraph.models import ChatModel, ChatRequest, chat_model, nli_model, parse_model_spec
 from citegraph.models._chat_cache import default_response_cache
 
@@ -103,7 +103,7 @@ def evaluator(
         api_key_env: Environment variable holding the server's API key (chat).
         cache: Response cache of a chat model: ``True`` for the shared one
             (``$CITEGRAPH_CACHE/responses.sqlite``; never for ``mock``), a path or a
-            :class:`~citegraph._sqlite_cache.SQLiteCache`; ``None``/``False``: none.
+            :class:`~citegraph.io.SQLiteCache`; ``None``/``False``: none.
         timeout: Seconds per HTTP attempt (chat).
         max_retries: Retries of transient HTTP failures (chat).
         mock_outputs: Scripted replies of a ``mock`` chat model.

@@ -13,10 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO, get_args
 
-from citegraph._csv_file import read_csv_file
-from citegraph._jsonl import iter_jsonl
 from citegraph.caqa._types import CaqaSample, Label
 from citegraph.errors import DataError, DataNotFoundError
+from citegraph.io import iter_jsonl, read_csv_file
 
 LABELS: tuple[str, ...] = get_args(Label)
 

@@ -22,7 +22,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._atomic import atomic_write
 from citegraph.caqa._evaluator import Evaluator, Judgement
 from citegraph.caqa._evaluator_llm import UNPARSEABLE
 from citegraph.caqa._human import read_human_labels, with_human_labels
@@ -30,6 +29,7 @@ from citegraph.caqa._judge_data import read_samples
 from citegraph.caqa._report import EvaluatorReport, evaluator_report
 from citegraph.caqa._report_render import render_report
 from citegraph.caqa._types import CaqaSample, to_binary
+from citegraph.io import atomic_write
 from citegraph.metrics import BootstrapConfig
 from citegraph.runs import FAILED, RunDir, run_pending_batches, sha256_file
 

@@ -25,10 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from citegraph._json_file import load_json
 from citegraph.caqa._graph import CaqaKG
 from citegraph.caqa._query import LogicalQuery, QueryEdge, path_query, single
 from citegraph.errors import ConfigError, DataError, KGQueryError
+from citegraph.io import load_json
 from citegraph.kg import _rdf as rdf
 
 NOT_GROUNDED = "not grounded in the local KG"

@@ -41,10 +41,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from citegraph._json_file import load_json
 from citegraph.caqa._kgqa import KGQASample, KGQASet
 from citegraph.caqa._query import LogicalQuery, QueryEdge
 from citegraph.errors import DataError
+from citegraph.io import load_json
 from citegraph.kg import _rdf as rdf
 
 WIKIDATA_PREFIXES = {

@@ -12,10 +12,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from citegraph._atomic import atomic_write
 from citegraph.caqa._types import CaqaSample
-from citegraph.datasets import iter_jsonl
 from citegraph.errors import DataError, DataNotFoundError
+from citegraph.io import atomic_write, iter_jsonl
 
 
 def load_caqa_split(path: str | Path) -> list[CaqaSample]:

@@ -36,9 +36,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._csv_file import read_csv_file
 from citegraph.conner._types import MetricValue
 from citegraph.errors import ConfigError, DataError
+from citegraph.io import read_csv_file
 from citegraph.metrics import Agreement, pearson, somers_d, spearman
 
 __all__ = [

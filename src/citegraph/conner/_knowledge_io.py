@@ -27,10 +27,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._jsonl import iter_jsonl
 from citegraph.conner._generate import GeneratedKnowledge
 from citegraph.conner._types import ConnerSample, Knowledge, Task
 from citegraph.errors import DataError, DataNotFoundError
+from citegraph.io import iter_jsonl
 from citegraph.runs import FAILED, SAMPLES_FILE, sha256_file
 
 __all__ = [

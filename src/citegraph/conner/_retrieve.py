@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from citegraph._jsonl import iter_jsonl
 from citegraph.conner._types import ConnerSample, Knowledge
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
+from citegraph.io import iter_jsonl
 from citegraph.models._embeddings import EmbeddingModel
 
 __all__ = [

@@ -25,14 +25,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from citegraph._lifetime import given_or_loaded
 from citegraph.conner._knowledge_io import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner._score_config import ConnerScoreConfig, model_notes
 from citegraph.conner._score_models import ScoreModels, load_score_models
 from citegraph.conner._score_summary import score_summary
 from citegraph.conner._score_work import score_batch
 from citegraph.conner._types import ConnerSample
-from citegraph.runs import FAILED, RunDir, run_pending_batches
+from citegraph.runs import FAILED, RunDir, given_or_loaded, run_pending_batches
 
 __all__ = ["ConnerScoreResult", "score_knowledge", "score_knowledge_async"]
 

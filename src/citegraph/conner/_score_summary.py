@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from citegraph._jsonl import iter_jsonl
 from citegraph.conner._factuality import summarize_nli
 from citegraph.conner._score_config import ConnerScoreConfig
 from citegraph.conner._types import MetricValue
 from citegraph.errors import DataError, DataNotFoundError
+from citegraph.io import iter_jsonl
 from citegraph.runs import FAILED, SAMPLES_FILE
 
 __all__ = ["HOW", "read_score_values", "render_score", "score_summary"]

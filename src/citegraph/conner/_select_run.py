@@ -23,8 +23,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from citegraph._atomic import atomic_write
-from citegraph._lifetime import given_or_loaded
 from citegraph.conner._acquire_run import (
     AcquireResult,
     ConnerGenerateConfig,
@@ -44,7 +42,8 @@ from citegraph.conner._score_summary import read_score_values
 from citegraph.conner._selection import INTRINSIC_METRICS, select_knowledge
 from citegraph.conner._types import ConnerSample, Knowledge, MetricValue
 from citegraph.errors import ConfigError
-from citegraph.runs import FAILED, SAMPLES_FILE, RunDir, canonical_json
+from citegraph.io import atomic_write
+from citegraph.runs import FAILED, SAMPLES_FILE, RunDir, canonical_json, given_or_loaded
 
 __all__ = ["ConnerSelectConfig", "select_run", "select_run_async"]
 

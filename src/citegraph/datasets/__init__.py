@@ -1,6 +1,5 @@
 """Dataset loaders and typed records; data location and download."""
 
-from citegraph._jsonl import iter_jsonl, read_jsonl_tolerant
 from citegraph.datasets._answers import AnswerRecord, GoldRecord, read_answers, read_gold
 from citegraph.datasets._biokalma import (
     SPLIT_FILES,
@@ -41,7 +40,6 @@ __all__ = [
     "dataset_file",
     "default_download_dir",
     "fetch_datasets",
-    "iter_jsonl",
     "kalma_dataset_path",
     "load_biokalma",
     "load_conner",
@@ -49,6 +47,5 @@ __all__ = [
     "read_answers",
     "read_conner",
     "read_gold",
-    "read_jsonl_tolerant",
     "resolve_data_dir",
 ]

@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._jsonl import iter_jsonl
 from citegraph.errors import DataError
+from citegraph.io import iter_jsonl
 from citegraph.kg import Triple
 
 

@@ -19,9 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._json_file import load_json
 from citegraph.datasets._location import dataset_file, resolve_data_dir
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
+from citegraph.io import load_json
 from citegraph.kg import Entity, Subgraph
 
 Split = Literal["general", "specific"]

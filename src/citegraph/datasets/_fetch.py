@@ -15,9 +15,8 @@ from pathlib import Path
 import httpx2
 from pydantic import BaseModel, ConfigDict
 
-from citegraph._atomic import atomic_write
-from citegraph._json_file import load_json
 from citegraph.errors import ConfigError, DataError
+from citegraph.io import atomic_write, load_json
 
 _GH = "https://raw.githubusercontent.com"
 _KALMA = f"{_GH}/lixinze777/Knowledge-aware-Language-Model-Attribution"

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from citegraph._atomic import atomic_write
+from citegraph.io import atomic_write
 from citegraph.kg import KnowledgeGraph, Triple
 
 GENERAL_FILE = "simple_question_graph.json"

@@ -18,8 +18,8 @@ from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph._csv_file import read_csv_file
 from citegraph.errors import ConfigError, DataError
+from citegraph.io import read_csv_file
 from citegraph.kalma._retrieve import type_matches
 from citegraph.kg import Entity, OxigraphKG, Subgraph, Triple
 

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from pyoxigraph import NamedNode, Quad
 
-from citegraph._json_file import load_json
 from citegraph.errors import DataError
+from citegraph.io import load_json
 from citegraph.kg import _rdf as rdf
 
 #: Bump when the quads this reader produces change.

@@ -30,9 +30,8 @@ from typing import Any
 
 from pyoxigraph import Literal, NamedNode, Quad
 
-from citegraph._json_file import load_json
-from citegraph._jsonl import iter_jsonl
 from citegraph.errors import DataError
+from citegraph.io import iter_jsonl, load_json
 from citegraph.kg import _rdf as rdf
 from citegraph.kg._load_pathquestion import entity_term, readable, relation_iri_node
 

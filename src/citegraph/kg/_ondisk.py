@@ -25,8 +25,8 @@ from typing import Any
 
 from pyoxigraph import Quad, Store
 
-from citegraph._cache_dir import cache_root
 from citegraph.errors import DataNotFoundError, KGError
+from citegraph.io import cache_root
 from citegraph.kg._rdf import SCHEMA_VERSION
 
 #: Receives one human-readable message per stage of a load; the CLI renders it.

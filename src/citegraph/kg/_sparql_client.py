@@ -28,9 +28,8 @@ from typing import Any
 
 import httpx2
 
-from citegraph._http_retry import RetryHold, retry_wait
-from citegraph._sqlite_cache import SQLiteCache, cache_key
 from citegraph.errors import EndpointError, EndpointUnavailable, RateLimited, ServerError
+from citegraph.io import RetryHold, SQLiteCache, cache_key, retry_wait
 from citegraph.kg._sparql_config import SparqlClientConfig
 from citegraph.kg._sparql_response import check_response
 

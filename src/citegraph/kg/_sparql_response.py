@@ -14,7 +14,6 @@ import json
 from datetime import datetime
 from typing import Any
 
-from citegraph._http_retry import SNIPPET_CHARS, parse_retry_after, snippet
 from citegraph.errors import (
     ClientError,
     EndpointError,
@@ -22,8 +21,9 @@ from citegraph.errors import (
     ResponseFormatError,
     ServerError,
 )
+from citegraph.io import SNIPPET_CHARS, parse_retry_after, snippet
 
-# parse_retry_after and snippet live in citegraph._http_retry (shared with the chat client);
+# parse_retry_after and snippet live in citegraph.io (shared with the chat client);
 # they stay importable from here.
 __all__ = ["SNIPPET_CHARS", "check_response", "parse_retry_after", "snippet"]
 

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from citegraph._cache_dir import cache_root
 from citegraph.errors import ConfigError
+from citegraph.io import cache_root
 from citegraph.kg._load_pathquestion import PATHQUESTION_KBS
 from citegraph.kg._loaders import (
     load_biokalma_kg,

@@ -27,7 +27,6 @@ from citegraph.models._embeddings import (
     embedding_model,
     locate_minilm,
 )
-from citegraph.models._fake_server import FakeOpenAIServer, FakeReply, ReceivedRequest
 from citegraph.models._lm_scorer import CausalLMScorer, LMScorer, TokenScores, causal_lm_scorer
 from citegraph.models._nli3 import (
     CONTRADICTION_LABELS,
@@ -79,8 +78,6 @@ __all__ = [
     "CrossEncoderReranker",
     "DateMention",
     "EmbeddingModel",
-    "FakeOpenAIServer",
-    "FakeReply",
     "GenerateConfig",
     "Generation",
     "HFChat",
@@ -98,7 +95,6 @@ __all__ = [
     "NLIVerdict",
     "OpenAICompatibleChat",
     "ProviderPreset",
-    "ReceivedRequest",
     "TokenScores",
     "TrueT5NLI",
     "Usage",

@@ -4,7 +4,7 @@ The key is the SHA-256 of the canonical JSON of the endpoint, the model name, th
 full sampling config (seed included) and, when set, the ``response_format``, so an equal request
 hits and any change misses. Values are the :class:`Generation` as JSON. Only successful
 generations are stored; errors are never cached. Concurrent identical requests may both reach the
-model (the last answer stored wins); the :class:`~citegraph._sqlite_cache.SQLiteCache` lock keeps
+model (the last answer stored wins); the :class:`~citegraph.io.SQLiteCache` lock keeps
 the file consistent.
 """
 
@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from citegraph._cache_dir import cache_root
-from citegraph._sqlite_cache import SQLiteCache, cache_key
+from citegraph.io import SQLiteCache, cache_key, cache_root
 from citegraph.models._chat_types import ChatModel, ChatRequest, Generation
 
 __all__ = ["CachedChatModel", "chat_cache_key"]

@@ -27,8 +27,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from citegraph._sqlite_cache import SQLiteCache
 from citegraph.errors import ConfigError
+from citegraph.io import SQLiteCache
 from citegraph.models._chat_cache import CachedChatModel
 from citegraph.models._chat_mock import MockChat
 from citegraph.models._chat_openai import PRESETS, OpenAICompatibleChat

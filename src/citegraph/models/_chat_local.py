@@ -30,8 +30,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from citegraph._cache_dir import cache_root
 from citegraph.errors import MissingDependency, ModelError
+from citegraph.io import cache_root
 from citegraph.models._chat_hf import HFChat, quiet_stderr, require_local
 from citegraph.models._hf_common import quiet_loading
 

@@ -3,7 +3,7 @@
 The servers differ only in their default URL, default concurrency, the environment variable
 holding their API key and whether that key is required (:data:`PRESETS`). Requests go through
 ``openai.AsyncOpenAI`` with the SDK's own retries switched off; citegraph retries itself (with
-:mod:`citegraph._http_retry`, shared with the SPARQL client) so that it can honour Retry-After and
+:mod:`citegraph.io`, shared with the SPARQL client) so that it can honour Retry-After and
 count attempts:
 
 - HTTP 429 -> :class:`~citegraph.errors.RateLimited`: retried after the server's Retry-After
@@ -28,7 +28,6 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from citegraph._http_retry import RetryHold, retry_after_from_headers, retry_wait, snippet
 from citegraph.errors import (
     ClientError,
     ConfigError,
@@ -39,6 +38,7 @@ from citegraph.errors import (
     ResponseFormatError,
     ServerError,
 )
+from citegraph.io import RetryHold, retry_after_from_headers, retry_wait, snippet
 from citegraph.models._chat_types import ChatRequest, Generation, Usage
 
 __all__ = ["OPENAI_URL", "PRESETS", "OpenAICompatibleChat", "ProviderPreset"]
@@ -118,7 +118,7 @@ def _server_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
-#: The former name of :func:`citegraph._http_retry.retry_after_from_headers` (tests import it).
+#: The former name of :func:`citegraph.io.retry_after_from_headers` (tests import it).
 _retry_after = retry_after_from_headers
 
 

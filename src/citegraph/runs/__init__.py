@@ -1,5 +1,6 @@
 """Run directories, provenance and records."""
 
+from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_pending, run_pending_batches
 from citegraph.runs._provenance import (
@@ -17,6 +18,7 @@ __all__ = [
     "SAMPLES_FILE",
     "RunDir",
     "canonical_json",
+    "given_or_loaded",
     "merge_runs",
     "package_versions",
     "read_run_info",

@@ -14,9 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from citegraph._atomic import atomic_write
-from citegraph.datasets import read_jsonl_tolerant
 from citegraph.errors import ConfigError, DataNotFoundError
+from citegraph.io import atomic_write, read_jsonl_tolerant
 from citegraph.runs._provenance import canonical_json
 from citegraph.runs._rundir import FAILED, RUN_FILE, SAMPLES_FILE, RunDir
 

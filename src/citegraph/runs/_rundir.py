@@ -23,9 +23,8 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from citegraph._atomic import atomic_write
-from citegraph.datasets import read_jsonl_tolerant
 from citegraph.errors import ConfigError
+from citegraph.io import atomic_write, read_jsonl_tolerant
 from citegraph.runs._provenance import canonical_json, package_versions, sha256_json
 
 RUN_FILE = "run.json"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from citegraph._sqlite_cache import SQLiteCache, cache_key, canonical_json
+from citegraph.io import SQLiteCache, cache_key, canonical_json
 
 
 def test_cache_key_is_sha256_of_canonical_json() -> None:
@@ -130,7 +130,7 @@ def test_processes_share_one_file(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import sys
-        from citegraph._sqlite_cache import SQLiteCache
+        from citegraph.io import SQLiteCache
         cache = SQLiteCache(sys.argv[1])
         for i in range(100):
             cache.set(f"{sys.argv[2]}-{i}", i)

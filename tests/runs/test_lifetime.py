@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from citegraph._lifetime import given_or_loaded
+from citegraph.runs import given_or_loaded
 
 
 class Model:

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from citegraph._http_retry import (
+from citegraph.io import (
     RetryHold,
     backoff_wait,
     parse_retry_after,

@@ -1,0 +1,43 @@
+"""Small I/O helpers every package uses.
+
+Files: atomic writes, JSON / JSONL / CSV readers whose errors name the file, line and field.
+Caches: the cache root (``$CITEGRAPH_CACHE``) and a thread-safe SQLite cache with JSON values
+keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff shared by the
+chat client and the SPARQL client.
+"""
+
+from citegraph.io._atomic import atomic_write
+from citegraph.io._cache_dir import CACHE_ENV, cache_root
+from citegraph.io._csv_file import read_csv_file
+from citegraph.io._http_retry import (
+    SNIPPET_CHARS,
+    RetryHold,
+    backoff_wait,
+    parse_retry_after,
+    retry_after_from_headers,
+    retry_wait,
+    snippet,
+)
+from citegraph.io._json_file import load_json
+from citegraph.io._jsonl import iter_jsonl, read_jsonl_tolerant
+from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
+
+__all__ = [
+    "CACHE_ENV",
+    "SNIPPET_CHARS",
+    "RetryHold",
+    "SQLiteCache",
+    "atomic_write",
+    "backoff_wait",
+    "cache_key",
+    "cache_root",
+    "canonical_json",
+    "iter_jsonl",
+    "load_json",
+    "parse_retry_after",
+    "read_csv_file",
+    "read_jsonl_tolerant",
+    "retry_after_from_headers",
+    "retry_wait",
+    "snippet",
+]
