@@ -36,9 +36,7 @@ from citegraph.caqa._types import CATEGORIES, CaqaSample, Category
 from citegraph.errors import ConfigError
 from citegraph.io import atomic_write
 from citegraph.kg import OxigraphKG, open_kg
-from citegraph.models._chat_cache import default_response_cache
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_types import ChatModel
+from citegraph.models import ChatModel, chat_model, default_response_cache
 from citegraph.runs import FAILED, RunDir, run_pending
 
 Progress = Callable[[int, int], None]

@@ -30,7 +30,7 @@ from citegraph.caqa._finetune import META_FILE
 from citegraph.caqa._finetune_data import ClassifierInput, classifier_texts, pad_features
 from citegraph.caqa._types import BINARY_LABELS, CATEGORIES, CaqaSample, Label
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models._hf_common import (
+from citegraph.models import (
     check_batching,
     effective_max_length,
     load_pretrained,

@@ -35,8 +35,14 @@ from citegraph.caqa._judge_prompts import judge_prompt
 from citegraph.caqa._labels import ExtractionMode
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
-from citegraph.models import ChatModel, ChatRequest, chat_model, nli_model, parse_model_spec
-from citegraph.models._chat_cache import default_response_cache
+from citegraph.models import (
+    ChatModel,
+    ChatRequest,
+    chat_model,
+    default_response_cache,
+    nli_model,
+    parse_model_spec,
+)
 
 __all__ = ["evaluator"]
 

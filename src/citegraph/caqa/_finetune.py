@@ -41,7 +41,7 @@ from citegraph.caqa._finetune_loop import EpochRecord, Progress, steps_per_epoch
 from citegraph.caqa._judge_prompts import judge_prompt, prompt_label_set, prompt_version
 from citegraph.caqa._types import CaqaSample
 from citegraph.errors import ConfigError
-from citegraph.models._hf_common import require_transformers
+from citegraph.models import require_transformers
 from citegraph.runs import package_versions
 
 if TYPE_CHECKING:

@@ -24,11 +24,12 @@ from citegraph.caqa._finetune_data import (
 )
 from citegraph.caqa._types import CaqaSample
 from citegraph.errors import ConfigError
-from citegraph.models._chat_hf import load_causal_lm, resolve_dtype
-from citegraph.models._hf_common import (
+from citegraph.models import (
     effective_max_length,
+    load_causal_lm,
     load_pretrained,
     quiet_loading,
+    resolve_dtype,
     resolve_model_path,
 )
 

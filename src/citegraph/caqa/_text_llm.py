@@ -35,7 +35,7 @@ from citegraph.caqa._text import (
 )
 from citegraph.caqa._types import Extension, Fact
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models._chat_types import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 
 #: The prompt version :class:`LLMTextualiser` uses by default.
 BUILD_PROMPT_VERSION = "caqa-build-v1"

@@ -13,13 +13,14 @@ from citegraph.caqa import (
     CaqaJudgeConfig,
     FinetuneConfig,
     build_caqa,
+    compare_runs,
     finetune,
     judge_caqa,
     load_caqa_split,
+    render_comparison,
+    render_report,
+    render_statistics,
 )
-from citegraph.caqa._compare import compare_runs, render_comparison
-from citegraph.caqa._report_render import render_report
-from citegraph.caqa._splits import render_statistics
 from citegraph.cli._console import command_line, console, progress_bar, reports_errors
 from citegraph.cli._options import (
     data_dir_option,

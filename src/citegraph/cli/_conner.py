@@ -23,6 +23,7 @@ from citegraph.conner import (
     ConnerRetrieveConfig,
     ConnerScoreConfig,
     ConnerSelectConfig,
+    Method,
     correlate_runs,
     generate_run,
     render_correlations,
@@ -31,7 +32,6 @@ from citegraph.conner import (
     score_knowledge,
     select_run,
 )
-from citegraph.conner._correlate import Method
 
 
 @click.group("conner")

@@ -25,9 +25,14 @@ from pathlib import Path
 
 import click
 
-from citegraph.caqa import CaqaBuildConfig, CaqaJudgeConfig, build_caqa, judge_caqa
-from citegraph.caqa._report_render import render_report
-from citegraph.caqa._splits import render_statistics
+from citegraph.caqa import (
+    CaqaBuildConfig,
+    CaqaJudgeConfig,
+    build_caqa,
+    judge_caqa,
+    render_report,
+    render_statistics,
+)
 from citegraph.cli._ask import show_answer
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score

@@ -15,6 +15,8 @@ from typing import Any
 import click
 from pydantic import BaseModel
 
+from citegraph.runs import Runtime
+
 
 def _click_type(annotation: Any) -> tuple[Any, bool]:
     """The click type of a field annotation and whether the annotation admits None."""
@@ -104,3 +106,53 @@ def runtime_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "--concurrency", type=int, default=None, help="Model requests in flight at once."
     )(func)
     return limit_option(func)
+
+
+def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The engine's runtime options, the same on every command that runs a task: ``--limit``,
+    ``--shard``, ``--concurrency``, ``--batch-size`` and ``--no-cache`` (see
+    :class:`citegraph.runs.Runtime`); read them back with :func:`runtime_from`."""
+    func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
+        func
+    )
+    func = click.option(
+        "--batch-size",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Items per model call (default: the task's).",
+    )(func)
+    func = click.option(
+        "--concurrency",
+        type=click.IntRange(min=1),
+        default=None,
+        help="Model calls in flight at once (default: the model's or the task's).",
+    )(func)
+    func = click.option(
+        "--shard",
+        default=None,
+        metavar="i/N",
+        help="Run only this machine's share (0-based); merge shards with `citegraph runs merge`.",
+    )(func)
+    return limit_option(func)
+
+
+def runtime_from(
+    options: dict[str, Any],
+    *,
+    overwrite: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> Runtime:
+    """The :class:`~citegraph.runs.Runtime` of a command's :func:`engine_options` (popped from
+    ``options``), with the command line recorded."""
+    from citegraph.cli._console import command_line
+
+    return Runtime(
+        limit=options.pop("limit", None),
+        shard=options.pop("shard", None),
+        concurrency=options.pop("concurrency", None),
+        batch_size=options.pop("batch_size", None),
+        cache=not options.pop("no_cache", False),
+        overwrite=overwrite,
+        command=command_line(),
+        progress=progress,
+    )

@@ -34,6 +34,7 @@ from citegraph.conner._coherence import (
 from citegraph.conner._correlate import (
     RATING_VALUES,
     Correlation,
+    Method,
     correlate,
     read_ratings,
 )
@@ -200,6 +201,7 @@ __all__ = [
     "Knowledge",
     "KnowledgeChoice",
     "KnowledgeInput",
+    "Method",
     "Metric",
     "MetricValue",
     "NLISummary",

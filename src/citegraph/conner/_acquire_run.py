@@ -22,7 +22,7 @@ from citegraph.conner._knowledge_io import TaskChoice, generated_record, knowled
 from citegraph.conner._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
 from citegraph.conner._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
 from citegraph.conner._types import ConnerSample
-from citegraph.models._chat_types import ChatModel
+from citegraph.models import ChatModel
 from citegraph.runs import FAILED, RunDir, run_pending
 
 __all__ = [
@@ -157,8 +157,7 @@ async def generate_run_async(
     chosen = samples[:limit] if limit is not None else samples
     given = model
     if model is None:
-        from citegraph.models._chat_cache import default_response_cache
-        from citegraph.models._chat_factory import chat_model
+        from citegraph.models import chat_model, default_response_cache
 
         model = chat_model(
             config.model,
@@ -221,7 +220,7 @@ def retrieve_run(
         DataError, DataNotFoundError: A missing or malformed corpus or task file.
         MissingDependency, ModelError: The embedding model cannot be loaded.
     """
-    from citegraph.models._embeddings import embedding_model
+    from citegraph.models import embedding_model
 
     samples = load_task(config.task, config.split, data_dir)
     chosen = samples[:limit] if limit is not None else samples

@@ -34,7 +34,7 @@ from citegraph.conner._prompts import (
 )
 from citegraph.conner._types import ConnerSample, Knowledge, Task
 from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig
 
 __all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
 

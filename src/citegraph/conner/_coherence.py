@@ -35,8 +35,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from citegraph.conner._types import MetricValue
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._lm_scorer import LMScorer
-from citegraph.models._reranker import HFTextScorer
+from citegraph.models import HFTextScorer, LMScorer
 
 __all__ = [
     "NO_PARAGRAPH_MODEL",

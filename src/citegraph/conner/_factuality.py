@@ -42,8 +42,7 @@ from citegraph.conner._evidence import EvidenceSource
 from citegraph.conner._sentences import split_sentences
 from citegraph.conner._types import MetricValue
 from citegraph.errors import DataError, ModelError
-from citegraph.models._nli3 import NLI3Model, NLIProbs
-from citegraph.models._nli_protocol import NLIPair
+from citegraph.models import NLI3Model, NLIPair, NLIProbs
 
 __all__ = [
     "FACTUALITY_PARTS",

@@ -35,7 +35,7 @@ from citegraph.conner._prompts import (
 )
 from citegraph.conner._types import ConnerSample, Knowledge
 from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
 
 __all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge", "run_bounded"]
 

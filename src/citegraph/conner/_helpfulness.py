@@ -43,7 +43,7 @@ from typing import Literal
 
 from citegraph.conner._types import ConnerSample, Knowledge, MetricValue, Task
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._lm_scorer import LMScorer, TokenScores
+from citegraph.models import LMScorer, TokenScores
 
 __all__ = [
     "HELPFULNESS_PROMPT",

@@ -29,7 +29,7 @@ from typing import Literal
 from citegraph.conner._relevance import WowQuery, metric_query
 from citegraph.conner._types import ConnerSample, MetricValue
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models._lm_scorer import LMScorer, TokenScores
+from citegraph.models import LMScorer, TokenScores
 
 __all__ = ["INFO_PROMPT", "informativeness", "informativeness_prefix", "truncate_words"]
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.conner._types import ConnerSample, Task
 from citegraph.errors import ConfigError
-from citegraph.models._chat_types import ChatMessage
+from citegraph.models import ChatMessage
 
 __all__ = [
     "DEFAULT_DEMO_MAX_WORDS",

@@ -147,13 +147,13 @@ def relevance_scorer(spec: str, **options: Any) -> RelevanceScorer:
     """
     text = spec.strip()
     if text.startswith("hf:"):
-        from citegraph.models._reranker import reranker_model
+        from citegraph.models import reranker_model
 
         return reranker_model(text, **options)
     if text.startswith("embedding:") and text[len("embedding:") :].strip():
         if options:
             raise ConfigError(f"options {sorted(options)} do not apply to {spec!r}")
-        from citegraph.models._embeddings import embedding_model
+        from citegraph.models import embedding_model
 
         return EmbeddingRelevance(embedding_model(text[len("embedding:") :].strip()))
     raise ConfigError(

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from citegraph.conner._types import ConnerSample, Knowledge
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
 from citegraph.io import iter_jsonl
-from citegraph.models._embeddings import EmbeddingModel
+from citegraph.models import EmbeddingModel
 
 __all__ = [
     "TASK_CORPUS",

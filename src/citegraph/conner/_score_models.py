@@ -23,9 +23,7 @@ from citegraph.conner._retrieve import DenseRetriever, load_corpus
 from citegraph.conner._score_config import ConnerScoreConfig
 from citegraph.conner._types import ConnerSample
 from citegraph.errors import ConfigError
-from citegraph.models._chat_types import ChatModel
-from citegraph.models._lm_scorer import LMScorer
-from citegraph.models._nli3 import NLI3Model
+from citegraph.models import ChatModel, LMScorer, NLI3Model
 
 __all__ = ["ScoreModels", "load_score_models"]
 
@@ -98,11 +96,11 @@ def load_score_models(
     metrics = set(config.metrics)
     models = ScoreModels(evidence_kind=config.evidence)
     if metrics & _LM_METRICS:
-        from citegraph.models._lm_scorer import causal_lm_scorer
+        from citegraph.models import causal_lm_scorer
 
         models.lm = causal_lm_scorer(config.lm)
     if metrics & _NLI_METRICS:
-        from citegraph.models._nli3 import nli3_model
+        from citegraph.models import nli3_model
 
         models.nli = nli3_model(config.nli)
     if "relevance" in metrics:
@@ -110,8 +108,7 @@ def load_score_models(
     if "coherence_para" in metrics:
         models.paragraph = paragraph_scorer(config.paragraph)
     if "validity" in metrics and config.answer_model is not None:
-        from citegraph.models._chat_cache import default_response_cache
-        from citegraph.models._chat_factory import chat_model
+        from citegraph.models import chat_model, default_response_cache
 
         models.answer = chat_model(
             config.answer_model,
@@ -124,7 +121,7 @@ def load_score_models(
                 f"evidence {config.evidence!r} retrieves passages: give --corpus (a JSONL or "
                 "TSV passage file, or 'task' for the task's own gold knowledge texts)"
             )
-        from citegraph.models._embeddings import embedding_model
+        from citegraph.models import embedding_model
 
         corpus = load_corpus(config.corpus, samples)
         retriever = DenseRetriever.from_corpus(embedding_model(config.retriever), corpus)

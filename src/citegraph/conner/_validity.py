@@ -38,8 +38,7 @@ from citegraph.conner._factuality import (
 )
 from citegraph.conner._types import MetricValue
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models._nli3 import NLI3Model, NLIProbs
-from citegraph.models._nli_protocol import NLIPair
+from citegraph.models import NLI3Model, NLIPair, NLIProbs
 
 __all__ = [
     "OpenValidityConfig",

@@ -17,7 +17,7 @@ from citegraph.kalma._retrieve import Retrieval, Retriever
 from citegraph.kalma._score_item import parse_with
 from citegraph.kalma._types import ParsedAnswer
 from citegraph.kg import KnowledgeGraph
-from citegraph.models._chat_types import ChatModel, GenerateConfig
+from citegraph.models import ChatModel, GenerateConfig
 
 
 class AskResult(BaseModel):

@@ -43,7 +43,7 @@ from citegraph.kalma._build_templates import fact_sentence
 from citegraph.kalma._parse import parse_answer
 from citegraph.kalma._parse_brackets import strip_citations
 from citegraph.kg import Subgraph, Triple
-from citegraph.models._chat_types import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 
 MAX_SENTENCE_CHARS = 400
 """A reply that does not extend the paragraph is taken as the new sentence up to this length."""

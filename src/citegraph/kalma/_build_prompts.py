@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from citegraph.kalma._prompt_files import prompt_file
 from citegraph.kg import Subgraph, Triple
-from citegraph.models._chat_types import ChatMessage
+from citegraph.models import ChatMessage
 
 BUILD_PROMPTS = "kalma-build-v1"
 QuestionKind = Literal["general", "specific"]

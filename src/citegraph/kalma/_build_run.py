@@ -31,9 +31,7 @@ from citegraph.kalma._build_prompts import BUILD_PROMPTS
 from citegraph.kalma._build_select import CoherenceNorm, PerplexityFn, relation_counts
 from citegraph.kalma._build_templates import fact_sentence
 from citegraph.kg import KnowledgeGraph, OxigraphKG, open_kg
-from citegraph.models._chat_cache import default_response_cache
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_types import ChatModel, GenerateConfig
+from citegraph.models import ChatModel, GenerateConfig, chat_model, default_response_cache
 from citegraph.runs import FAILED, RunDir, run_pending, sha256_file
 
 Progress = Callable[[int, int], None]
@@ -218,7 +216,7 @@ def _pairs(config: BuildConfig, kg: KnowledgeGraph) -> tuple[list[PersonPair], d
 
 
 def _perplexity(spec: str) -> tuple[PerplexityFn, str]:
-    from citegraph.models._lm_scorer import causal_lm_scorer
+    from citegraph.models import causal_lm_scorer
 
     scorer = causal_lm_scorer(spec)
     return scorer.perplexities, scorer.name

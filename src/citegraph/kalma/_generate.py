@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import EndpointError, MissingDependency, ModelError
 from citegraph.kalma._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
 
 
 class GeneratedAnswer(BaseModel):

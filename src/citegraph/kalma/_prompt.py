@@ -23,7 +23,7 @@ from typing import Any, Literal
 from citegraph.errors import ConfigError
 from citegraph.kalma._prompt_files import prompt_file
 from citegraph.kg import Subgraph
-from citegraph.models._chat_types import ChatMessage
+from citegraph.models import ChatMessage
 
 PromptVersion = Literal["kalma-table13-v1", "kalma-code-v1"]
 PROMPT_VERSIONS: tuple[str, ...] = ("kalma-table13-v1", "kalma-code-v1")

@@ -37,10 +37,7 @@ from citegraph.kalma._run_report import build_run_metrics
 from citegraph.kalma._score_item import ScoreItem, score_items
 from citegraph.kalma._text_quality import judge_text_quality, reference_subset
 from citegraph.kg import KnowledgeGraph, Subgraph, open_kg
-from citegraph.models import NLIModel, nli_model
-from citegraph.models._chat_cache import default_response_cache
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_types import ChatModel
+from citegraph.models import ChatModel, NLIModel, chat_model, default_response_cache, nli_model
 from citegraph.runs import FAILED, RunDir, run_pending, sha256_file
 
 Progress = Callable[[int, int], None]

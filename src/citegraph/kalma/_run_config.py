@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from citegraph.errors import ConfigError
 from citegraph.kalma._prompt import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma._score import ScoreConfig, ScoringOptions
-from citegraph.models._chat_types import GenerateConfig
+from citegraph.models import GenerateConfig
 
 TASK = "kalma.run"
 

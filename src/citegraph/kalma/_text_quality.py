@@ -53,7 +53,7 @@ from citegraph.kalma._parse_brackets import strip_citations
 from citegraph.kalma._parse_reference import reference_plain
 from citegraph.kalma._prompt_files import prompt_file
 from citegraph.metrics import summarise_runs
-from citegraph.models._chat_types import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 
 Criterion = Literal["coherence", "consistency", "fluency", "relevance"]
 CRITERIA: tuple[Criterion, ...] = ("coherence", "consistency", "fluency", "relevance")

@@ -1,9 +1,9 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
-from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
+from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
-from citegraph.models._chat_hf import HFChat
+from citegraph.models._chat_hf import HFChat, load_causal_lm, resolve_dtype
 from citegraph.models._chat_local import (
     LOCAL_CHAT_NAME,
     converted_model_dir,
@@ -26,6 +26,14 @@ from citegraph.models._embeddings import (
     HFEmbeddingModel,
     embedding_model,
     locate_minilm,
+)
+from citegraph.models._hf_common import (
+    check_batching,
+    effective_max_length,
+    load_pretrained,
+    quiet_loading,
+    require_transformers,
+    resolve_model_path,
 )
 from citegraph.models._lm_scorer import CausalLMScorer, LMScorer, TokenScores, causal_lm_scorer
 from citegraph.models._nli3 import (
@@ -101,13 +109,18 @@ __all__ = [
     "causal_lm_scorer",
     "chat_cache_key",
     "chat_model",
+    "check_batching",
     "contains_phrase",
     "converted_model_dir",
     "date_entails",
+    "default_response_cache",
+    "effective_max_length",
     "embedding_model",
     "find_dates",
     "find_entailment_index",
     "find_three_way_indices",
+    "load_causal_lm",
+    "load_pretrained",
     "local_chat",
     "locate_minilm",
     "locate_smollm2_gguf",
@@ -116,7 +129,11 @@ __all__ = [
     "normalize_text",
     "parse_date",
     "parse_model_spec",
+    "quiet_loading",
+    "require_transformers",
     "reranker_model",
+    "resolve_dtype",
+    "resolve_model_path",
     "strip_accents",
     "value_from_hypothesis",
     "value_in_text",

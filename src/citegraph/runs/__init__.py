@@ -1,5 +1,14 @@
-"""Run directories, provenance and records."""
+"""The engine every pipeline runs on.
 
+A :class:`Task` is a config, a list of items with stable ids, the work on one batch of items
+(with the models it opened once) and the metrics over the records. :func:`run_task` runs any
+task into a run directory (``run.json``, append-only ``samples.jsonl``, ``metrics.json``) with
+resume, retry of failed items, ``limit``, ``shard``, bounded concurrency or batching and progress,
+all set by one :class:`Runtime`. The registry maps the ``task`` name in ``run.json`` to its task,
+so :func:`finalize` (``runs report``) and :func:`merge_runs` work for the runs of every task.
+"""
+
+from citegraph.runs._engine import RunOutcome, finalize, run_sync, run_task, write_metrics
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_pending, run_pending_batches
@@ -9,21 +18,39 @@ from citegraph.runs._provenance import (
     sha256_file,
     sha256_json,
 )
+from citegraph.runs._registry import register_task, registered_tasks, task_of_run, task_type
 from citegraph.runs._rundir import FAILED, METRICS_FILE, RUN_FILE, SAMPLES_FILE, RunDir
+from citegraph.runs._runtime import Progress, Runtime, parse_shard
+from citegraph.runs._task import Record, Task, opened
 
 __all__ = [
     "FAILED",
     "METRICS_FILE",
     "RUN_FILE",
     "SAMPLES_FILE",
+    "Progress",
+    "Record",
     "RunDir",
+    "RunOutcome",
+    "Runtime",
+    "Task",
     "canonical_json",
+    "finalize",
     "given_or_loaded",
     "merge_runs",
+    "opened",
     "package_versions",
+    "parse_shard",
     "read_run_info",
+    "register_task",
+    "registered_tasks",
     "run_pending",
     "run_pending_batches",
+    "run_sync",
+    "run_task",
     "sha256_file",
     "sha256_json",
+    "task_of_run",
+    "task_type",
+    "write_metrics",
 ]

@@ -68,6 +68,7 @@ class RunDir:
         command: str | None = None,
         overwrite: bool = False,
         runtime: dict[str, Any] | None = None,
+        task: str | None = None,
     ) -> RunDir:
         """Create a run directory or resume the one at ``path``.
 
@@ -78,6 +79,9 @@ class RunDir:
             command: The command line, for the record.
             overwrite: Start afresh even if the directory holds another run.
             runtime: Settings recorded but not part of the identity (concurrency, shard...).
+            task: The registered task's name (``kalma.run``...), recorded beside the identity
+                so that ``runs report`` finds the task of any run; older runs without it are
+                still recognised from their config.
 
         Raises:
             ConfigError: the directory holds a run with a different configuration or data.
@@ -101,11 +105,15 @@ class RunDir:
                 )
             info = previous
             if runtime is not None and previous.get("runtime") != runtime:
-                info = previous | {"runtime": runtime}
+                info = info | {"runtime": runtime}
+            if task is not None and previous.get("task") != task:
+                info = info | {"task": task}
+            if info is not previous:
                 atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         else:
             info = {
                 "run_id": run_id,
+                "task": task,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "command": command,
                 "config": config,

@@ -1,0 +1,146 @@
+"""The engine: run any :class:`~citegraph.runs.Task` into a run directory.
+
+``run_task`` owns what every pipeline shares: open or resume the run directory (refusing one
+that holds another configuration), select the items (``limit``, ``shard``), skip the finished
+ones and retry the failed ones, bounded concurrency and batching, progress, and ``metrics.json``
+written atomically from the records. ``finalize`` is the part that needs no model: it is what
+``runs report`` and ``runs merge`` call for a run of any task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.errors import ConfigError
+from citegraph.runs._pending import run_pending_batches
+from citegraph.runs._rundir import FAILED, RunDir
+from citegraph.runs._runtime import Runtime
+from citegraph.runs._task import ItemT, ModelsT, Record, Task
+
+T = TypeVar("T")
+
+
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run an entry point's coroutine to completion: the one blocking wrapper behind
+    ``run_kalma``, ``judge_caqa``, ``score_knowledge`` and the others.
+
+    Raises:
+        RuntimeError: called from a running event loop (await the ``*_async`` form there).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    coroutine.close()
+    raise RuntimeError(
+        "this blocking entry point was called inside a running event loop (a notebook or an "
+        "async program): await its *_async form instead"
+    )
+
+
+class RunOutcome(BaseModel, Generic[ItemT]):
+    """What :func:`run_task` did."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    out: Path
+    info: dict[str, Any] = Field(description="run.json as it stands.")
+    metrics: dict[str, Any]
+    records: list[Record] = Field(description="The newest record of each selected item.")
+    items: list[ItemT] = Field(description="The selected items (after limit and shard).")
+    n_resumed: int = Field(description="Items found already done in the run directory.")
+    n_done_now: int = Field(description="Items worked on in this call.")
+
+    @property
+    def n_failed(self) -> int:
+        """Selected items whose newest record failed (retried on the next call)."""
+        return sum(1 for r in self.records if r.get("status") == FAILED)
+
+
+async def run_task(
+    task: Task[ItemT, ModelsT], out: str | Path, runtime: Runtime | None = None
+) -> RunOutcome[ItemT]:
+    """Run ``task`` into the run directory ``out``, resuming what it holds.
+
+    Args:
+        task: The task (its config, items, work and metrics).
+        out: The run directory (created, or resumed when it holds the same run).
+        runtime: limit, shard, concurrency, batch size, cache, overwrite, command, progress.
+
+    Returns:
+        The records of the selected items and the metrics written to ``metrics.json``.
+
+    Raises:
+        ConfigError: ``out`` holds a run with another configuration or input, or the task
+            cannot be sharded and ``runtime.shard`` is set.
+    """
+    runtime = runtime or Runtime()
+    if runtime.shard is not None and not task.shardable:
+        raise ConfigError(f"{task.name} runs cannot be split with --shard (see its docs)")
+    pairs = runtime.select(task.items())
+    async with task.open(runtime) as models:
+        run = RunDir.open(
+            out,
+            task.run_config(models),
+            data=task.run_data(models),
+            command=runtime.command,
+            overwrite=runtime.overwrite,
+            runtime=runtime.record(),
+            task=task.name,
+        )
+        try:
+
+            async def work(batch: Sequence[ItemT]) -> list[Record]:
+                return await task.work(batch, models)
+
+            n_resumed, n_now = await run_pending_batches(
+                run,
+                pairs,
+                work,
+                batch_size=runtime.batch_size or task.batch_size,
+                concurrency=task.concurrency(models, runtime),
+                progress=runtime.progress,
+            )
+        finally:
+            run.close()
+        records = _selected(run, [key for key, _ in pairs])
+        metrics = task.metrics(records, run.info, models)
+    write_metrics(type(task), run, records, metrics)
+    return RunOutcome(
+        out=Path(out),
+        info=run.info,
+        metrics=metrics,
+        records=records,
+        items=[item for _, item in pairs],
+        n_resumed=n_resumed,
+        n_done_now=n_now,
+    )
+
+
+def finalize(task_type: type[Task[Any, Any]], run: RunDir) -> dict[str, Any]:
+    """Recompute ``metrics.json`` (and the task's other outputs) from the run's records alone."""
+    records = task_type.order(run.records)
+    metrics = task_type.summarize(records, run.info)
+    write_metrics(task_type, run, records, metrics)
+    return metrics
+
+
+def write_metrics(
+    task_type: type[Task[Any, Any]],
+    run: RunDir,
+    records: Sequence[Record],
+    metrics: dict[str, Any],
+) -> None:
+    """``metrics.json`` atomically, then the task's other output files."""
+    run.write_metrics(metrics)
+    task_type.write_outputs(run.path, records, metrics, run.info)
+
+
+def _selected(run: RunDir, keys: Sequence[str]) -> list[Record]:
+    latest = {str(r.get("id")): r for r in run.records}
+    return [latest[key] for key in keys if key in latest]

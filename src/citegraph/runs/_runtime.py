@@ -1,0 +1,95 @@
+"""How a task runs, as opposed to what it computes: one :class:`Runtime` for every task.
+
+Nothing here changes any item's record, so none of it is part of a run's identity: a run can be
+extended (a larger ``limit``), resumed with more concurrency, or split over machines
+(``shard``) and merged, and it stays the same run. ``run.json`` records these settings under
+``runtime`` for the record only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from citegraph.errors import ConfigError
+
+Progress = Callable[[int, int], None]
+"""Called as ``progress(done, total)``: once at the start, then after each item or batch."""
+
+T = TypeVar("T")
+
+
+def parse_shard(shard: str) -> tuple[int, int]:
+    """``(i, N)`` from ``"i/N"`` (0-based).
+
+    Raises:
+        ConfigError: not of the form ``i/N`` with ``0 <= i < N``.
+    """
+    try:
+        i_text, n_text = shard.split("/")
+        i, n = int(i_text), int(n_text)
+    except ValueError:
+        raise ConfigError(f"--shard must look like i/N (e.g. 0/4), got {shard!r}") from None
+    if n < 1 or not 0 <= i < n:
+        raise ConfigError(f"--shard {shard}: need 0 <= i < N")
+    return i, n
+
+
+class Runtime(BaseModel):
+    """Settings of one call of a task that do not change any record.
+
+    ``progress`` is a callback and is never written to ``run.json``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    limit: int | None = Field(
+        default=None, ge=1, description="Only the first N items (can be raised later; resumes)."
+    )
+    shard: str | None = Field(
+        default=None,
+        description="'i/N': this machine's share (0-based); items at positions p with "
+        "p % N == i, after the limit. Merge the shards with `citegraph runs merge`.",
+    )
+    concurrency: int | None = Field(
+        default=None, ge=1, description="Items or batches in flight (default: the task's)."
+    )
+    batch_size: int | None = Field(
+        default=None, ge=1, description="Items per work call (default: the task's)."
+    )
+    cache: bool = Field(default=True, description="Use the SQLite response cache.")
+    overwrite: bool = Field(
+        default=False, description="Replace a run with another configuration in the directory."
+    )
+    command: str | None = Field(default=None, description="The command line, for run.json.")
+    progress: Progress | None = Field(default=None, exclude=True, description="Progress callback.")
+
+    @field_validator("shard")
+    @classmethod
+    def _valid_shard(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_shard(value)
+        return value
+
+    def shard_parts(self) -> tuple[int, int] | None:
+        """``(i, N)`` from ``shard``, or None."""
+        return None if self.shard is None else parse_shard(self.shard)
+
+    def select(self, items: Sequence[T]) -> list[T]:
+        """The items this call works on: the first ``limit``, then this shard's share.
+
+        Shards split by position (``p % N == i``), so they never overlap and their union is the
+        whole selection whatever ``limit`` each machine was given the same.
+        """
+        chosen = list(items[: self.limit] if self.limit else items)
+        parts = self.shard_parts()
+        if parts is None:
+            return chosen
+        i, n = parts
+        return [item for p, item in enumerate(chosen) if p % n == i]
+
+    def record(self) -> dict[str, Any]:
+        """What ``run.json`` keeps under ``runtime``."""
+        return self.model_dump(mode="json", include={"limit", "shard", "concurrency", "batch_size"})

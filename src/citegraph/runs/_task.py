@@ -1,0 +1,125 @@
+"""The Task contract: what a pipeline must say so that the engine can run it.
+
+A task is four things:
+
+- a frozen pydantic **config** (what identifies the run; written verbatim into ``run.json``),
+- the **items** it works on, each with a stable id,
+- the **work** on one batch of items (with the models it opened once), one record per item,
+- the **metrics** over the records (from the records and ``run.json`` alone, so that a merged
+  or copied run can be re-aggregated anywhere without a model).
+
+Everything else (the run directory, resume, retry of failed items, limit, shard, concurrency
+and batching, progress, ``metrics.json``) is the engine's: :func:`citegraph.runs.run_task`.
+
+A minimal task::
+
+    @register_task
+    class Shout(Task[str, None]):
+        name = "demo.shout"
+
+        def __init__(self, config: ShoutConfig) -> None:
+            self.config = config
+
+        def items(self):
+            return [(w, w) for w in self.config.words]
+
+        def open(self, runtime):
+            return opened(None)
+
+        async def work(self, batch, models):
+            return [{"id": w, "loud": w.upper()} for w in batch]
+
+        @classmethod
+        def summarize(cls, records, info):
+            return {"n": len(records)}
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
+from typing import Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel
+
+from citegraph.runs._runtime import Runtime
+
+ItemT = TypeVar("ItemT")
+ModelsT = TypeVar("ModelsT")
+T = TypeVar("T")
+
+Record = dict[str, Any]
+"""One line of ``samples.jsonl``: a JSON object with an ``id``; ``status: failed`` marks an item
+to try again on resume."""
+
+
+@asynccontextmanager
+async def opened(value: T) -> AsyncIterator[T]:
+    """An async context that gives ``value`` and closes nothing (tasks without models)."""
+    yield value
+
+
+class Task(ABC, Generic[ItemT, ModelsT]):
+    """One pipeline the engine can run. Subclasses set :attr:`name` and :attr:`config`."""
+
+    name: ClassVar[str]
+    """The task's name in ``run.json`` (``paper.stage``, e.g. ``kalma.run``)."""
+    batch_size: ClassVar[int] = 1
+    """Items per :meth:`work` call unless the runtime says otherwise."""
+    shardable: ClassVar[bool] = True
+    """False when the items cannot be split over machines (the task says why in its docs)."""
+
+    config: BaseModel
+
+    @abstractmethod
+    def items(self) -> Sequence[tuple[str, ItemT]]:
+        """``(id, item)`` pairs in dataset order; ids are stable across calls."""
+
+    @abstractmethod
+    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ModelsT]:
+        """The models the work needs, loaded once; the context closes those it loaded (never
+        the caller's own)."""
+
+    @abstractmethod
+    async def work(self, batch: Sequence[ItemT], models: ModelsT) -> list[Record]:
+        """One record per item of ``batch``, in order."""
+
+    @classmethod
+    @abstractmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        """``metrics.json`` from the records (in item order) and ``run.json`` alone."""
+
+    def run_config(self, models: ModelsT) -> dict[str, Any]:
+        """The run's identity (``run.json`` ``config``): the config, the task's name, and the
+        names of the models actually used."""
+        return self.config.model_dump(mode="json") | {"task": self.name}
+
+    def run_data(self, models: ModelsT) -> dict[str, str]:
+        """Input files and their SHA-256: part of the run's identity."""
+        return {}
+
+    def concurrency(self, models: ModelsT, runtime: Runtime) -> int:
+        """Work calls in flight: the runtime's, else 1."""
+        return runtime.concurrency or 1
+
+    def metrics(
+        self, records: Sequence[Record], info: dict[str, Any], models: ModelsT
+    ) -> dict[str, Any]:
+        """``metrics.json`` at the end of a run; by default :meth:`summarize` (override to add
+        what only the live run knows, such as the time it took)."""
+        return self.summarize(records, info)
+
+    @classmethod
+    def write_outputs(
+        cls, path: Path, records: Sequence[Record], metrics: dict[str, Any], info: dict[str, Any]
+    ) -> None:
+        """Files beyond ``metrics.json`` (a report, a built dataset), written after the metrics
+        and again by ``runs report`` and ``runs merge``. None by default."""
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        """Records in item order when only the run directory is known (``runs report``); by
+        default the order of ``samples.jsonl``."""
+        return list(records)
