@@ -37,7 +37,7 @@ from citegraph.conner import (
     sentence_coherence,
 )
 from citegraph.datasets import load_conner
-from citegraph.models._lm_scorer import LMScorer, TokenScores, causal_lm_scorer
+from citegraph.models import LMScorer, TokenScores, causal_lm_scorer
 from lm_scoring import timed  # this script's folder is on sys.path: the KaLMA benchmark's helper
 
 #: Runs one metric on the first ``k`` items with the given scorer.

@@ -4,18 +4,19 @@ select the best, and correlate the metrics with human ratings (the CONNER paper)
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from citegraph.cli._console import command_line, console, progress_bar, reports_errors
+from citegraph.cli._console import console, progress_bar, reports_errors
 from citegraph.cli._options import (
     data_dir_option,
-    limit_option,
+    engine_options,
     options_from_model,
     run_dir_options,
-    runtime_options,
+    runtime_from,
 )
 from citegraph.conner import (
     AcquireResult,
@@ -32,11 +33,17 @@ from citegraph.conner import (
     score_knowledge,
     select_run,
 )
+from citegraph.runs import Runtime
 
 
 @click.group("conner")
 def conner_group() -> None:
     """CONNER: reference-free evaluation of generated or retrieved knowledge."""
+
+
+def _showing(runtime: Runtime, update: Callable[[int, int], None]) -> Runtime:
+    """``runtime`` reporting its progress to a progress bar."""
+    return runtime.model_copy(update={"progress": update})
 
 
 def _report_acquired(result: AcquireResult) -> None:
@@ -57,51 +64,30 @@ def _report_acquired(result: AcquireResult) -> None:
 
 @conner_group.command("generate")
 @options_from_model(ConnerGenerateConfig)
-@runtime_options
+@engine_options
 @data_dir_option
 @run_dir_options
 @reports_errors
-def generate_command(
-    limit: int | None,
-    concurrency: int | None,
-    no_cache: bool,
-    data_dir: Path | None,
-    out: Path,
-    overwrite: bool,
-    **options: Any,
-) -> None:
+def generate_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Generate knowledge for a task's test items with a chat model (Tables 11-12 prompts)."""
+    runtime = runtime_from(options, overwrite=overwrite)
     config = ConnerGenerateConfig(**options)
     with progress_bar("generating knowledge") as update:
-        result = generate_run(
-            out,
-            config,
-            data_dir=data_dir,
-            limit=limit,
-            concurrency=concurrency,
-            cache=not no_cache,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
-        )
+        result = generate_run(out, config, data_dir=data_dir, runtime=_showing(runtime, update))
     _report_acquired(result)
 
 
 @conner_group.command("retrieve")
 @options_from_model(ConnerRetrieveConfig)
-@limit_option
+@engine_options
 @data_dir_option
 @run_dir_options
 @reports_errors
-def retrieve_command(
-    limit: int | None, data_dir: Path | None, out: Path, overwrite: bool, **options: Any
-) -> None:
+def retrieve_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Retrieve knowledge for a task's test items from a passage corpus (dense embeddings)."""
+    runtime = runtime_from(options, overwrite=overwrite)
     config = ConnerRetrieveConfig(**options)
-    result = retrieve_run(
-        out, config, data_dir=data_dir, limit=limit, overwrite=overwrite, command=command_line()
-    )
-    _report_acquired(result)
+    _report_acquired(retrieve_run(out, config, data_dir=data_dir, runtime=runtime))
 
 
 @conner_group.command("score")
@@ -114,39 +100,28 @@ def retrieve_command(
     help="Comma-separated metrics, or 'all': factuality, relevance, coherence_sent, "
     "coherence_para, informativeness, helpfulness, validity.",
 )
-@click.option("--batch-size", type=int, default=16, show_default=True, help="Items per call.")
-@limit_option
-@click.option("--no-cache", "no_cache", is_flag=True, help="Skip the answer-model cache.")
+@engine_options
 @data_dir_option
 @run_dir_options
 @reports_errors
 def score_command(
     knowledge: str,
     metrics: str,
-    batch_size: int,
-    limit: int | None,
-    no_cache: bool,
     data_dir: Path | None,
     out: Path,
     overwrite: bool,
     **options: Any,
 ) -> None:
     """Score KNOWLEDGE ('gold', a knowledge run directory or a JSONL file of {id, text}) for a
-    task's test items: factuality, relevance, coherence, informativeness, helpfulness, validity."""
+    task's test items: factuality, relevance, coherence, informativeness, helpfulness, validity.
+
+    Items are scored 16 per model call unless --batch-size says otherwise; --no-cache skips the
+    answer model's response cache."""
+    runtime = runtime_from(options, overwrite=overwrite)
     chosen: dict[str, Any] = {} if metrics.strip() == "all" else {"metrics": metrics}
     config = ConnerScoreConfig(knowledge=knowledge, **chosen, **options)
     with progress_bar("scoring knowledge") as update:
-        result = score_knowledge(
-            out,
-            config,
-            data_dir=data_dir,
-            limit=limit,
-            batch_size=batch_size,
-            cache=not no_cache,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
-        )
+        result = score_knowledge(out, config, data_dir=data_dir, runtime=_showing(runtime, update))
     console.print(render_score(result.metrics), markup=False, highlight=False, soft_wrap=True)
     if result.n_failed:
         console.print(
@@ -187,16 +162,15 @@ _SELECT_SCORE_EXCLUDE = (
 @click.option("--temperature", type=float, default=1.0, show_default=True, help="Sampling.")
 @click.option("--top-p", "top_p", type=float, default=0.9, show_default=True, help="Paper: 0.9.")
 @options_from_model(ConnerScoreConfig, exclude=_SELECT_SCORE_EXCLUDE)
-@limit_option
+@engine_options
 @data_dir_option
 @run_dir_options
 @reports_errors
-def select_command(
-    limit: int | None, data_dir: Path | None, out: Path, overwrite: bool, **options: Any
-) -> None:
+def select_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Sample --candidates knowledge texts per item, score them, keep the best by Eq. 9 (§5).
 
     The output is a knowledge run: score it with 'conner score OUT'."""
+    runtime = runtime_from(options, overwrite=overwrite)
     parts: dict[str, dict[str, Any]] = {"select": {}, "generate": {}, "score": {}}
     for name, value in options.items():
         if name in ConnerSelectConfig.model_fields:
@@ -215,10 +189,7 @@ def select_command(
             generate=generate,
             score=score,
             data_dir=data_dir,
-            limit=limit,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
+            runtime=_showing(runtime, update),
         )
     _report_acquired(result)
 

@@ -42,6 +42,7 @@ from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
 from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
 from citegraph.kg import open_kg
 from citegraph.models import GenerateConfig, chat_model
+from citegraph.runs import Runtime
 
 QUESTION = "Who was Stephen Crane and what shaped his writing?"
 
@@ -131,6 +132,9 @@ def demo(
     )
     with err_console.status(f"Scoring the gold knowledge of {conner} WoW turns..."):
         scored = score_knowledge(
-            out / "conner", conner_config, data_dir=data_dir, limit=conner, overwrite=True
+            out / "conner",
+            conner_config,
+            data_dir=data_dir,
+            runtime=Runtime(limit=conner, overwrite=True),
         )
     console.print(render_score(scored.metrics), markup=False, highlight=False, soft_wrap=True)

@@ -1,172 +1,154 @@
 """CONNER: six-perspective, reference-free evaluation of knowledge.
 
-Tasks (NQ, WoW: ``citegraph.datasets.load_conner``) -> knowledge (generated:
-:func:`generate_knowledge`;
-retrieved: :class:`DenseRetriever`) -> intrinsic metrics (:func:`factuality`, :func:`relevance`,
-:func:`sentence_coherence`, :func:`paragraph_coherence`, :func:`informativeness`) and extrinsic ones
-(:func:`helpfulness`, :func:`span_validity`, :func:`open_validity`) -> selection (Eq. 9:
-:func:`knowledge_quality`, :func:`select_knowledge`) and meta-evaluation (:func:`correlate`).
+Stages, one sub-package each:
+
+- ``acquire``: knowledge for the test items (NQ, WoW: ``citegraph.datasets.load_conner``),
+  generated (:func:`generate_knowledge`, ``conner generate``: :class:`GenerateTask`) or retrieved
+  (:class:`DenseRetriever`, ``conner retrieve``: :class:`RetrieveTask`);
+- ``metrics``: intrinsic (:func:`factuality`, :func:`relevance`, :func:`sentence_coherence`,
+  :func:`paragraph_coherence`, :func:`informativeness`) and extrinsic (:func:`helpfulness`,
+  :func:`span_validity`, :func:`open_validity`) metrics; paper vs reference mode is one
+  :class:`ConnerRules`;
+- ``score``: all of them over a task's knowledge as a run (``conner score``: :class:`ScoreTask`);
+- ``select``: knowledge quality (Eq. 9: :func:`knowledge_quality`, :func:`select_knowledge`) and
+  ``conner select`` (:class:`SelectTask`);
+- ``correlate``: meta-evaluation against human ratings (:func:`correlate`).
+
+Importing this package registers its tasks (``conner.generate``, ``conner.retrieve``,
+``conner.score``, ``conner.select``) with the engine, so ``citegraph runs report / merge`` work
+on their runs.
 """
 
-from citegraph.conner._acquire_run import (
+from citegraph.conner._types import METRICS, Knowledge, Metric, MetricValue, in_item_order
+from citegraph.conner.acquire import (
+    DEFAULT_DEMO_MAX_WORDS,
+    DEFAULT_SHOTS,
+    GOLD,
+    TASK_CORPUS,
     AcquireResult,
     ConnerGenerateConfig,
     ConnerRetrieveConfig,
+    Corpus,
+    DenseRetriever,
+    GeneratedAnswer,
+    GeneratedKnowledge,
+    GenerateTask,
+    KnowledgeInput,
+    PromptTemplate,
+    RetrieveTask,
+    answer_prompt,
+    clean_knowledge,
+    corpus_fingerprint,
+    default_template,
+    extract_answer,
     finish_acquired,
+    generate_answers,
+    generate_knowledge,
     generate_run,
     generate_run_async,
+    generated_record,
+    get_template,
+    knowledge_prompt,
+    knowledge_record,
+    load_corpus,
+    load_task,
+    prompt_messages,
+    prompt_templates,
+    prompt_version,
+    read_corpus,
+    read_knowledge,
+    retrieve_knowledge,
     retrieve_run,
+    retrieve_run_async,
+    select_demonstrations,
+    task_corpus,
 )
-from citegraph.conner._answer import (
-    GeneratedAnswer,
-    extract_answer,
-    generate_answers,
-)
-from citegraph.conner._coherence import (
-    NO_PARAGRAPH_MODEL,
-    REFERENCE_PPL_CAP,
-    ParagraphScorer,
-    paragraph_coherence,
-    paragraph_scorer,
-    sentence_coherence,
-    sentence_coherence_value,
-)
-from citegraph.conner._correlate import (
+from citegraph.conner.correlate import (
     RATING_VALUES,
     Correlation,
     Method,
     correlate,
-    read_ratings,
-)
-from citegraph.conner._correlate_run import (
     correlate_runs,
+    read_ratings,
     render_correlations,
 )
-from citegraph.conner._evidence import (
+from citegraph.conner.metrics import (
+    EMBEDDING_FALLBACK_PREFIX,
+    HELPFULNESS_PROMPT,
+    INFO_PROMPT,
+    NO_PARAGRAPH_MODEL,
+    REFERENCE_PPL_CAP,
+    REFERENCE_TRUNCATE_WORDS,
+    WOW_SEPARATOR,
     CombinedEvidence,
+    ConnerRules,
+    EmbeddingRelevance,
     EvidenceSource,
+    FactualityConfig,
     FixedEvidence,
+    NLISummary,
+    OpenValidityConfig,
+    ParagraphScorer,
+    RelevanceScorer,
     RetrievedEvidence,
     Searcher,
-    gold_evidence,
-    reference_evidence,
-)
-from citegraph.conner._factuality import (
-    FactualityConfig,
-    NLISummary,
+    SpanValidityConfig,
+    answer_demonstrations,
     factuality,
     factuality_summary,
-    nli_metric_value,
-    summarize_nli,
-)
-from citegraph.conner._generate import (
-    GeneratedKnowledge,
-    clean_knowledge,
-    generate_knowledge,
-)
-from citegraph.conner._helpfulness import (
-    HELPFULNESS_PROMPT,
-    REFERENCE_TRUNCATE_WORDS,
-    answer_demonstrations,
+    gold_evidence,
     helpfulness,
-)
-from citegraph.conner._informativeness import (
-    INFO_PROMPT,
     informativeness,
     informativeness_prefix,
-    truncate_words,
-)
-from citegraph.conner._knowledge_io import (
-    GOLD,
-    KnowledgeInput,
-    generated_record,
-    knowledge_record,
-    load_task,
-    read_knowledge,
-)
-from citegraph.conner._prompts import (
-    DEFAULT_DEMO_MAX_WORDS,
-    DEFAULT_SHOTS,
-    PromptTemplate,
-    answer_prompt,
-    default_template,
-    get_template,
-    knowledge_prompt,
-    prompt_messages,
-    prompt_templates,
-    prompt_version,
-    select_demonstrations,
-)
-from citegraph.conner._relevance import (
-    EMBEDDING_FALLBACK_PREFIX,
-    WOW_SEPARATOR,
-    EmbeddingRelevance,
-    RelevanceScorer,
     metric_query,
+    nli_metric_value,
+    open_validity,
+    paragraph_coherence,
+    paragraph_scorer,
+    reference_evidence,
     relevance,
     relevance_scorer,
+    sentence_coherence,
+    sentence_coherence_value,
+    span_validity,
+    span_validity_batch,
+    split_sentences,
+    summarize_nli,
+    truncate_words,
+    validity_summary,
 )
-from citegraph.conner._retrieve import (
-    TASK_CORPUS,
-    Corpus,
-    DenseRetriever,
-    corpus_fingerprint,
-    load_corpus,
-    read_corpus,
-    retrieve_knowledge,
-    task_corpus,
-)
-from citegraph.conner._score_config import (
+from citegraph.conner.score import (
     ConnerScoreConfig,
-    model_notes,
-)
-from citegraph.conner._score_models import (
-    ScoreModels,
-    load_score_models,
-)
-from citegraph.conner._score_run import (
     ConnerScoreResult,
-    score_knowledge,
-    score_knowledge_async,
-)
-from citegraph.conner._score_summary import (
+    ScoreModels,
+    ScoreTask,
+    load_score_models,
+    model_notes,
     read_score_values,
     render_score,
+    score_knowledge,
+    score_knowledge_async,
     score_summary,
 )
-from citegraph.conner._select_run import (
+from citegraph.conner.select import (
     ConnerSelectConfig,
-    select_run,
-    select_run_async,
-)
-from citegraph.conner._selection import (
     KnowledgeChoice,
+    SelectTask,
     knowledge_quality,
     select_best_demonstrations,
     select_knowledge,
+    select_run,
+    select_run_async,
 )
-from citegraph.conner._sentences import (
-    split_sentences,
-)
-from citegraph.conner._types import (
-    METRICS,
-    TASKS,
-    ConnerSample,
-    Knowledge,
-    Metric,
-    MetricValue,
-    Task,
-)
-from citegraph.conner._validity import (
-    OpenValidityConfig,
-    SpanValidityConfig,
-    open_validity,
-    span_validity,
-    span_validity_batch,
-    validity_summary,
-)
+from citegraph.datasets import CONNER_TASKS, ConnerSample, ConnerTask
+
+#: Older names of the task literal and its values (``ConnerTask``, ``CONNER_TASKS``), kept for
+#: code written against them; not to be confused with the engine's ``citegraph.runs.Task``.
+Task = ConnerTask
+TASKS = CONNER_TASKS
 
 __all__ = [
+    "CONNER_TASKS",
     "DEFAULT_DEMO_MAX_WORDS",
     "DEFAULT_SHOTS",
     "EMBEDDING_FALLBACK_PREFIX",
@@ -185,10 +167,12 @@ __all__ = [
     "CombinedEvidence",
     "ConnerGenerateConfig",
     "ConnerRetrieveConfig",
+    "ConnerRules",
     "ConnerSample",
     "ConnerScoreConfig",
     "ConnerScoreResult",
     "ConnerSelectConfig",
+    "ConnerTask",
     "Corpus",
     "Correlation",
     "DenseRetriever",
@@ -196,6 +180,7 @@ __all__ = [
     "EvidenceSource",
     "FactualityConfig",
     "FixedEvidence",
+    "GenerateTask",
     "GeneratedAnswer",
     "GeneratedKnowledge",
     "Knowledge",
@@ -209,9 +194,12 @@ __all__ = [
     "ParagraphScorer",
     "PromptTemplate",
     "RelevanceScorer",
+    "RetrieveTask",
     "RetrievedEvidence",
     "ScoreModels",
+    "ScoreTask",
     "Searcher",
+    "SelectTask",
     "SpanValidityConfig",
     "Task",
     "answer_demonstrations",
@@ -233,6 +221,7 @@ __all__ = [
     "get_template",
     "gold_evidence",
     "helpfulness",
+    "in_item_order",
     "informativeness",
     "informativeness_prefix",
     "knowledge_prompt",
@@ -261,6 +250,7 @@ __all__ = [
     "render_score",
     "retrieve_knowledge",
     "retrieve_run",
+    "retrieve_run_async",
     "score_knowledge",
     "score_knowledge_async",
     "score_summary",

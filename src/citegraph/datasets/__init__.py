@@ -11,7 +11,10 @@ from citegraph.datasets._biokalma import (
 )
 from citegraph.datasets._conner import (
     CONNER_FILES,
+    CONNER_TASKS,
     NO_PASSAGE,
+    ConnerSample,
+    ConnerTask,
     WowSplit,
     conner_path,
     load_conner,
@@ -27,12 +30,15 @@ from citegraph.datasets._location import (
 
 __all__ = [
     "CONNER_FILES",
+    "CONNER_TASKS",
     "DATA_ENV",
     "NO_PASSAGE",
     "SOURCES",
     "SPLIT_FILES",
     "AnswerRecord",
     "BioKaLMASample",
+    "ConnerSample",
+    "ConnerTask",
     "GoldRecord",
     "WowSplit",
     "biokalma_path",

@@ -22,15 +22,49 @@ all turns (the query included). Quirks of the real files, kept as they are:
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
-from citegraph.conner._types import ConnerSample, Task
+from pydantic import BaseModel, ConfigDict, Field
+
 from citegraph.datasets._location import dataset_file, resolve_data_dir
 from citegraph.errors import ConfigError, DataError
 
-__all__ = ["CONNER_FILES", "NO_PASSAGE", "WowSplit", "conner_path", "load_conner", "read_conner"]
+__all__ = [
+    "CONNER_FILES",
+    "CONNER_TASKS",
+    "NO_PASSAGE",
+    "ConnerSample",
+    "ConnerTask",
+    "WowSplit",
+    "conner_path",
+    "load_conner",
+    "read_conner",
+]
 
+#: CONNER's two knowledge-intensive tasks: Natural Questions and Wizard of Wikipedia.
+ConnerTask = Literal["nq", "wow"]
+CONNER_TASKS: tuple[ConnerTask, ...] = get_args(ConnerTask)
 WowSplit = Literal["seen", "unseen"]
+
+
+class ConnerSample(BaseModel):
+    """One test item of a knowledge-intensive task (NQ: a question with a gold passage and a
+    short answer; WoW: a dialogue history with gold knowledge and a response)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(description="Stable id, e.g. 'nq:17' or 'wow-seen:3'.")
+    task: ConnerTask
+    topic: str = Field(description="The Wikipedia topic of the item.")
+    query: str = Field(
+        description="NQ: the question. WoW: the last utterance of the dialogue partner."
+    )
+    history: tuple[str, ...] = Field(
+        default=(), description="WoW: the dialogue turns before the response (query is last)."
+    )
+    gold_knowledge: str = Field(description="The gold passage (NQ) or knowledge sentence (WoW).")
+    gold_answer: str = Field(description="The short answer (NQ) or the gold response (WoW).")
+
 
 #: The test file of each task / split, relative to the data directory.
 CONNER_FILES: dict[str, tuple[str, ...]] = {
@@ -59,7 +93,7 @@ def _dataset_name(task: str, split: str | None) -> str:
 
 
 def conner_path(
-    task: Task, data_dir: str | Path | None = None, *, split: WowSplit | None = None
+    task: ConnerTask, data_dir: str | Path | None = None, *, split: WowSplit | None = None
 ) -> Path:
     """The test file of a CONNER task (and WoW split).
 
@@ -77,7 +111,7 @@ def conner_path(
 
 
 def load_conner(
-    task: Task,
+    task: ConnerTask,
     data_dir: str | Path | None = None,
     *,
     split: WowSplit | None = None,
@@ -105,7 +139,7 @@ def load_conner(
 
 
 def read_conner(
-    path: str | Path, task: Task, *, id_prefix: str | None = None, limit: int | None = None
+    path: str | Path, task: ConnerTask, *, id_prefix: str | None = None, limit: int | None = None
 ) -> list[ConnerSample]:
     """Read any file in CONNER's four-column format (e.g. your own test items).
 
@@ -138,7 +172,7 @@ def read_conner(
     return [_row(task, f"{prefix}:{i}", line, path, i + 1) for i, line in enumerate(lines)]
 
 
-def _row(task: Task, sample_id: str, line: str, path: Path, lineno: int) -> ConnerSample:
+def _row(task: ConnerTask, sample_id: str, line: str, path: Path, lineno: int) -> ConnerSample:
     parts = line.rstrip("\r").split("\t")
     if len(parts) != len(_FIELDS):
         raise DataError(

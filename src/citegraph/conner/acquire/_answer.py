@@ -1,0 +1,194 @@
+"""Downstream answers from acquired knowledge: NQ short answers and WoW responses.
+
+CONNER's extrinsic metrics judge knowledge by what it does downstream: helpfulness compares the
+loss of the gold answer given the knowledge, validity checks the answer a model generates from it.
+:func:`generate_answers` produces those answers with the paper's few-shot answer prompts (Table
+13; demonstrations are other items with their gold knowledge and gold answer, drawn as for
+knowledge generation), one user message per sample, greedy by default.
+
+The answer is the first non-empty line of the generation, without a repeated ``Answer:`` /
+``Speaker 2:`` label (:func:`extract_answer`); the raw text is kept. Failed calls and samples
+without knowledge are recorded in ``error``, never raised; ``too_long`` marks a prompt that does
+not fit the model's context (a failure that no retry mends).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from citegraph.conner._types import Knowledge
+from citegraph.conner.acquire._generate import GeneratedKnowledge, Progress, run_bounded
+from citegraph.conner.acquire._prompts import (
+    DEFAULT_DEMO_MAX_WORDS,
+    DEFAULT_SHOTS,
+    PromptTemplate,
+    answer_prompt,
+    default_template,
+    get_template,
+    prompt_messages,
+    prompt_version,
+    select_demonstrations,
+)
+from citegraph.datasets import ConnerSample, ConnerTask
+from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig
+
+__all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
+
+_LABEL = re.compile(r"^\s*(?:answer|speaker\s*2)\s*:\s*", re.IGNORECASE)
+
+
+class GeneratedAnswer(BaseModel):
+    """The downstream answer generated for one sample from one knowledge text, or the error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(description="The sample id.")
+    answer: str | None = Field(description="The extracted answer; None on error.")
+    error: str | None = Field(default=None, description="Why no answer was generated.")
+    raw_text: str | None = Field(default=None, description="The model's text before extraction.")
+    model: str = Field(description="The answering model's name.")
+    knowledge_source: str | None = Field(
+        default=None, description="The source of the knowledge the answer was generated from."
+    )
+    prompt_version: str = Field(description="The answer prompt's version.")
+    demonstrations: tuple[str, ...] = Field(
+        default=(), description="Ids of the few-shot demonstrations, in prompt order."
+    )
+    finish_reason: str | None = Field(default=None, description="As the model reported it.")
+    too_long: bool = Field(
+        default=False,
+        description="The error is that the prompt exceeds the model's context (retrying will "
+        "not help).",
+    )
+
+    @model_validator(mode="after")
+    def _one_of(self) -> GeneratedAnswer:
+        if (self.answer is None) == (self.error is None):
+            raise ValueError("exactly one of answer and error is set")
+        return self
+
+
+def extract_answer(text: str) -> str:
+    """The first non-empty line of ``text``, stripped, without a leading ``Answer:`` or
+    ``Speaker 2:`` label ('' when there is none)."""
+    for line in text.splitlines():
+        line = _LABEL.sub("", line, count=1).strip()
+        if line:
+            return line
+    return ""
+
+
+def _answer_template(template: PromptTemplate | str | None, task: ConnerTask) -> PromptTemplate:
+    if template is None:
+        return default_template("answer-few-shot", task)
+    chosen = get_template(template) if isinstance(template, str) else template
+    if chosen.kind != "answer-few-shot" or chosen.task != task:
+        raise ConfigError(
+            f"prompt {chosen.id!r} is a {chosen.kind} prompt for {chosen.task!r}, not an "
+            f"answer-few-shot prompt for {task!r}"
+        )
+    return chosen
+
+
+def _index(knowledge: Sequence[Knowledge | GeneratedKnowledge]) -> dict[str, Any]:
+    by_id: dict[str, Knowledge | GeneratedKnowledge] = {}
+    for item in knowledge:
+        if item.id in by_id:
+            raise ConfigError(f"two knowledge texts for sample {item.id!r}")
+        by_id[item.id] = item
+    return by_id
+
+
+async def generate_answers(
+    samples: Sequence[ConnerSample],
+    knowledge: Sequence[Knowledge | GeneratedKnowledge],
+    model: ChatModel,
+    *,
+    template: PromptTemplate | str | None = None,
+    shots: int = DEFAULT_SHOTS,
+    pool: Sequence[ConnerSample] | None = None,
+    demo_max_words: int | None = DEFAULT_DEMO_MAX_WORDS,
+    temperature: float = 0.0,
+    max_tokens: int = 64,
+    seed: int = 0,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> list[GeneratedAnswer]:
+    """Generate the downstream answer of each sample from its knowledge.
+
+    Args:
+        samples: The test items (all of one task).
+        knowledge: One knowledge text per sample, matched by id (``Knowledge`` or the results
+            of :func:`~citegraph.conner.generate_knowledge`; failed ones are recorded as errors).
+        model: Any chat model.
+        template: An ``answer-few-shot`` template or id; default the paper's best for the task.
+        shots: Demonstrations per prompt (0: zero-shot use of the same template).
+        pool: Where demonstrations come from (default ``samples``).
+        demo_max_words: Longest demonstration knowledge, in words (None: no limit).
+        temperature, max_tokens, seed: Sampling parameters (``seed`` also seeds the draw).
+        concurrency: Requests in flight at once.
+        progress: Called as ``progress(done, total)``.
+
+    Returns:
+        One result per sample, in order.
+
+    Raises:
+        ConfigError: Bad options, an unknown template, two knowledge texts for one sample, or
+            samples of more than one task.
+    """
+    samples = list(samples)
+    if not samples:
+        return []
+    tasks = {s.task for s in samples}
+    if len(tasks) > 1:
+        raise ConfigError(f"samples mix tasks {sorted(tasks)}; answer one task at a time")
+    chosen = _answer_template(template, samples[0].task)
+    version = prompt_version(chosen, shots=shots, seed=seed)
+    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    by_id = _index(knowledge)
+    demo_pool = list(pool) if pool is not None else samples
+
+    plans: list[tuple[dict[str, Any], str | None, str | None]] = []
+    for sample in samples:
+        common: dict[str, Any] = {"id": sample.id, "model": model.name, "prompt_version": version}
+        item = by_id.get(sample.id)
+        if isinstance(item, GeneratedKnowledge):
+            if item.knowledge is None:
+                plans.append((common, None, f"no knowledge: {item.error}"))
+                continue
+            item = item.knowledge
+        if item is None:
+            plans.append((common, None, "no knowledge for this sample"))
+            continue
+        demos = select_demonstrations(
+            sample, demo_pool, shots=shots, seed=seed, max_words=demo_max_words
+        )
+        common["knowledge_source"] = item.source
+        common["demonstrations"] = tuple(d.id for d in demos)
+        text = answer_prompt(sample, item.text, template=chosen, demonstrations=demos)
+        plans.append((common, text, None))
+
+    async def one(plan: tuple[dict[str, Any], str | None, str | None]) -> GeneratedAnswer:
+        common, text, missing = plan
+        if text is None:
+            return GeneratedAnswer(answer=None, error=missing, **common)
+        request = ChatRequest(messages=prompt_messages(text), config=config)
+        try:
+            generation = await model.generate(request)
+        except (EndpointError, ModelError) as exc:
+            error = f"{type(exc).__name__}: {exc}"
+            too_long = isinstance(exc, PromptTooLong)
+            return GeneratedAnswer(answer=None, error=error, too_long=too_long, **common)
+        return GeneratedAnswer(
+            answer=extract_answer(generation.text),
+            raw_text=generation.text,
+            finish_reason=generation.finish_reason,
+            **common,
+        )
+
+    return await run_bounded(plans, one, concurrency=concurrency, progress=progress)

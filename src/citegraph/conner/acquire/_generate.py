@@ -1,0 +1,225 @@
+"""Generation-based knowledge acquisition: prompt a chat model for knowledge about each item.
+
+:func:`generate_knowledge` renders the paper's zero-shot or few-shot knowledge prompt for each
+sample (:mod:`citegraph.conner.acquire._prompts`), sends it as one user message, and returns one
+:class:`GeneratedKnowledge` per sample, in order. A failed call (an
+:class:`~citegraph.errors.EndpointError` or :class:`~citegraph.errors.ModelError` after the
+model's own retries) is recorded in ``error`` and the other samples go on; bad options raise
+before any call. Decoding is greedy by default (temperature 0), as the paper reports.
+
+The generated text is cleaned by :func:`clean_knowledge`: surrounding whitespace removed and,
+since few-shot prompts invite a model to go on with another example, everything from a new
+``Topic:`` line on dropped. An empty generation is kept as knowledge with empty text (the model
+said nothing; metrics treat it as unmeasured), not as an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from citegraph.conner._types import Knowledge
+from citegraph.conner.acquire._prompts import (
+    DEFAULT_DEMO_MAX_WORDS,
+    DEFAULT_SHOTS,
+    PromptTemplate,
+    default_template,
+    get_template,
+    knowledge_prompt,
+    prompt_messages,
+    prompt_version,
+    select_demonstrations,
+)
+from citegraph.datasets import ConnerSample
+from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+
+__all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge", "run_bounded"]
+
+Progress = Callable[[int, int], None]
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+_NEXT_EXAMPLE = re.compile(r"\n\s*Topic:")
+
+
+class GeneratedKnowledge(BaseModel):
+    """The outcome of generating knowledge for one sample: knowledge, or the error."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(description="The sample id.")
+    knowledge: Knowledge | None = Field(description="The cleaned knowledge; None on error.")
+    error: str | None = Field(default=None, description="Why generation failed.")
+    raw_text: str | None = Field(default=None, description="The model's text before cleaning.")
+    prompt_version: str = Field(description="The prompt's version (see citegraph.conner).")
+    demonstrations: tuple[str, ...] = Field(
+        default=(), description="Ids of the few-shot demonstrations, in prompt order."
+    )
+    finish_reason: str | None = Field(default=None, description="As the model reported it.")
+
+    @model_validator(mode="after")
+    def _one_of(self) -> GeneratedKnowledge:
+        if (self.knowledge is None) == (self.error is None):
+            raise ValueError("exactly one of knowledge and error is set")
+        return self
+
+    @property
+    def ok(self) -> bool:
+        """Whether knowledge was generated."""
+        return self.knowledge is not None
+
+
+def clean_knowledge(text: str) -> str:
+    """Strip whitespace and drop a continuation that starts a new ``Topic:`` example."""
+    match = _NEXT_EXAMPLE.search(text)
+    return (text[: match.start()] if match else text).strip()
+
+
+async def run_bounded(
+    items: Sequence[_T],
+    work: Callable[[_T], Awaitable[_R]],
+    *,
+    concurrency: int,
+    progress: Progress | None = None,
+) -> list[_R]:
+    """``work(item)`` for every item, at most ``concurrency`` at a time; results in input order.
+
+    ``progress(done, total)`` is called after each item.
+
+    Raises:
+        ConfigError: ``concurrency`` < 1.
+    """
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+    gate = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def one(item: _T) -> _R:
+        nonlocal done
+        async with gate:
+            result = await work(item)
+        done += 1
+        if progress is not None:
+            progress(done, len(items))
+        return result
+
+    return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+def _knowledge_template(
+    prompt: str, template: PromptTemplate | str | None, task: Literal["nq", "wow"]
+) -> PromptTemplate:
+    kinds = {"zero-shot": "knowledge-zero-shot", "few-shot": "knowledge-few-shot"}
+    if prompt not in kinds:
+        raise ConfigError(f"prompt must be 'zero-shot' or 'few-shot', got {prompt!r}")
+    if template is None:
+        return default_template(kinds[prompt], task)  # type: ignore[arg-type]
+    chosen = get_template(template) if isinstance(template, str) else template
+    if chosen.kind != kinds[prompt] or chosen.task != task:
+        raise ConfigError(
+            f"prompt {chosen.id!r} is a {chosen.kind} prompt for {chosen.task!r}, not a "
+            f"{kinds[prompt]} prompt for {task!r}"
+        )
+    return chosen
+
+
+async def generate_knowledge(
+    samples: Sequence[ConnerSample],
+    model: ChatModel,
+    *,
+    prompt: Literal["zero-shot", "few-shot"] = "zero-shot",
+    template: PromptTemplate | str | None = None,
+    shots: int = DEFAULT_SHOTS,
+    pool: Sequence[ConnerSample] | None = None,
+    demo_max_words: int | None = DEFAULT_DEMO_MAX_WORDS,
+    temperature: float = 0.0,
+    top_p: float = 1.0,
+    max_tokens: int = 256,
+    seed: int = 0,
+    demo_seed: int | None = None,
+    concurrency: int = 4,
+    progress: Progress | None = None,
+) -> list[GeneratedKnowledge]:
+    """Generate knowledge for each sample with ``model`` (see the module docstring).
+
+    Args:
+        samples: The test items (all of one task).
+        model: Any chat model (``citegraph.models.chat_model(...)``, ``MockChat``, ...).
+        prompt: ``"zero-shot"`` (paper Table 11) or ``"few-shot"`` (Table 12).
+        template: A template or id of that kind; default the paper's best for the task.
+        shots: Few-shot demonstrations per prompt.
+        pool: Where demonstrations come from (default ``samples``); see
+            :func:`~citegraph.conner.select_demonstrations`.
+        demo_max_words: Longest demonstration knowledge, in words (None: no limit).
+        temperature, top_p, max_tokens, seed: Sampling parameters.
+        demo_seed: Seed of the draw of demonstrations (default ``seed``); fixing it while
+            ``seed`` varies samples several candidates from the same prompts (§5).
+        concurrency: Requests in flight at once.
+        progress: Called as ``progress(done, total)``.
+
+    Returns:
+        One result per sample, in order; knowledge source ``llm:<model>:<prompt version>``.
+
+    Raises:
+        ConfigError: Bad options, an unknown template, or samples of more than one task.
+    """
+    samples = list(samples)
+    if not samples:
+        return []
+    tasks = {s.task for s in samples}
+    if len(tasks) > 1:
+        raise ConfigError(f"samples mix tasks {sorted(tasks)}; generate one task at a time")
+    chosen = _knowledge_template(prompt, template, samples[0].task)
+    few = chosen.target is not None
+    demo_seed = seed if demo_seed is None else demo_seed
+    version = prompt_version(chosen, shots=shots, seed=demo_seed)
+    config = GenerateConfig(temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed)
+    source = f"llm:{model.name}:{version}"
+    demo_pool = list(pool) if pool is not None else samples
+    plans = []
+    for sample in samples:
+        demos = (
+            select_demonstrations(
+                sample, demo_pool, shots=shots, seed=demo_seed, max_words=demo_max_words
+            )
+            if few
+            else []
+        )
+        text = knowledge_prompt(sample, template=chosen, demonstrations=demos)
+        plans.append((sample, tuple(d.id for d in demos), text))
+
+    async def one(plan: tuple[ConnerSample, tuple[str, ...], str]) -> GeneratedKnowledge:
+        sample, demo_ids, text = plan
+        common: dict[str, Any] = {
+            "id": sample.id,
+            "prompt_version": version,
+            "demonstrations": demo_ids,
+        }
+        try:
+            request = ChatRequest(messages=prompt_messages(text), config=config)
+            generation = await model.generate(request)
+        except (EndpointError, ModelError) as exc:
+            return GeneratedKnowledge(knowledge=None, error=_describe(exc), **common)
+        return _knowledge_result(generation, source, common)
+
+    return await run_bounded(plans, one, concurrency=concurrency, progress=progress)
+
+
+def _knowledge_result(
+    generation: Generation, source: str, common: dict[str, Any]
+) -> GeneratedKnowledge:
+    knowledge = Knowledge(id=common["id"], text=clean_knowledge(generation.text), source=source)
+    return GeneratedKnowledge(
+        knowledge=knowledge,
+        raw_text=generation.text,
+        finish_reason=generation.finish_reason,
+        **common,
+    )
+
+
+def _describe(exc: CitegraphError) -> str:
+    return f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,387 @@
+"""``conner generate`` and ``conner retrieve``: knowledge acquisition as engine tasks.
+
+Both write a knowledge run (``run.json``, ``samples.jsonl`` of knowledge records, see
+:mod:`citegraph.conner.acquire._knowledge_io`, and ``metrics.json``: how many items got
+knowledge, how many failed or came back empty, the mean length in words, and the sources).
+``conner score`` reads it. Each item is saved when its knowledge arrives; a failed model call is
+recorded as failed and tried again when the command is re-run, and finished items are never
+asked again. Retrieval embeds the corpus once and searches a whole test set in one call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.conner._types import in_item_order
+from citegraph.conner.acquire._generate import GeneratedKnowledge, generate_knowledge
+from citegraph.conner.acquire._knowledge_io import (
+    TaskChoice,
+    generated_record,
+    knowledge_record,
+    load_task,
+)
+from citegraph.conner.acquire._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
+from citegraph.conner.acquire._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
+from citegraph.datasets import ConnerSample
+from citegraph.models import ChatModel, chat_model, default_response_cache, embedding_model
+from citegraph.runs import (
+    FAILED,
+    Record,
+    RunDir,
+    RunOutcome,
+    Runtime,
+    Task,
+    given_or_loaded,
+    register_task,
+    run_sync,
+    run_task,
+)
+
+__all__ = [
+    "AcquireResult",
+    "ConnerGenerateConfig",
+    "ConnerRetrieveConfig",
+    "GenerateTask",
+    "KnowledgeTask",
+    "RetrieveTask",
+    "acquire_result",
+    "acquired_metrics",
+    "finish_acquired",
+    "generate_run",
+    "generate_run_async",
+    "generate_with",
+    "requests_in_flight",
+    "retrieve_run",
+    "retrieve_run_async",
+]
+
+ModelsT = TypeVar("ModelsT")
+
+
+class ConnerGenerateConfig(TaskChoice):
+    """What a generation run does; written verbatim into ``run.json``."""
+
+    model: str = Field(description="Chat model: openai/<name>, vllm/<name>, local, hf/<path>...")
+    prompt: Literal["zero-shot", "few-shot"] = Field(
+        default="zero-shot", description="Knowledge prompt (Table 11 zero-shot, Table 12 few)."
+    )
+    template: str | None = Field(
+        default=None, description="A prompt template id (default: the paper's best)."
+    )
+    shots: int = Field(default=DEFAULT_SHOTS, ge=0, description="Few-shot demonstrations.")
+    demo_max_words: int | None = Field(
+        default=DEFAULT_DEMO_MAX_WORDS, ge=1, description="Longest demonstration, in words."
+    )
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="0: greedy (paper).")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(default=256, ge=1, description="Most tokens per knowledge text.")
+    seed: int = Field(default=0, description="Sampling seed.")
+    demo_seed: int | None = Field(
+        default=None, description="Seed of the demonstrations' draw (default: --seed)."
+    )
+    base_url: str | None = Field(default=None, description="Server URL of the model.")
+
+
+class ConnerRetrieveConfig(TaskChoice):
+    """What a retrieval run does; written verbatim into ``run.json``."""
+
+    corpus: str = Field(
+        description="Passage corpus: JSONL {id, text} or TSV id<TAB>text, or 'task' (the "
+        "task's own gold knowledge texts)."
+    )
+    retriever: str = Field(
+        default="minilm", description="Embedding model: minilm, or hf:<sentence-transformers>."
+    )
+    k: int = Field(default=1, ge=1, description="Passages per item, joined by newlines.")
+    query: Literal["query", "history"] = Field(
+        default="query",
+        description="What is searched: the question / last turn, or the WoW dialogue history.",
+    )
+
+
+class AcquireResult(BaseModel):
+    """What a generation, retrieval or selection run produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    out: Path
+    metrics: dict[str, Any]
+    n_samples: int
+    n_failed: int
+    n_resumed: int
+
+
+def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:
+    """A knowledge run's ``metrics.json``: counts, mean words, sources, the first errors."""
+    ok = [r for r in records if r.get("status") != FAILED]
+    words = [len(r["text"].split()) for r in ok]
+    return {
+        "n_samples": len(records),
+        "n_knowledge": len(ok),
+        "n_failed": len(records) - len(ok),
+        "n_empty": sum(1 for w in words if w == 0),
+        "mean_words": sum(words) / len(words) if words else None,
+        "sources": sorted({r["source"] for r in ok}),
+        "errors": sorted({str(r.get("error")) for r in records if r.get("status") == FAILED})[:5],
+    }
+
+
+def requests_in_flight(model: ChatModel, runtime: Runtime) -> int:
+    """Model requests in flight: the runtime's ``concurrency``, else the model's own limit,
+    else 4."""
+    return runtime.concurrency or int(getattr(model, "concurrency", 0) or 4)
+
+
+async def generate_with(
+    config: ConnerGenerateConfig,
+    samples: Sequence[ConnerSample],
+    model: ChatModel,
+    *,
+    pool: Sequence[ConnerSample],
+    concurrency: int,
+) -> list[GeneratedKnowledge]:
+    """:func:`generate_knowledge` for ``samples`` with the options of ``config``, the
+    demonstrations drawn from ``pool`` (the whole task)."""
+    return await generate_knowledge(
+        samples,
+        model,
+        prompt=config.prompt,
+        template=config.template,
+        shots=config.shots,
+        pool=pool,
+        demo_max_words=config.demo_max_words,
+        temperature=config.temperature,
+        top_p=config.top_p,
+        max_tokens=config.max_tokens,
+        seed=config.seed,
+        demo_seed=config.demo_seed,
+        concurrency=max(1, concurrency),
+    )
+
+
+def acquire_result(outcome: RunOutcome[Any]) -> AcquireResult:
+    """The :class:`AcquireResult` of a finished knowledge run."""
+    return AcquireResult(
+        out=outcome.out,
+        metrics=outcome.metrics,
+        n_samples=len(outcome.records),
+        n_failed=outcome.n_failed,
+        n_resumed=outcome.n_resumed,
+    )
+
+
+def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int) -> AcquireResult:
+    """Write ``metrics.json`` of a knowledge run filled by hand (the records of ``chosen``)."""
+    wanted = {s.id for s in chosen}
+    records = [r for r in run.records if r["id"] in wanted]
+    metrics = acquired_metrics(records)
+    run.write_metrics(metrics)
+    n_failed = metrics["n_failed"]
+    return AcquireResult(
+        out=run.path,
+        metrics=metrics,
+        n_samples=len(records),
+        n_failed=n_failed,
+        n_resumed=n_resumed,
+    )
+
+
+class KnowledgeTask(Task[ConnerSample, ModelsT]):
+    """A task whose items are a CONNER test set and whose records are knowledge (generate,
+    retrieve, select): the items, the metrics (:func:`acquired_metrics`) and the item order."""
+
+    def __init__(self, config: BaseModel, choice: TaskChoice, data_dir: str | Path | None) -> None:
+        self.config = config
+        self.choice = choice
+        self.data_dir = data_dir
+
+    @cached_property
+    def samples(self) -> list[ConnerSample]:
+        """Every item of the task (demonstrations, negatives and corpora draw on all of them)."""
+        return load_task(self.choice.task, self.choice.split, self.data_dir)
+
+    def items(self) -> list[tuple[str, ConnerSample]]:
+        """The task's items by id, in file order."""
+        return [(s.id, s) for s in self.samples]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        """See :func:`acquired_metrics`."""
+        return acquired_metrics(records)
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        """Dataset order (``nq:0``, ``nq:1``...)."""
+        return in_item_order(records)
+
+
+@register_task
+class GenerateTask(KnowledgeTask[ChatModel]):
+    """``conner generate``: one knowledge text per item from a chat model (Tables 11-12)."""
+
+    name = "conner.generate"
+    config: ConnerGenerateConfig
+
+    def __init__(
+        self,
+        config: ConnerGenerateConfig,
+        *,
+        data_dir: str | Path | None = None,
+        model: ChatModel | None = None,
+    ) -> None:
+        super().__init__(config, config, data_dir)
+        self.model = model
+
+    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ChatModel]:
+        """The caller's model, or ``config.model`` behind the response cache."""
+
+        def load() -> ChatModel:
+            cache = default_response_cache() if runtime.cache else None
+            return chat_model(self.config.model, base_url=self.config.base_url, cache=cache)
+
+        return given_or_loaded(self.model, load)
+
+    def run_config(self, models: ChatModel) -> dict[str, Any]:
+        """The config, the task's name and the model's."""
+        identity = self.config.model_dump(mode="json") | {"task_name": self.name}
+        return identity | {"model_name": models.name}
+
+    def concurrency(self, models: ChatModel, runtime: Runtime) -> int:
+        """See :func:`requests_in_flight`."""
+        return requests_in_flight(models, runtime)
+
+    async def work(self, batch: Sequence[ConnerSample], models: ChatModel) -> list[Record]:
+        """Generate the batch's knowledge; a failed call is a failed record."""
+        generated = await generate_with(
+            self.config, batch, models, pool=self.samples, concurrency=len(batch)
+        )
+        return [generated_record(item, f"llm:{models.name}") for item in generated]
+
+
+@register_task
+class RetrieveTask(KnowledgeTask[DenseRetriever]):
+    """``conner retrieve``: each item's top ``k`` passages of a corpus (dense embeddings)."""
+
+    name = "conner.retrieve"
+    batch_size = 1000
+    """A whole test set (500 items) per search, as the queries are embedded together."""
+    config: ConnerRetrieveConfig
+
+    def __init__(
+        self,
+        config: ConnerRetrieveConfig,
+        *,
+        data_dir: str | Path | None = None,
+        retriever: DenseRetriever | None = None,
+    ) -> None:
+        super().__init__(config, config, data_dir)
+        self.retriever = retriever
+
+    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[DenseRetriever]:
+        """The caller's retriever, or ``config.retriever`` over ``config.corpus`` (embedded)."""
+
+        def load() -> DenseRetriever:
+            corpus = load_corpus(self.config.corpus, self.samples)
+            return DenseRetriever.from_corpus(embedding_model(self.config.retriever), corpus)
+
+        return given_or_loaded(self.retriever, load)
+
+    def run_config(self, models: DenseRetriever) -> dict[str, Any]:
+        """The config, the task's name and the embedding model's."""
+        identity = self.config.model_dump(mode="json") | {"task_name": self.name}
+        return identity | {"retriever_name": models.model.name}
+
+    def run_data(self, models: DenseRetriever) -> dict[str, str]:
+        """The corpus fingerprint."""
+        return {"corpus": models.sha256}
+
+    async def work(self, batch: Sequence[ConnerSample], models: DenseRetriever) -> list[Record]:
+        """The batch's retrieved knowledge."""
+        found = retrieve_knowledge(batch, models, self.config.k, query=self.config.query)
+        return [knowledge_record(knowledge) for knowledge in found]
+
+
+def generate_run(
+    out: str | Path,
+    config: ConnerGenerateConfig,
+    *,
+    data_dir: str | Path | None = None,
+    model: ChatModel | None = None,
+    runtime: Runtime | None = None,
+) -> AcquireResult:
+    """Blocking form of :func:`generate_run_async`."""
+    return run_sync(
+        generate_run_async(out, config, data_dir=data_dir, model=model, runtime=runtime)
+    )
+
+
+async def generate_run_async(
+    out: str | Path,
+    config: ConnerGenerateConfig,
+    *,
+    data_dir: str | Path | None = None,
+    model: ChatModel | None = None,
+    runtime: Runtime | None = None,
+) -> AcquireResult:
+    """Generate knowledge for the task's items with ``config.model`` into the run ``out``.
+
+    Args:
+        out: The run directory.
+        config: What to generate.
+        data_dir: Where the CONNER test sets are.
+        model: A ready chat model instead of building ``config.model`` (not closed here).
+        runtime: limit, shard, concurrency (default: the model's own limit, else 4), cache,
+            overwrite, command, progress.
+
+    Raises:
+        ConfigError: Bad options, or ``out`` holds a different run.
+        DataError, DataNotFoundError: The task's data is missing or malformed.
+    """
+    task = GenerateTask(config, data_dir=data_dir, model=model)
+    return acquire_result(await run_task(task, out, runtime))
+
+
+def retrieve_run(
+    out: str | Path,
+    config: ConnerRetrieveConfig,
+    *,
+    data_dir: str | Path | None = None,
+    retriever: DenseRetriever | None = None,
+    runtime: Runtime | None = None,
+) -> AcquireResult:
+    """Blocking form of :func:`retrieve_run_async`."""
+    return run_sync(
+        retrieve_run_async(out, config, data_dir=data_dir, retriever=retriever, runtime=runtime)
+    )
+
+
+async def retrieve_run_async(
+    out: str | Path,
+    config: ConnerRetrieveConfig,
+    *,
+    data_dir: str | Path | None = None,
+    retriever: DenseRetriever | None = None,
+    runtime: Runtime | None = None,
+) -> AcquireResult:
+    """Retrieve each item's top ``config.k`` passages from ``config.corpus`` into the run ``out``.
+
+    Args:
+        out: The run directory.
+        config: What to retrieve from.
+        data_dir: Where the CONNER test sets are.
+        retriever: A ready retriever instead of embedding ``config.corpus`` (not closed here).
+        runtime: limit, shard, overwrite, command, progress.
+
+    Raises:
+        ConfigError: Bad options, or ``out`` holds a different run.
+        DataError, DataNotFoundError: A missing or malformed corpus or task file.
+        MissingDependency, ModelError: The embedding model cannot be loaded.
+    """
+    task = RetrieveTask(config, data_dir=data_dir, retriever=retriever)
+    return acquire_result(await run_task(task, out, runtime))

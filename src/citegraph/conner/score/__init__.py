@@ -1,0 +1,30 @@
+"""``conner score``: the six perspectives over a task's knowledge as one resumable, shardable
+run (:class:`ScoreTask`), its configuration, models, summary and text table."""
+
+from citegraph.conner.score._config import ConnerScoreConfig, model_notes
+from citegraph.conner.score._models import ScoreModels, load_score_models
+from citegraph.conner.score._summary import read_score_values, render_score, score_summary
+from citegraph.conner.score._task import (
+    ConnerScoreResult,
+    ScoreTask,
+    score_knowledge,
+    score_knowledge_async,
+)
+from citegraph.conner.score._work import NO_ANSWER_MODEL, PROMPT_TOO_LONG, score_batch
+
+__all__ = [
+    "NO_ANSWER_MODEL",
+    "PROMPT_TOO_LONG",
+    "ConnerScoreConfig",
+    "ConnerScoreResult",
+    "ScoreModels",
+    "ScoreTask",
+    "load_score_models",
+    "model_notes",
+    "read_score_values",
+    "render_score",
+    "score_batch",
+    "score_knowledge",
+    "score_knowledge_async",
+    "score_summary",
+]

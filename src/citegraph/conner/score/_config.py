@@ -1,0 +1,143 @@
+"""What a ``conner score`` run does (:class:`ConnerScoreConfig`), and notes on the models it
+names: which of them are stand-ins for the paper's models (so every reported number says so).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from citegraph.conner._types import METRICS, Metric
+from citegraph.conner.acquire import TASK_CORPUS, TaskChoice
+from citegraph.conner.metrics import ConnerRules, Mode
+from citegraph.errors import ConfigError
+
+__all__ = ["ConnerScoreConfig", "model_notes"]
+
+
+class ConnerScoreConfig(TaskChoice):
+    """What a score run computes; written verbatim into ``run.json``."""
+
+    knowledge: str = Field(
+        description="The knowledge to score: 'gold' (the task's gold knowledge), a knowledge "
+        "run directory (conner generate / retrieve / select) or a JSONL file of {id, text}."
+    )
+    metrics: tuple[Metric, ...] = Field(
+        default=METRICS, description=f"Metrics to compute (comma-separated): {', '.join(METRICS)}."
+    )
+    mode: Mode = Field(
+        default="paper",
+        description="paper: the formulas as the paper writes them; reference: the authors' "
+        "code (factuality outer max by label over <=32 pairs, PPL cap 200, informativeness "
+        "drops the first knowledge token, helpfulness cuts gold knowledge to 500 words, "
+        "raw paragraph coherence).",
+    )
+    lm: str = Field(
+        default="local",
+        description="Causal LM for coherence, informativeness and helpfulness: 'local' "
+        "(SmolLM2-135M), 'hf:<id or path>' or a model folder.",
+    )
+    nli: str = Field(
+        default="lexical",
+        description="Three-way NLI for factuality and validity: 'hf:<id or path>' (an MNLI "
+        "model) or 'lexical' (a word-overlap stand-in, not an NLI model).",
+    )
+    reranker: str = Field(
+        default="embedding:minilm",
+        description="Relevance scorer: 'hf:<cross-encoder>' (Eq. 2) or 'embedding:<model>' "
+        "(cosine similarity fallback, labelled as such).",
+    )
+    paragraph: str | None = Field(
+        default=None,
+        description="Discourse coherence model 'hf:<id or path>' (Eq. 4); none: unmeasured.",
+    )
+    evidence: Literal["gold", "corpus", "gold+corpus"] = Field(
+        default="gold",
+        description="Factuality evidence: the item's gold knowledge (its sentences and itself), "
+        "passages retrieved from --corpus per sentence, or both.",
+    )
+    corpus: str | None = Field(
+        default=None,
+        description="Evidence corpus (JSONL {id, text} or TSV id<TAB>text), or 'task': the "
+        "task's own gold knowledge texts (not Wikipedia; for offline runs).",
+    )
+    retriever: str = Field(default="minilm", description="Embedding model for evidence search.")
+    evidence_k: int = Field(default=10, ge=1, description="Passages retrieved per sentence (l).")
+    outer: Literal["min", "mean", "max"] | None = Field(
+        default=None,
+        description="Factuality across sentences: min, mean or max (default: min in paper "
+        "mode, max by label in reference mode).",
+    )
+    ppl_cap: float | None = Field(
+        default=None, gt=0, description="Sentence perplexity cap (default: none; 200 reference)."
+    )
+    u: int = Field(default=3, ge=1, description="Helpfulness: random negative knowledge texts.")
+    answer_model: str | None = Field(
+        default=None,
+        description="Chat model that answers with the knowledge (Table 13 prompts) for "
+        "validity, e.g. 'local' or 'openai/gpt-4o-mini'; none: validity unmeasured.",
+    )
+    answer_shots: int = Field(default=8, ge=0, description="Demonstrations per answer prompt.")
+    base_url: str | None = Field(default=None, description="Server URL of the answer model.")
+    seed: int = Field(default=0, description="Seed of negatives and demonstrations.")
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _split_metrics(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = tuple(m.strip() for m in value.split(",") if m.strip())
+        if isinstance(value, (tuple, list)):
+            unknown = [m for m in value if m not in METRICS]
+            if unknown:
+                raise ConfigError(f"unknown metrics {unknown}; choose from {', '.join(METRICS)}")
+            if not value:
+                raise ConfigError("no metric chosen")
+            return tuple(dict.fromkeys(value))
+        return value
+
+    def rules(self) -> ConnerRules:
+        """The rules of :attr:`mode`, with :attr:`outer` and :attr:`ppl_cap` when given."""
+        return ConnerRules.for_mode(self.mode).overriding(outer=self.outer, ppl_cap=self.ppl_cap)
+
+    def needs_corpus(self) -> bool:
+        """Whether factuality evidence is retrieved (so ``corpus`` is required)."""
+        return "factuality" in self.metrics and self.evidence != "gold"
+
+
+def model_notes(config: ConnerScoreConfig) -> dict[str, str]:
+    """For each model role, a note when the model is not what the paper used (a stand-in)."""
+    notes: dict[str, str] = {}
+    uses = set(config.metrics)
+    if uses & {"factuality", "validity"} and config.nli.strip() == "lexical":
+        notes["nli"] = (
+            "lexical: a word-overlap stand-in, not a trained NLI model (none is available "
+            "offline); factuality and validity are not comparable to the paper's numbers"
+        )
+    if "relevance" in uses and config.reranker.strip().startswith("embedding:"):
+        notes["reranker"] = (
+            f"{config.reranker}: embedding cosine similarity, a fallback for the paper's "
+            "query-knowledge cross-encoder"
+        )
+    if uses & {"coherence_sent", "informativeness", "helpfulness"} and config.lm == "local":
+        notes["lm"] = (
+            "local: SmolLM2-135M-Instruct, a small stand-in for the paper's GPT-2 / GPT-Neo "
+            "(coherence, informativeness) and LLaMA (helpfulness)"
+        )
+    if "coherence_para" in uses and config.paragraph is None:
+        notes["paragraph"] = "no discourse coherence model given: coherence_para is unmeasured"
+    if "validity" in uses and config.answer_model is None:
+        notes["answer_model"] = "no answer model given: validity is unmeasured"
+    elif "validity" in uses and config.answer_model == "local":
+        notes["answer_model"] = "local: SmolLM2-135M-Instruct answers (the paper: LLaMA-65B)"
+    if config.corpus == TASK_CORPUS and config.needs_corpus():
+        notes["corpus"] = (
+            "task: the task's own gold knowledge texts as the evidence corpus (the paper "
+            "retrieves from Wikipedia)"
+        )
+    if config.knowledge == "gold" and "factuality" in uses and config.evidence != "corpus":
+        notes["evidence"] = (
+            "the gold knowledge is scored against evidence that contains it: factuality is a "
+            "sanity check of the NLI model here, not a measurement"
+        )
+    return notes
