@@ -22,6 +22,14 @@ from citegraph.conner.acquire._knowledge_io import (
     load_task,
     read_knowledge,
 )
+from citegraph.conner.acquire._knowledge_task import (
+    AcquireResult,
+    KnowledgeTask,
+    acquired_metrics,
+    cached_chat,
+    finish_acquired,
+    requests_in_flight,
+)
 from citegraph.conner.acquire._prompts import (
     DEFAULT_DEMO_MAX_WORDS,
     DEFAULT_SHOTS,
@@ -48,19 +56,13 @@ from citegraph.conner.acquire._retrieve import (
     task_corpus,
 )
 from citegraph.conner.acquire._tasks import (
-    AcquireResult,
     ConnerGenerateConfig,
     ConnerRetrieveConfig,
     GenerateTask,
-    KnowledgeTask,
     RetrieveTask,
-    acquire_result,
-    acquired_metrics,
-    finish_acquired,
     generate_run,
     generate_run_async,
     generate_with,
-    requests_in_flight,
     retrieve_run,
     retrieve_run_async,
 )
@@ -85,9 +87,9 @@ __all__ = [
     "PromptTemplate",
     "RetrieveTask",
     "TaskChoice",
-    "acquire_result",
     "acquired_metrics",
     "answer_prompt",
+    "cached_chat",
     "clean_knowledge",
     "corpus_fingerprint",
     "default_template",

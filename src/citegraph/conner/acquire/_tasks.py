@@ -10,53 +10,40 @@ asked again. Retrieval embeds the corpus once and searches a whole test set in o
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from citegraph.conner._types import in_item_order
 from citegraph.conner.acquire._generate import GeneratedKnowledge, generate_knowledge
 from citegraph.conner.acquire._knowledge_io import (
     TaskChoice,
     generated_record,
     knowledge_record,
-    load_task,
+)
+from citegraph.conner.acquire._knowledge_task import (
+    AcquireResult,
+    KnowledgeTask,
+    cached_chat,
+    requests_in_flight,
 )
 from citegraph.conner.acquire._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
 from citegraph.conner.acquire._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
 from citegraph.datasets import ConnerSample
-from citegraph.models import ChatModel, chat_model, default_response_cache, embedding_model
-from citegraph.runs import (
-    FAILED,
-    Record,
-    RunDir,
-    RunOutcome,
-    Runtime,
-    Task,
-    given_or_loaded,
-    register_task,
-    run_sync,
-    run_task,
-)
+from citegraph.models import ChatModel, embedding_model
+from citegraph.runs import Record, Runtime, blocking, given_or_loaded, register_task, run_task
 
 __all__ = [
-    "AcquireResult",
     "ConnerGenerateConfig",
     "ConnerRetrieveConfig",
     "GenerateTask",
-    "KnowledgeTask",
     "RetrieveTask",
-    "acquire_result",
-    "acquired_metrics",
-    "finish_acquired",
     "generate_run",
     "generate_run_async",
     "generate_with",
-    "requests_in_flight",
     "retrieve_run",
     "retrieve_run_async",
 ]
@@ -105,39 +92,6 @@ class ConnerRetrieveConfig(TaskChoice):
     )
 
 
-class AcquireResult(BaseModel):
-    """What a generation, retrieval or selection run produced."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    out: Path
-    metrics: dict[str, Any]
-    n_samples: int
-    n_failed: int
-    n_resumed: int
-
-
-def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:
-    """A knowledge run's ``metrics.json``: counts, mean words, sources, the first errors."""
-    ok = [r for r in records if r.get("status") != FAILED]
-    words = [len(r["text"].split()) for r in ok]
-    return {
-        "n_samples": len(records),
-        "n_knowledge": len(ok),
-        "n_failed": len(records) - len(ok),
-        "n_empty": sum(1 for w in words if w == 0),
-        "mean_words": sum(words) / len(words) if words else None,
-        "sources": sorted({r["source"] for r in ok}),
-        "errors": sorted({str(r.get("error")) for r in records if r.get("status") == FAILED})[:5],
-    }
-
-
-def requests_in_flight(model: ChatModel, runtime: Runtime) -> int:
-    """Model requests in flight: the runtime's ``concurrency``, else the model's own limit,
-    else 4."""
-    return runtime.concurrency or int(getattr(model, "concurrency", 0) or 4)
-
-
 async def generate_with(
     config: ConnerGenerateConfig,
     samples: Sequence[ConnerSample],
@@ -165,62 +119,6 @@ async def generate_with(
     )
 
 
-def acquire_result(outcome: RunOutcome[Any]) -> AcquireResult:
-    """The :class:`AcquireResult` of a finished knowledge run."""
-    return AcquireResult(
-        out=outcome.out,
-        metrics=outcome.metrics,
-        n_samples=len(outcome.records),
-        n_failed=outcome.n_failed,
-        n_resumed=outcome.n_resumed,
-    )
-
-
-def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int) -> AcquireResult:
-    """Write ``metrics.json`` of a knowledge run filled by hand (the records of ``chosen``)."""
-    wanted = {s.id for s in chosen}
-    records = [r for r in run.records if r["id"] in wanted]
-    metrics = acquired_metrics(records)
-    run.write_metrics(metrics)
-    n_failed = metrics["n_failed"]
-    return AcquireResult(
-        out=run.path,
-        metrics=metrics,
-        n_samples=len(records),
-        n_failed=n_failed,
-        n_resumed=n_resumed,
-    )
-
-
-class KnowledgeTask(Task[ConnerSample, ModelsT]):
-    """A task whose items are a CONNER test set and whose records are knowledge (generate,
-    retrieve, select): the items, the metrics (:func:`acquired_metrics`) and the item order."""
-
-    def __init__(self, config: BaseModel, choice: TaskChoice, data_dir: str | Path | None) -> None:
-        self.config = config
-        self.choice = choice
-        self.data_dir = data_dir
-
-    @cached_property
-    def samples(self) -> list[ConnerSample]:
-        """Every item of the task (demonstrations, negatives and corpora draw on all of them)."""
-        return load_task(self.choice.task, self.choice.split, self.data_dir)
-
-    def items(self) -> list[tuple[str, ConnerSample]]:
-        """The task's items by id, in file order."""
-        return [(s.id, s) for s in self.samples]
-
-    @classmethod
-    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
-        """See :func:`acquired_metrics`."""
-        return acquired_metrics(records)
-
-    @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
-        """Dataset order (``nq:0``, ``nq:1``...)."""
-        return in_item_order(records)
-
-
 @register_task
 class GenerateTask(KnowledgeTask[ChatModel]):
     """``conner generate``: one knowledge text per item from a chat model (Tables 11-12)."""
@@ -240,11 +138,9 @@ class GenerateTask(KnowledgeTask[ChatModel]):
 
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ChatModel]:
         """The caller's model, or ``config.model`` behind the response cache."""
-
-        def load() -> ChatModel:
-            cache = default_response_cache() if runtime.cache else None
-            return chat_model(self.config.model, base_url=self.config.base_url, cache=cache)
-
+        load = functools.partial(
+            cached_chat, self.config.model, self.config.base_url, runtime.cache
+        )
         return given_or_loaded(self.model, load)
 
     def run_config(self, models: ChatModel) -> dict[str, Any]:
@@ -307,20 +203,6 @@ class RetrieveTask(KnowledgeTask[DenseRetriever]):
         return [knowledge_record(knowledge) for knowledge in found]
 
 
-def generate_run(
-    out: str | Path,
-    config: ConnerGenerateConfig,
-    *,
-    data_dir: str | Path | None = None,
-    model: ChatModel | None = None,
-    runtime: Runtime | None = None,
-) -> AcquireResult:
-    """Blocking form of :func:`generate_run_async`."""
-    return run_sync(
-        generate_run_async(out, config, data_dir=data_dir, model=model, runtime=runtime)
-    )
-
-
 async def generate_run_async(
     out: str | Path,
     config: ConnerGenerateConfig,
@@ -344,21 +226,7 @@ async def generate_run_async(
         DataError, DataNotFoundError: The task's data is missing or malformed.
     """
     task = GenerateTask(config, data_dir=data_dir, model=model)
-    return acquire_result(await run_task(task, out, runtime))
-
-
-def retrieve_run(
-    out: str | Path,
-    config: ConnerRetrieveConfig,
-    *,
-    data_dir: str | Path | None = None,
-    retriever: DenseRetriever | None = None,
-    runtime: Runtime | None = None,
-) -> AcquireResult:
-    """Blocking form of :func:`retrieve_run_async`."""
-    return run_sync(
-        retrieve_run_async(out, config, data_dir=data_dir, retriever=retriever, runtime=runtime)
-    )
+    return AcquireResult.of(await run_task(task, out, runtime))
 
 
 async def retrieve_run_async(
@@ -384,4 +252,10 @@ async def retrieve_run_async(
         MissingDependency, ModelError: The embedding model cannot be loaded.
     """
     task = RetrieveTask(config, data_dir=data_dir, retriever=retriever)
-    return acquire_result(await run_task(task, out, runtime))
+    return AcquireResult.of(await run_task(task, out, runtime))
+
+
+generate_run = blocking(generate_run_async)
+
+
+retrieve_run = blocking(retrieve_run_async)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from citegraph.conner.acquire import DenseRetriever, load_corpus
+from citegraph.conner.acquire import DenseRetriever, cached_chat, load_corpus
 from citegraph.conner.metrics import (
     CombinedEvidence,
     EvidenceSource,
@@ -30,8 +30,6 @@ from citegraph.models import (
     LMScorer,
     NLI3Model,
     causal_lm_scorer,
-    chat_model,
-    default_response_cache,
     embedding_model,
     nli3_model,
 )
@@ -115,11 +113,7 @@ def load_score_models(
     if "coherence_para" in metrics:
         models.paragraph = paragraph_scorer(config.paragraph)
     if "validity" in metrics and config.answer_model is not None:
-        models.answer = chat_model(
-            config.answer_model,
-            base_url=config.base_url,
-            cache=default_response_cache() if cache else None,
-        )
+        models.answer = cached_chat(config.answer_model, config.base_url, cache)
     if config.needs_corpus():
         if config.corpus is None:
             raise ConfigError(

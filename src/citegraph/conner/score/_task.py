@@ -27,30 +27,20 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from citegraph.conner._types import in_item_order
+from citegraph.conner._types import RunResult, in_item_order
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
 from citegraph.conner.score._models import ScoreModels, load_score_models
 from citegraph.conner.score._summary import score_summary
 from citegraph.conner.score._work import score_batch
 from citegraph.datasets import ConnerSample
-from citegraph.runs import Record, Runtime, Task, given_or_loaded, register_task, run_sync, run_task
+from citegraph.runs import Record, Runtime, Task, blocking, given_or_loaded, register_task, run_task
 
 __all__ = ["ConnerScoreResult", "ScoreTask", "score_knowledge", "score_knowledge_async"]
 
 
-class ConnerScoreResult(BaseModel):
+class ConnerScoreResult(RunResult):
     """What :func:`score_knowledge` produced."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    out: Path
-    metrics: dict[str, Any]
-    n_samples: int
-    n_failed: int
-    n_resumed: int
 
 
 @register_task
@@ -133,20 +123,6 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
         return in_item_order(records)
 
 
-def score_knowledge(
-    out: str | Path,
-    config: ConnerScoreConfig,
-    *,
-    data_dir: str | Path | None = None,
-    models: ScoreModels | None = None,
-    runtime: Runtime | None = None,
-) -> ConnerScoreResult:
-    """Blocking form of :func:`score_knowledge_async`."""
-    return run_sync(
-        score_knowledge_async(out, config, data_dir=data_dir, models=models, runtime=runtime)
-    )
-
-
 async def score_knowledge_async(
     out: str | Path,
     config: ConnerScoreConfig,
@@ -172,11 +148,7 @@ async def score_knowledge_async(
         MissingDependency, ModelError: A model cannot be loaded.
     """
     task = ScoreTask(config, data_dir=data_dir, models=models)
-    outcome = await run_task(task, out, runtime)
-    return ConnerScoreResult(
-        out=outcome.out,
-        metrics=outcome.metrics,
-        n_samples=len(outcome.items),
-        n_failed=outcome.n_failed,
-        n_resumed=outcome.n_resumed,
-    )
+    return ConnerScoreResult.of(await run_task(task, out, runtime))
+
+
+score_knowledge = blocking(score_knowledge_async)

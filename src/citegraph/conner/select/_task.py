@@ -17,6 +17,7 @@ paragraph coherence enters Eq. 9 raw (choose γ for its scale).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -29,7 +30,7 @@ from citegraph.conner.acquire import (
     ConnerGenerateConfig,
     KnowledgeInput,
     KnowledgeTask,
-    acquire_result,
+    cached_chat,
     generate_with,
     knowledge_record,
     requests_in_flight,
@@ -38,14 +39,14 @@ from citegraph.conner.score import ConnerScoreConfig, ScoreModels, load_score_mo
 from citegraph.conner.select._config import ConnerSelectConfig, check_select, scored_metrics
 from citegraph.conner.select._selection import select_knowledge
 from citegraph.datasets import ConnerSample
-from citegraph.models import ChatModel, chat_model, default_response_cache
+from citegraph.models import ChatModel
 from citegraph.runs import (
     FAILED,
     Record,
     Runtime,
+    blocking,
     given_or_loaded,
     register_task,
-    run_sync,
     run_task,
 )
 
@@ -76,9 +77,9 @@ class SelectTask(KnowledgeTask[SelectModels]):
     def __init__(
         self,
         config: ConnerSelectConfig,
-        *,
         generate: ConnerGenerateConfig,
         score: ConnerScoreConfig,
+        *,
         data_dir: str | Path | None = None,
         model: ChatModel | None = None,
         score_models: ScoreModels | None = None,
@@ -104,13 +105,12 @@ class SelectTask(KnowledgeTask[SelectModels]):
 
     @asynccontextmanager
     async def _opened(self, runtime: Runtime) -> AsyncIterator[SelectModels]:
-        def load_chat() -> ChatModel:
-            cache = default_response_cache() if runtime.cache else None
-            return chat_model(self.generate.model, base_url=self.generate.base_url, cache=cache)
-
-        def load_scoring() -> ScoreModels:
-            return load_score_models(self.score, self.samples, cache=runtime.cache)
-
+        load_chat = functools.partial(
+            cached_chat, self.generate.model, self.generate.base_url, runtime.cache
+        )
+        load_scoring = functools.partial(
+            load_score_models, self.score, self.samples, cache=runtime.cache
+        )
         async with (
             given_or_loaded(self.score_models, load_scoring) as scoring,
             given_or_loaded(self.model, load_chat) as chat,
@@ -200,32 +200,6 @@ def _choices(
     return records
 
 
-def select_run(
-    out: str | Path,
-    config: ConnerSelectConfig,
-    *,
-    generate: ConnerGenerateConfig,
-    score: ConnerScoreConfig,
-    data_dir: str | Path | None = None,
-    model: ChatModel | None = None,
-    score_models: ScoreModels | None = None,
-    runtime: Runtime | None = None,
-) -> AcquireResult:
-    """Blocking form of :func:`select_run_async`."""
-    return run_sync(
-        select_run_async(
-            out,
-            config,
-            generate=generate,
-            score=score,
-            data_dir=data_dir,
-            model=model,
-            score_models=score_models,
-            runtime=runtime,
-        )
-    )
-
-
 async def select_run_async(
     out: str | Path,
     config: ConnerSelectConfig,
@@ -257,10 +231,13 @@ async def select_run_async(
     """
     task = SelectTask(
         config,
-        generate=generate,
-        score=score,
+        generate,
+        score,
         data_dir=data_dir,
         model=model,
         score_models=score_models,
     )
-    return acquire_result(await run_task(task, out, runtime))
+    return AcquireResult.of(await run_task(task, out, runtime))
+
+
+select_run = blocking(select_run_async)

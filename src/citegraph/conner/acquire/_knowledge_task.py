@@ -1,0 +1,104 @@
+"""What every knowledge run shares (generate, retrieve, select): its items (a CONNER test set),
+its ``metrics.json`` (:func:`acquired_metrics`), the order of its records, and its result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from citegraph.conner._types import RunResult, in_item_order
+from citegraph.conner.acquire._knowledge_io import TaskChoice, load_task
+from citegraph.datasets import ConnerSample
+from citegraph.models import ChatModel, chat_model, default_response_cache
+from citegraph.runs import FAILED, Record, RunDir, Runtime, Task
+
+__all__ = [
+    "AcquireResult",
+    "KnowledgeTask",
+    "acquired_metrics",
+    "cached_chat",
+    "finish_acquired",
+    "requests_in_flight",
+]
+
+ModelsT = TypeVar("ModelsT")
+
+
+class AcquireResult(RunResult):
+    """What a generation, retrieval or selection run produced."""
+
+
+def cached_chat(spec: str, base_url: str | None, cache: bool) -> ChatModel:
+    """The chat model ``spec`` names, behind the shared response cache unless ``cache`` is off."""
+    return chat_model(spec, base_url=base_url, cache=default_response_cache() if cache else None)
+
+
+def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:
+    """A knowledge run's ``metrics.json``: counts, mean words, sources, the first errors."""
+    ok = [r for r in records if r.get("status") != FAILED]
+    words = [len(r["text"].split()) for r in ok]
+    return {
+        "n_samples": len(records),
+        "n_knowledge": len(ok),
+        "n_failed": len(records) - len(ok),
+        "n_empty": sum(1 for w in words if w == 0),
+        "mean_words": sum(words) / len(words) if words else None,
+        "sources": sorted({r["source"] for r in ok}),
+        "errors": sorted({str(r.get("error")) for r in records if r.get("status") == FAILED})[:5],
+    }
+
+
+def requests_in_flight(model: ChatModel, runtime: Runtime) -> int:
+    """Model requests in flight: the runtime's ``concurrency``, else the model's own limit,
+    else 4."""
+    return runtime.concurrency or int(getattr(model, "concurrency", 0) or 4)
+
+
+def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int) -> AcquireResult:
+    """Write ``metrics.json`` of a knowledge run filled by hand (the records of ``chosen``)."""
+    wanted = {s.id for s in chosen}
+    records = [r for r in run.records if r["id"] in wanted]
+    metrics = acquired_metrics(records)
+    run.write_metrics(metrics)
+    n_failed = metrics["n_failed"]
+    return AcquireResult(
+        out=run.path,
+        metrics=metrics,
+        n_samples=len(records),
+        n_failed=n_failed,
+        n_resumed=n_resumed,
+    )
+
+
+class KnowledgeTask(Task[ConnerSample, ModelsT]):
+    """A task whose items are a CONNER test set and whose records are knowledge (generate,
+    retrieve, select): the items, the metrics (:func:`acquired_metrics`) and the item order."""
+
+    def __init__(self, config: BaseModel, choice: TaskChoice, data_dir: str | Path | None) -> None:
+        self.config = config
+        self.choice = choice
+        self.data_dir = data_dir
+
+    @cached_property
+    def samples(self) -> list[ConnerSample]:
+        """Every item of the task (demonstrations, negatives and corpora draw on all of them)."""
+        return load_task(self.choice.task, self.choice.split, self.data_dir)
+
+    def items(self) -> list[tuple[str, ConnerSample]]:
+        """The task's items by id, in file order."""
+        return [(s.id, s) for s in self.samples]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        """See :func:`acquired_metrics`."""
+        return acquired_metrics(records)
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        """Dataset order (``nq:0``, ``nq:1``...)."""
+        return in_item_order(records)
