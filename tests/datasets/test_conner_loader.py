@@ -152,3 +152,12 @@ def test_not_utf8(tmp_path: Path) -> None:
     path.write_bytes("caf\xe9\tq\tk\ta\n".encode("latin-1"))
     with pytest.raises(DataError, match="not UTF-8"):
         read_conner(path, "nq")
+
+
+def test_the_records_live_in_datasets_and_conner_re_exports_them() -> None:
+    import citegraph.conner as conner
+    from citegraph.datasets import CONNER_TASKS, ConnerSample
+
+    assert conner.ConnerSample is ConnerSample and CONNER_TASKS == ("nq", "wow")
+    assert conner.TASKS == CONNER_TASKS  # the older name of the task literal's values
+    assert ConnerSample.__module__.startswith("citegraph.datasets")

@@ -1,10 +1,10 @@
 """One batch of a ``conner score`` run: every chosen metric over the batch's knowledge texts.
 
 Each metric function takes the whole batch (one LM / NLI / embedding call where it can). The
-``mode`` of the config picks the paper's or the reference code's form of every metric (see
-:class:`~citegraph.conner.ConnerScoreConfig`). Paragraph coherence is recorded raw here; the
-min-max normalisation over the whole run happens in the summary, so values do not depend on
-batching.
+run's :class:`~citegraph.conner.ConnerRules` (``config.rules()``: the paper's or the reference
+code's form of every metric) is chosen once and handed to each metric. Paragraph coherence is
+recorded raw here; the min-max normalisation over the whole run happens in the summary, so values
+depend neither on batching nor on sharding.
 """
 
 from __future__ import annotations
