@@ -19,6 +19,9 @@ from citegraph.kalma import RunConfig, RunRuntime, run_kalma
 from citegraph.kalma.build._task import BuildConfig, build_benchmark
 from citegraph.kg import load_biokalma_kg
 from citegraph.models import ChatRequest, MockChat
+from citegraph.runs import Runtime, finalize, merge_runs, task_type
+
+NO_CACHE = Runtime(cache=False)
 
 ORAZIO = {
     "name": "Orazio Gentileschi",
@@ -90,7 +93,7 @@ def _build(out: Path, kg_dir: Path, pairs: Path, tmp_path: Path, **kw):
     kg = load_biokalma_kg(kg_dir, cache_dir=tmp_path / "kgcache")
     config = BuildConfig(pairs=str(pairs), rounds=5, alpha=0.5, **kw)
     return build_benchmark(
-        out, config, kg=kg, model=MockChat(script), perplexity=fake_perplexity, cache=False
+        out, config, kg=kg, model=MockChat(script), perplexity=fake_perplexity, runtime=NO_CACHE
     )
 
 
@@ -167,16 +170,16 @@ def test_build_resumes_and_retries_failed_items(kg_dir, pairs_csv, tmp_path) -> 
     config = BuildConfig(pairs=str(pairs_csv), rounds=3)
     flaky = MockChat(script, fail_times=1)
     first = build_benchmark(
-        out, config, kg=kg, model=flaky, perplexity=fake_perplexity, cache=False
+        out, config, kg=kg, model=flaky, perplexity=fake_perplexity, runtime=NO_CACHE
     )
     assert (first.n_items, first.n_failed) == (0, 1)
     again = MockChat(script)
     second = build_benchmark(
-        out, config, kg=kg, model=again, perplexity=fake_perplexity, cache=False
+        out, config, kg=kg, model=again, perplexity=fake_perplexity, runtime=NO_CACHE
     )
     assert (second.n_items, second.n_failed) == (1, 0)
     third = MockChat(script)
-    build_benchmark(out, config, kg=kg, model=third, perplexity=fake_perplexity, cache=False)
+    build_benchmark(out, config, kg=kg, model=third, perplexity=fake_perplexity, runtime=NO_CACHE)
     assert third.calls == 0
 
 
@@ -223,3 +226,33 @@ def test_cli_build_with_a_tiny_lm(kg_dir, pairs_csv, tmp_path, monkeypatch) -> N
     assert all(c["perplexity"] > 1 for c in item["rounds"][1]["candidates"])
     info = json.loads((out / "run.json").read_text())
     assert info["config"]["lm_name"].startswith("hf:")
+
+
+def test_shards_merge_to_the_single_build(kg_dir, tmp_path) -> None:
+    pairs = tmp_path / "two.csv"
+    with pairs.open("w", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["name1", "relation", "name2", "paragraph"])
+        writer.writerow(["Artemisia Gentileschi", "father", "Orazio Gentileschi", SEED])
+        writer.writerow(["Orazio Gentileschi", "child", "Artemisia Gentileschi", ""])
+    kg = load_biokalma_kg(kg_dir, cache_dir=tmp_path / "kgcache")
+    config = BuildConfig(pairs=str(pairs), rounds=3)
+
+    def build(out: Path, runtime: Runtime):
+        return build_benchmark(
+            out, config, kg=kg, model=MockChat(script), perplexity=fake_perplexity, runtime=runtime
+        )
+
+    whole = build(tmp_path / "whole", NO_CACHE)
+    assert whole.n_items == 2
+    for i in range(2):
+        part = build(tmp_path / f"shard{i}", NO_CACHE.model_copy(update={"shard": f"{i}/2"}))
+        assert part.n_items == 1
+    merged = merge_runs([tmp_path / "shard0", tmp_path / "shard1"], tmp_path / "merged")
+    metrics = finalize(task_type("kalma.build"), merged)
+    assert json.loads(json.dumps(metrics)) == json.loads(json.dumps(whole.metrics))
+    for name in ("metrics.json", "gold.jsonl", "simple_question_graph.json",
+                 "complex_question_graph.json", "stats.json", "human_check.csv"):  # fmt: skip
+        merged_file = (tmp_path / "merged" / name).read_text()
+        assert merged_file == (tmp_path / "whole" / name).read_text(), name
+

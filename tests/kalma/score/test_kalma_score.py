@@ -34,6 +34,7 @@ import pytest
 
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.runs import Runtime, finalize, merge_runs, task_type
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
 
@@ -149,3 +150,31 @@ def test_empty_answer_paper_scores_reference_skips(tmp_path: Path, data_dir: Pat
     ).metrics
     assert ref["recall"] == {"micro": None, "macro": None}  # reference: skipped, with a reason
     assert "empty answer" in next(iter(ref["unmeasured"]["recall"]))
+
+
+@pytest.mark.parametrize("mode", ["paper", "reference"])
+def test_shards_merge_to_the_single_run(tmp_path: Path, data_dir: Path, mode: str) -> None:
+    config = ScoreConfig(mode=mode, bootstrap=20, batch_size=2)
+    gold = DEMO / "gold.jsonl"
+    answers = DEMO / "answers.jsonl"
+    whole = score_answers(answers, tmp_path / "whole", config, gold_path=gold, data_dir=data_dir)
+    shards = []
+    for i in range(2):
+        out = tmp_path / f"shard{i}"
+        part = score_answers(
+            answers, out, config, runtime=Runtime(shard=f"{i}/2"), gold_path=gold, data_dir=data_dir
+        )
+        assert part.n_scored_now == 2  # four demo answers, two per shard
+        shards.append(out)
+    merged = merge_runs(shards, tmp_path / "merged")
+    assert finalize(task_type("kalma.score"), merged) == whole.metrics
+    assert json.loads((tmp_path / "merged" / "metrics.json").read_text()) == json.loads(
+        (tmp_path / "whole" / "metrics.json").read_text()
+    )
+
+
+def test_limit_scores_the_first_answers(tmp_path: Path, data_dir: Path) -> None:
+    result = score_answers(
+        DEMO / "answers.jsonl", tmp_path / "two", runtime=Runtime(limit=2), data_dir=data_dir
+    )
+    assert result.metrics["n_answers"] == 2 and result.n_scored_now == 2
