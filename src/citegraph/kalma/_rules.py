@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from citegraph.errors import ConfigError
 from citegraph.kg import Triple
@@ -30,42 +30,52 @@ REFERENCE_GOLD_PER_QUESTION = 2
 
 
 class KalmaRules(BaseModel):
-    """What differs between the paper's definitions and the authors' scripts, as named rules."""
+    """What differs between the paper's definitions and the authors' scripts, as named rules
+    (the defaults are the paper's; :meth:`for_mode` gives either set)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
-    mode: Mode = Field(description="The mode's name, as records keep it.")
-    parser: Mode = Field(description="Citation parser: the paper's or the authors' regex.")
-    citations_need_correctness: bool = Field(
-        description="A citation is precise, and hits a gold fact, only when it is correct."
-    )
-    gold_fact_counts_once: bool = Field(
-        description="A gold fact cited k times is 1 precise + k - 1 imprecise citations."
-    )
-    skip_unscorable_answers: bool = Field(
-        description="Answers without a KG graph or empty answers are skipped (unmeasured)."
-    )
-    alignment_substring_shortcut: bool = Field(
-        description="A pair is aligned when the value is a substring of the sentence."
-    )
-    alignment_cap: int | None = Field(description="Alignment scores only the first N answers.")
-    na_absent_is_uncited_gold: bool = Field(
-        description="[NA] absent facts = gold facts the answer does not cite."
-    )
-    na_counts_matched_pairs: bool = Field(
-        description="[NA] precision and recall count entailed pairs (both can exceed 1)."
-    )
-    judge_script_prompt: bool = Field(description="The text-quality judge gets the script's text.")
-    judge_script_score: bool = Field(
-        description="Judge replies read as the script reads them (default 3, out of range kept)."
-    )
-    judge_first_n: bool = Field(
-        description="The judged sample is the first N answers with a KG, not a seeded sample."
-    )
-    retrieval_script_options: bool = Field(description="Retrieval uses the authors' options.")
-    retrieval_recall_per_question: int | None = Field(
-        description="Retrieval recall divides by this many gold entities per question."
-    )
+    mode: Mode
+    """The mode's name, as records keep it."""
+
+    parser: Mode
+    """Citation parser: the paper's or the authors' regex."""
+
+    citations_need_correctness: bool = True
+    """A citation is precise, and hits a gold fact, only when it is correct."""
+
+    gold_fact_counts_once: bool = False
+    """A gold fact cited k times is 1 precise + k - 1 imprecise citations."""
+
+    skip_unscorable_answers: bool = False
+    """Answers without a KG graph or empty answers are skipped (unmeasured)."""
+
+    alignment_substring_shortcut: bool = False
+    """A pair is aligned when the value is a substring of the sentence."""
+
+    alignment_cap: int | None = None
+    """Alignment scores only the first N answers."""
+
+    na_absent_is_uncited_gold: bool = False
+    """[NA] absent facts = gold facts the answer does not cite."""
+
+    na_counts_matched_pairs: bool = False
+    """[NA] precision and recall count entailed pairs (both can exceed 1)."""
+
+    judge_script_prompt: bool = False
+    """The text-quality judge gets the script's text."""
+
+    judge_script_score: bool = False
+    """Judge replies read as the script reads them (default 3, out of range kept)."""
+
+    judge_first_n: bool = False
+    """The judged sample is the first N answers with a KG, not a seeded sample."""
+
+    retrieval_script_options: bool = False
+    """Retrieval uses the authors' options."""
+
+    retrieval_recall_per_question: int | None = None
+    """Retrieval recall divides by this many gold entities per question."""
 
     @classmethod
     def for_mode(cls, mode: str, parser: str | None = None) -> KalmaRules:
@@ -105,22 +115,7 @@ def style_name(style: HypothesisStyle) -> str:
     return style
 
 
-_PAPER = KalmaRules(
-    mode="paper",
-    parser="paper",
-    citations_need_correctness=True,
-    gold_fact_counts_once=False,
-    skip_unscorable_answers=False,
-    alignment_substring_shortcut=False,
-    alignment_cap=None,
-    na_absent_is_uncited_gold=False,
-    na_counts_matched_pairs=False,
-    judge_script_prompt=False,
-    judge_script_score=False,
-    judge_first_n=False,
-    retrieval_script_options=False,
-    retrieval_recall_per_question=None,
-)
+_PAPER = KalmaRules(mode="paper", parser="paper")
 _REFERENCE = KalmaRules(
     mode="reference",
     parser="reference",

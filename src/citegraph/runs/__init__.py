@@ -8,7 +8,14 @@ all set by one :class:`Runtime`. The registry maps the ``task`` name in ``run.js
 so :func:`finalize` (``runs report``) and :func:`merge_runs` work for the runs of every task.
 """
 
-from citegraph.runs._engine import RunOutcome, finalize, run_sync, run_task, write_metrics
+from citegraph.runs._engine import (
+    RunOutcome,
+    blocking,
+    finalize,
+    run_sync,
+    run_task,
+    write_metrics,
+)
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_pending, run_pending_batches
@@ -34,6 +41,7 @@ __all__ = [
     "RunOutcome",
     "Runtime",
     "Task",
+    "blocking",
     "canonical_json",
     "finalize",
     "given_or_loaded",

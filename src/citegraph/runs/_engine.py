@@ -10,9 +10,10 @@ written atomically from the records. ``finalize`` is the part that needs no mode
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+import functools
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -23,6 +24,7 @@ from citegraph.runs._runtime import Runtime
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
@@ -41,6 +43,19 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
         "this blocking entry point was called inside a running event loop (a notebook or an "
         "async program): await its *_async form instead"
     )
+
+
+def blocking(entry: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking form of an async entry point: the same typed parameters, run to completion
+    with :func:`run_sync`. ``run_kalma = blocking(run_kalma_async)`` is named ``run_kalma``."""
+
+    @functools.wraps(entry)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        return run_sync(entry(*args, **kwargs))
+
+    run.__name__ = run.__qualname__ = entry.__name__.removesuffix("_async")
+    run.__doc__ = f"Blocking form of :func:`{entry.__name__}` (same arguments)."
+    return run
 
 
 class RunOutcome(BaseModel, Generic[ItemT]):

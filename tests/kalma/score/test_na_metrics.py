@@ -17,9 +17,9 @@ from citegraph.kalma.score._na import (
     NO_NA_SENTENCE,
     AnswerNAScores,
     aggregate_na_scores,
-    render_fact,
     score_na,
 )
+from citegraph.kalma.score._nli import render_fact
 from citegraph.kg import Subgraph, Triple
 from citegraph.metrics import BootstrapConfig
 from citegraph.models import NLIModel, NLIPair, NLIVerdict

@@ -39,7 +39,7 @@ from citegraph.runs import (
     Task,
     given_or_loaded,
     register_task,
-    run_sync,
+    blocking,
     run_task,
 )
 
@@ -188,30 +188,6 @@ def _perplexity(spec: str) -> tuple[PerplexityFn, str]:
     return scorer.perplexities, scorer.name
 
 
-def build_benchmark(
-    out: str | Path,
-    config: BuildConfig,
-    *,
-    runtime: Runtime | None = None,
-    data_dir: str | Path | None = None,
-    kg: KnowledgeGraph | None = None,
-    model: ChatModel | None = None,
-    perplexity: PerplexityFn | None = None,
-) -> BuildResult:
-    """Blocking form of :func:`build_benchmark_async` (same arguments)."""
-    return run_sync(
-        build_benchmark_async(
-            out,
-            config,
-            runtime=runtime,
-            data_dir=data_dir,
-            kg=kg,
-            model=model,
-            perplexity=perplexity,
-        )
-    )
-
-
 async def build_benchmark_async(
     out: str | Path,
     config: BuildConfig,
@@ -248,3 +224,6 @@ async def build_benchmark_async(
         n_failed=metrics["n_failed"],
         n_resumed=outcome.n_resumed,
     )
+
+
+build_benchmark = blocking(build_benchmark_async)

@@ -32,10 +32,10 @@ from citegraph.runs import (
     RunDir,
     Runtime,
     Task,
+    blocking,
     finalize,
     given_or_loaded,
     register_task,
-    run_sync,
     run_task,
 )
 
@@ -182,34 +182,6 @@ def select_samples(samples: Sequence[BioKaLMASample], runtime: Runtime) -> list[
     return runtime.select(samples)
 
 
-def run_kalma(
-    out: str | Path,
-    config: RunConfig | None = None,
-    *,
-    runtime: Runtime | None = None,
-    data_dir: str | Path | None = None,
-    model: ChatModel | None = None,
-    judge: ChatModel | None = None,
-    nli: NLIModel | None = None,
-    kg: KnowledgeGraph | None = None,
-    contact: str | None = None,
-) -> RunResult:
-    """Blocking form of :func:`run_kalma_async` (same arguments)."""
-    return run_sync(
-        run_kalma_async(
-            out,
-            config,
-            runtime=runtime,
-            data_dir=data_dir,
-            model=model,
-            judge=judge,
-            nli=nli,
-            kg=kg,
-            contact=contact,
-        )
-    )
-
-
 async def run_kalma_async(
     out: str | Path,
     config: RunConfig | None = None,
@@ -256,6 +228,9 @@ async def run_kalma_async(
         n_resumed=outcome.n_resumed,
         n_failed=outcome.n_failed,
     )
+
+
+run_kalma = blocking(run_kalma_async)
 
 
 def finalize_run(run: RunDir) -> dict[str, Any]:

@@ -28,9 +28,9 @@ from citegraph.kalma.score._na import (
     NAMode,
     NAReport,
     aggregate_na_scores,
-    render_fact,
     score_na,
 )
+from citegraph.kalma.score._nli import render_fact
 from citegraph.kalma.score._task import (
     KalmaScoreTask,
     ScoreResult,

@@ -28,10 +28,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.errors import ConfigError, ModelError
+from citegraph.errors import ConfigError
 from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, style_name
 from citegraph.kalma.parse._types import ParsedAnswer
-from citegraph.kalma.score._na import render_fact
+from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, micro_macro, with_bootstrap
 from citegraph.models import NLIModel, NLIPair, NLIVerdict
@@ -59,14 +59,9 @@ class AlignedPair(BaseModel):
     score: float | None = Field(default=None, description="Entailment probability, if given.")
 
 
-class AnswerAlignment(BaseModel):
+class AnswerAlignment(NLISetup):
     """Text-citation alignment of one answer, with every pair's decision."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mode: AlignmentMode
-    hypothesis_style: str
-    nli: str = Field(description="The NLI model's name.")
     pairs: tuple[AlignedPair, ...]
     aligned: int = Field(description="Pairs judged aligned.")
     total: int = Field(description="Pairs scored.")
@@ -80,14 +75,9 @@ class AnswerAlignment(BaseModel):
         return (self.aligned, self.total)
 
 
-class AlignmentReport(BaseModel):
+class AlignmentReport(NLISetup):
     """Alignment aggregated over answers."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mode: AlignmentMode
-    hypothesis_style: str
-    nli: str
     cap: int | None = Field(description="Only the first ``cap`` answers were kept (None: all).")
     n_given: int = Field(description="Answers passed in, before the cap (None entries included).")
     alignment: MicroMacro = Field(
@@ -154,12 +144,7 @@ async def score_alignment_many(
     decided: dict[NLIPair, NLIVerdict] = {}
     for start in range(0, len(unique), batch_size):
         chunk = unique[start : start + batch_size]
-        verdicts = await nli.entails(chunk)
-        if len(verdicts) != len(chunk):
-            raise ModelError(
-                f"NLI model {nli.name} gave {len(verdicts)} verdicts for {len(chunk)} pairs"
-            )
-        decided.update(zip(chunk, verdicts, strict=True))
+        decided.update(zip(chunk, await entail(nli, chunk), strict=True))
         if progress is not None:
             progress(start + len(chunk), len(unique))
     style = style_name(hypothesis)
@@ -260,12 +245,7 @@ def aggregate_alignment(
         ConfigError: If the results mix modes, hypothesis styles or NLI models, or cap < 0.
     """
     scored = [r for r in results if r is not None]
-    modes = {r.mode for r in scored} | ({mode} if mode else set())
-    setups = {(r.hypothesis_style, r.nli) for r in scored}
-    if len(modes) > 1 or len(setups) > 1:
-        raise ConfigError(f"cannot aggregate mixed results: modes {modes}, setups {setups}")
-    the_mode: AlignmentMode = next(iter(modes)) if modes else "paper"
-    style, nli = next(iter(setups)) if setups else ("", "")
+    the_mode, style, nli = common_setup(scored, mode, "results")
     limit = KalmaRules.for_mode(the_mode).alignment_cap if cap == "auto" else cap
     if limit is not None and limit < 0:
         raise ConfigError(f"cap must be >= 0, got {limit}")

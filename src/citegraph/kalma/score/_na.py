@@ -28,9 +28,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.errors import ConfigError, ModelError
 from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, style_name
 from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
 from citegraph.metrics import (
     BootstrapConfig,
@@ -48,29 +48,6 @@ NO_NA_SENTENCE = "no [NA] sentence"
 NO_ABSENT = "empty absent-knowledge set"
 
 
-def render_fact(triple: Triple, style: HypothesisStyle = "relation_value") -> str:
-    """The hypothesis text for an absent fact.
-
-    Args:
-        triple: The fact.
-        style: ``"relation_value"`` -> ``"place of birth: Madrid"`` (the reference code);
-            ``"natural"`` -> ``"Giovanni Simeone place of birth Madrid"`` (subject label, or id
-            when the label is unknown); or a callable.
-
-    Raises:
-        ConfigError: On an unknown style name.
-    """
-    if callable(style):
-        return style(triple)
-    if style == "relation_value":
-        return triple.as_text()
-    if style == "natural":
-        return f"{triple.subject_label or triple.subject} {triple.relation} {triple.value}"
-    raise ConfigError(
-        f"hypothesis style must be 'relation_value', 'natural' or a callable: {style!r}"
-    )
-
-
 class NAEntailment(BaseModel):
     """The NLI decision for one ([NA] sentence, absent fact) pair."""
 
@@ -84,14 +61,9 @@ class NAEntailment(BaseModel):
     score: float | None = None
 
 
-class AnswerNAScores(BaseModel):
+class AnswerNAScores(NLISetup):
     """[NA] precision and recall of one answer, with every NLI decision."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mode: NAMode
-    hypothesis_style: str
-    nli: str = Field(description="The NLI model's name.")
     absent: tuple[Triple, ...] = Field(description="The absent facts scored (after filtering).")
     na_sentences: tuple[int, ...] = Field(description="Indices of the sentences with [NA].")
     pairs: tuple[NAEntailment, ...]
@@ -112,14 +84,9 @@ class AnswerNAScores(BaseModel):
         return (self.recall_num, self.recall_den)
 
 
-class NAReport(BaseModel):
+class NAReport(NLISetup):
     """[NA] precision, recall and F1 aggregated over answers."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    mode: NAMode
-    hypothesis_style: str
-    nli: str
     n_answers: int
     precision: MicroMacro
     recall: MicroMacro
@@ -165,12 +132,7 @@ async def score_na(
             NLIPair(premise=answer.sentences[i].plain, hypothesis=hyps[j]) for i, j in wanted
         )
     )
-    verdicts = await nli.entails(unique) if unique else []
-    if len(verdicts) != len(unique):
-        raise ModelError(
-            f"NLI model {nli.name} gave {len(verdicts)} verdicts for {len(unique)} pairs"
-        )
-    decided = dict(zip(unique, verdicts, strict=True))
+    decided = dict(zip(unique, await entail(nli, unique), strict=True))
     pairs = []
     for i, j in wanted:
         key = NLIPair(premise=answer.sentences[i].plain, hypothesis=hyps[j])
@@ -239,12 +201,7 @@ def aggregate_na_scores(
     Raises:
         ConfigError: If the scores mix modes, hypothesis styles or NLI models.
     """
-    modes = {s.mode for s in scores} | ({mode} if mode else set())
-    setups = {(s.hypothesis_style, s.nli) for s in scores}
-    if len(modes) > 1 or len(setups) > 1:
-        raise ConfigError(f"cannot aggregate mixed scores: modes {modes}, setups {setups}")
-    the_mode: NAMode = next(iter(modes)) if modes else "paper"
-    style, nli = next(iter(setups)) if setups else ("", "")
+    the_mode, style, nli = common_setup(scores, mode, "scores")
     results: dict[str, MicroMacro] = {}
     pairs: dict[str, list[tuple[float, float] | None]] = {}
     for metric in ("precision", "recall"):

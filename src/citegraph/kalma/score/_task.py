@@ -36,9 +36,9 @@ from citegraph.runs import (
     Record,
     Runtime,
     Task,
+    blocking,
     opened,
     register_task,
-    run_sync,
     run_task,
     sha256_file,
 )
@@ -172,30 +172,6 @@ def _check_ids(
             )
 
 
-def score_answers(
-    answers_path: str | Path,
-    out: str | Path,
-    config: ScoreConfig | None = None,
-    *,
-    runtime: Runtime | None = None,
-    gold_path: str | Path | None = None,
-    data_dir: str | Path | None = None,
-    nli: NLIModel | None = None,
-) -> ScoreResult:
-    """Blocking form of :func:`score_answers_async` (same arguments)."""
-    return run_sync(
-        score_answers_async(
-            answers_path,
-            out,
-            config,
-            runtime=runtime,
-            gold_path=gold_path,
-            data_dir=data_dir,
-            nli=nli,
-        )
-    )
-
-
 async def score_answers_async(
     answers_path: str | Path,
     out: str | Path,
@@ -239,3 +215,6 @@ async def score_answers_async(
         n_scored_now=outcome.n_done_now,
         n_resumed=outcome.n_resumed,
     )
+
+
+score_answers = blocking(score_answers_async)
