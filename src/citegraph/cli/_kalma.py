@@ -177,7 +177,7 @@ def retrieve_command(
     samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
     kg = open_kg(kg_spec, data_dir=data_dir, contact=contact).kg
     rules = KalmaRules.for_mode(mode)
-    config = RetrievalConfig.for_mode(rules, ner=ner)
+    config = RetrievalConfig.for_mode(rules).model_copy(update={"ner": ner})
     with progress_bar("retrieving") as update:
         report, results = asyncio.run(
             evaluate_retrieval(samples, kg, config, mode=rules, progress=update)

@@ -31,7 +31,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import ConfigError, KGQueryError
 from citegraph.kalma.build._links import Connection, connected_pairs
 from citegraph.kalma.build._pairs import CANDIDATE_LIMIT, PERSON_TYPE, PersonPair
-from citegraph.kalma.retrieve._retrieve import RetrievalConfig, find_candidates
+from citegraph.kalma.retrieve._config import RetrievalConfig
+from citegraph.kalma.retrieve._retrieve import find_candidates
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph, Triple
 
 Status = Literal["resolved", "ambiguous", "unresolved"]

@@ -1,6 +1,7 @@
 """KaLMA's baseline retrieval (NER, entity lookup, one-hop subgraphs, rerank) and its accuracy."""
 
 from citegraph.kalma.retrieve._accuracy import RetrievalAccuracy, retrieval_accuracy
+from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._evaluate import evaluate_retrieval
 from citegraph.kalma.retrieve._ner import (
     EntityRecognizer,
@@ -13,7 +14,6 @@ from citegraph.kalma.retrieve._retrieve import (
     Candidate,
     MentionResult,
     Retrieval,
-    RetrievalConfig,
     Retriever,
     Unresolved,
     rerank,

@@ -12,7 +12,8 @@ from collections.abc import Callable, Sequence
 from citegraph.datasets import BioKaLMASample
 from citegraph.kalma._rules import KalmaRules, Mode
 from citegraph.kalma.retrieve._accuracy import RetrievalAccuracy, retrieval_accuracy
-from citegraph.kalma.retrieve._retrieve import Retrieval, RetrievalConfig, Retriever
+from citegraph.kalma.retrieve._config import RetrievalConfig
+from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
 from citegraph.kg import KnowledgeGraph
 
 

@@ -20,7 +20,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets import BioKaLMASample
-from citegraph.kalma.retrieve._retrieve import RetrievalConfig, Retriever
+from citegraph.kalma.retrieve._config import RetrievalConfig
+from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
 from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs
