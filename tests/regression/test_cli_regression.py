@@ -68,6 +68,12 @@ VOLATILE_KEYS = frozenset(
     }
 )
 
+#: Top-level keys of run.json that say how a run ran, not what it computed, and that the task
+#: engine records in its own way (the fixtures predate it): ``runtime`` (limit, shard,
+#: concurrency, batch size; never part of a run's identity) and ``task`` (the registered task's
+#: name, which the engine adds beside the config).
+RUN_FILE_HOW_KEYS = frozenset({"runtime", "task"})
+
 #: Floats are equal when within this relative tolerance (or this absolute one, near zero).
 REL_TOL = 1e-9
 ABS_TOL = 1e-12
@@ -117,7 +123,10 @@ def snapshot_dir(run_dir: Path, paths: list[tuple[str, str]]) -> dict[str, Any]:
             records = [_strip(json.loads(x), paths) for x in lines if x.strip()]
             content[name] = sorted(records, key=_record_key)
         elif name.endswith(".json"):
-            content[name] = _strip(json.loads(path.read_text(encoding="utf-8")), paths)
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if name.endswith("run.json"):
+                data = {k: v for k, v in data.items() if k not in RUN_FILE_HOW_KEYS}
+            content[name] = _strip(data, paths)
         elif name.endswith(TEXT_SUFFIXES):
             text = _replace_paths(path.read_text(encoding="utf-8"), paths)
             content[name] = text.splitlines()
