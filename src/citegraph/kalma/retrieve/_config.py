@@ -49,14 +49,10 @@ class RetrievalConfig(BaseModel):
     )
 
     @classmethod
-    def reference(cls, **overrides: object) -> RetrievalConfig:
-        """The authors' code: humans only, single-token names dropped, exact-case labels."""
-        values: dict[str, object] = {
-            "person_only": True,
-            "drop_single_token_names": True,
-            "case_sensitive": True,
-        }
-        return cls.model_validate(values | overrides)
+    def reference(cls) -> RetrievalConfig:
+        """The authors' code: humans only, single-token names dropped, exact-case labels (other
+        options: ``RetrievalConfig.reference().model_copy(update={...})``)."""
+        return cls(person_only=True, drop_single_token_names=True, case_sensitive=True)
 
     @classmethod
     def for_mode(cls, mode: Mode | KalmaRules) -> RetrievalConfig:
