@@ -12,11 +12,14 @@ from citegraph.cli._console import command_line, console, progress_bar, reports_
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
+    engine_options,
     kg_option,
     options_from_model,
     run_dir_options,
+    runtime_from,
 )
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaRules, RetrievalConfig, ScoreConfig, score_answers
+from citegraph.runs import Runtime
 
 _LABELS = {
     "correctness": "Correctness",
@@ -36,7 +39,8 @@ def kalma_group() -> None:
 
 @kalma_group.command("score")
 @click.argument("answers", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@options_from_model(ScoreConfig)
+@options_from_model(ScoreConfig, exclude=("batch_size",))
+@engine_options
 @click.option(
     "--gold",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -54,9 +58,14 @@ def score(
     overwrite: bool,
     **options: Any,
 ) -> None:
-    """Score attributed answers: citation quality, alignment and [NA] (KaLMA §4)."""
-    config = ScoreConfig(**options)
-    run_score(config, answers, gold, data_dir, out, overwrite)
+    """Score attributed answers: citation quality, alignment and [NA] (KaLMA §4).
+
+    --batch-size answers go to the NLI model together (default 32; part of the run's config).
+    """
+    batch_size = options.pop("batch_size", None)
+    runtime = runtime_from(options, overwrite=overwrite)
+    config = ScoreConfig(**options, **({"batch_size": batch_size} if batch_size else {}))
+    run_score(config, answers, gold, data_dir, out, overwrite, runtime=runtime)
 
 
 def run_score(
@@ -66,18 +75,19 @@ def run_score(
     data_dir: Path | None,
     out: Path,
     overwrite: bool,
+    *,
+    runtime: Runtime | None = None,
 ) -> None:
     """Score, show progress, print the table (shared by ``kalma score`` and ``demo``)."""
+    runtime = runtime or Runtime(command=command_line())
     with progress_bar("scoring answers") as update:
         result = score_answers(
             answers,
             out,
             config,
+            runtime=runtime.model_copy(update={"overwrite": overwrite, "progress": update}),
             gold_path=gold,
             data_dir=data_dir,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
         )
     if result.n_resumed:
         console.print(f"Resumed: {result.n_resumed} answers were already scored in {out}.")
@@ -161,16 +171,16 @@ def retrieve_command(
     import json
 
     from citegraph.datasets import load_biokalma
-    from citegraph.kalma import RetrievalConfig, evaluate_retrieval
+    from citegraph.kalma import evaluate_retrieval
     from citegraph.kg import open_kg
 
     samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
     kg = open_kg(kg_spec, data_dir=data_dir, contact=contact).kg
-    base = RetrievalConfig.reference() if mode == "reference" else RetrievalConfig()
-    config = base.model_copy(update={"ner": ner})
+    rules = KalmaRules.for_mode(mode)
+    config = RetrievalConfig.for_mode(rules).model_copy(update={"ner": ner})
     with progress_bar("retrieving") as update:
         report, results = asyncio.run(
-            evaluate_retrieval(samples, kg, config, mode=mode, progress=update)
+            evaluate_retrieval(samples, kg, config, mode=rules, progress=update)
         )
     table = Table(title=f"Retrieval on BioKaLMA {split}: {report.n_measured} questions measured")
     for column in ("", "micro", "macro"):

@@ -12,24 +12,25 @@ from citegraph.cli._console import command_line, console, progress_bar, reports_
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
+    engine_options,
     options_from_model,
     run_dir_options,
+    runtime_from,
 )
 from citegraph.kalma import (
     BuildConfig,
     RunConfig,
     RunResult,
-    RunRuntime,
     build_benchmark,
     run_kalma,
     summarise_seeds,
 )
-from citegraph.runs import METRICS_FILE
+from citegraph.runs import METRICS_FILE, Runtime
 
 
 @click.command("run")
 @options_from_model(RunConfig, exclude=("seed",))
-@options_from_model(RunRuntime)
+@engine_options
 @click.option(
     "--seeds",
     default="0",
@@ -52,13 +53,11 @@ def run_command(
     """Answer a benchmark split with citations (KaLMA §3) and score the answers (§4)."""
     from citegraph.cli._kalma import print_metrics
 
-    runtime_fields = set(RunRuntime.model_fields)
-    runtime = RunRuntime(**{k: v for k, v in options.items() if k in runtime_fields})
-    fields = {k: v for k, v in options.items() if k not in runtime_fields}
+    runtime = runtime_from(options, overwrite=overwrite)
     seed_list = _seeds(seeds)
     all_metrics = []
     for seed in seed_list:
-        config = RunConfig(**fields, seed=seed)
+        config = RunConfig(**options, seed=seed)
         target = out if len(seed_list) == 1 else out / f"seed-{seed}"
         result = run_one(target, config, runtime, data_dir, contact, overwrite)
         print_metrics(result.metrics)
@@ -84,12 +83,15 @@ def _seeds(text: str) -> list[int]:
 def run_one(
     out: Path,
     config: RunConfig,
-    runtime: RunRuntime,
+    runtime: Runtime,
     data_dir: Path | None,
     contact: str | None,
     overwrite: bool,
 ) -> RunResult:
     """Run one seed with a progress bar and the resume / failure notes."""
+    runtime = runtime.model_copy(
+        update={"overwrite": overwrite, "command": runtime.command or command_line()}
+    )
     console.print(
         f"kalma run: {config.split} questions, model {config.model}, prompt {config.prompt}, "
         f"seed {config.seed} -> {out}"
@@ -98,12 +100,9 @@ def run_one(
         result = run_kalma(
             out,
             config,
-            runtime=runtime,
+            runtime=runtime.model_copy(update={"progress": update}),
             data_dir=data_dir,
             contact=contact,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
         )
     if result.n_resumed:
         console.print(f"Resumed: {result.n_resumed} questions were already done in {out}.")
@@ -166,21 +165,22 @@ def _mean_std(cell: dict[str, Any]) -> str:
 
 @click.command("build")
 @options_from_model(BuildConfig)
-@click.option("--concurrency", type=int, default=None, help="Items evolving at once.")
-@click.option("--cache/--no-cache", default=True, show_default=True, help="Response cache.")
+@engine_options
 @data_dir_option
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Dataset directory.")
 @click.option("--overwrite", is_flag=True, help="Replace a different build in --out.")
 @reports_errors
 def build_command(
-    concurrency: int | None,
-    cache: bool,
     data_dir: Path | None,
     out: Path,
     overwrite: bool,
     **options: Any,
 ) -> None:
-    """Build a KaLMA benchmark with gold knowledge from a KG (evolutionary question generation)."""
+    """Build a KaLMA benchmark with gold knowledge from a KG (evolutionary question generation).
+
+    --concurrency: items evolving at once (default: the model's request limit).
+    """
+    runtime = runtime_from(options, overwrite=overwrite)
     config = BuildConfig(**options)
     source = config.pairs or f"{config.sample_pairs} pairs sampled from the KG"
     console.print(
@@ -191,12 +191,8 @@ def build_command(
         result = build_benchmark(
             out,
             config,
+            runtime=runtime.model_copy(update={"progress": update}),
             data_dir=data_dir,
-            concurrency=concurrency,
-            cache=cache,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
         )
     m = result.metrics
     sel, stats = m["selection"], m["stats"]

@@ -1,127 +1,148 @@
-"""KaLMA: attributed answers that cite KG triples, their evaluation, and benchmark building."""
+"""KaLMA: attributed answers that cite KG triples, their evaluation, and benchmark building.
 
-from citegraph.kalma._ablations import (
+One folder per stage: :mod:`.parse` (reading answers), :mod:`.retrieve` (NER, lookup, rerank),
+:mod:`.generate` (prompts, answers), :mod:`.score` (the metrics and the ``kalma.score`` task),
+:mod:`.run` (the experiments and the ``kalma.run`` task), :mod:`.build` (benchmark building and
+the ``kalma.build`` task). Paper vs reference mode is one :class:`KalmaRules`.
+"""
+
+from citegraph.kalma._ask import AskResult, ask
+from citegraph.kalma._rules import REFERENCE_CAP, HypothesisStyle, KalmaRules, Mode
+from citegraph.kalma.build import (
+    PERSON_RELATIONS,
+    BuildConfig,
+    BuildResult,
+    Evolution,
+    EvolveConfig,
+    KalmaBuildTask,
+    PerplexityFn,
+    PersonPair,
+    RelationCounts,
+    Resolution,
+    Round,
+    ScoredCandidate,
+    Selection,
+    build_benchmark,
+    build_benchmark_async,
+    candidate_facts,
+    disambiguate,
+    disambiguate_many,
+    evolve,
+    fact_sentence,
+    filter_complete,
+    is_complete_name,
+    read_pairs_csv,
+    relation_class,
+    relation_counts,
+    resolution_counts,
+    sample_pairs,
+    select_fact,
+    specificity,
+)
+from citegraph.kalma.generate import (
+    DEFAULT_PROMPT,
+    PROMPT_VERSIONS,
+    GeneratedAnswer,
+    PromptVersion,
+    build_messages,
+    flatten_kg,
+    generate_answer,
+)
+from citegraph.kalma.parse import (
+    PAPER_PARSER,
+    REFERENCE_PARSER,
+    Citation,
+    ParsedAnswer,
+    ParseIssue,
+    Sentence,
+    parse_answer,
+    parse_answer_reference,
+    parse_with,
+    split_sentences,
+    strip_citations,
+)
+from citegraph.kalma.retrieve import (
+    Candidate,
+    EntityRecognizer,
+    Mention,
+    MentionResult,
+    Retrieval,
+    RetrievalAccuracy,
+    RetrievalConfig,
+    Retriever,
+    Unresolved,
+    capitalised_ner,
+    clean_mention,
+    evaluate_retrieval,
+    rerank,
+    retrieval_accuracy,
+    retrieve,
+    retrieve_many,
+    spacy_ner,
+)
+from citegraph.kalma.run import (
+    APPROX_GOLD,
+    APPROX_GOLD_NOTE,
     Corruption,
+    KalmaRunTask,
     Removal,
     RemovalStrategy,
     ReplacedSlot,
+    RunConfig,
+    RunResult,
+    RunRuntime,
+    build_run_metrics,
     corrupt_retrieval,
+    finalize_run,
+    question_match_gold,
     remove_knowledge,
+    run_kalma,
+    run_kalma_async,
+    select_samples,
+    summarise_seeds,
 )
-from citegraph.kalma._alignment import (
-    REFERENCE_CAP,
+from citegraph.kalma.score import (
+    CRITERIA,
+    GEVAL_VERSION,
+    JUDGE_CONFIG,
     AlignedPair,
     AlignmentMode,
     AlignmentReport,
     AnswerAlignment,
-    aggregate_alignment,
-    score_alignment,
-    score_alignment_many,
-)
-from citegraph.kalma._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE, question_match_gold
-from citegraph.kalma._ask import AskResult, ask
-from citegraph.kalma._build_disambiguate import (
-    Resolution,
-    disambiguate,
-    disambiguate_many,
-    resolution_counts,
-)
-from citegraph.kalma._build_evolve import Evolution, EvolveConfig, Round, evolve
-from citegraph.kalma._build_pairs import (
-    PERSON_RELATIONS,
-    PersonPair,
-    filter_complete,
-    is_complete_name,
-    read_pairs_csv,
-    sample_pairs,
-)
-from citegraph.kalma._build_run import (
-    BuildConfig,
-    BuildResult,
-    build_benchmark,
-    build_benchmark_async,
-)
-from citegraph.kalma._build_select import (
-    PerplexityFn,
-    RelationCounts,
-    ScoredCandidate,
-    Selection,
-    candidate_facts,
-    relation_counts,
-    select_fact,
-    specificity,
-)
-from citegraph.kalma._build_templates import fact_sentence, relation_class
-from citegraph.kalma._citation_metrics import (
     AnswerCitationScores,
+    AnswerNAScores,
     CitationMode,
     CitationReport,
     CitationRunsSummary,
     CitationVerdict,
-    aggregate_citation_scores,
-    combine_citation_runs,
-    score_citations,
-)
-from citegraph.kalma._generate import GeneratedAnswer, generate_answer
-from citegraph.kalma._na_metrics import (
-    AnswerNAScores,
-    HypothesisStyle,
+    CriterionScore,
+    KalmaScoreTask,
     NAEntailment,
     NAMode,
     NAReport,
-    aggregate_na_scores,
-    render_fact,
-    score_na,
-)
-from citegraph.kalma._ner import (
-    EntityRecognizer,
-    Mention,
-    capitalised_ner,
-    clean_mention,
-    spacy_ner,
-)
-from citegraph.kalma._parse import PAPER_PARSER, parse_answer
-from citegraph.kalma._parse_brackets import strip_citations
-from citegraph.kalma._parse_reference import REFERENCE_PARSER, parse_answer_reference
-from citegraph.kalma._prompt import (
-    DEFAULT_PROMPT,
-    PROMPT_VERSIONS,
-    PromptVersion,
-    build_messages,
-    flatten_kg,
-)
-from citegraph.kalma._retrieval_accuracy import RetrievalAccuracy, retrieval_accuracy
-from citegraph.kalma._retrieval_eval import evaluate_retrieval
-from citegraph.kalma._retrieve import (
-    Candidate,
-    MentionResult,
-    Retrieval,
-    RetrievalConfig,
-    Retriever,
-    Unresolved,
-    rerank,
-    retrieve,
-    retrieve_many,
-)
-from citegraph.kalma._run import RunResult, finalize_run, run_kalma, run_kalma_async, select_samples
-from citegraph.kalma._run_config import RunConfig, RunRuntime
-from citegraph.kalma._run_report import build_run_metrics, summarise_seeds
-from citegraph.kalma._score import ScoreConfig, ScoreResult, score_answers, score_answers_async
-from citegraph.kalma._score_item import ScoreItem, score_items
-from citegraph.kalma._sentences import split_sentences
-from citegraph.kalma._text_quality import (
-    CRITERIA,
-    GEVAL_VERSION,
-    JUDGE_CONFIG,
-    CriterionScore,
+    ScoreConfig,
+    ScoreItem,
+    ScoreResult,
+    ScoringOptions,
     TextQuality,
     TextQualitySummary,
+    aggregate_alignment,
+    aggregate_citation_scores,
+    aggregate_na_scores,
     aggregate_text_quality,
+    combine_citation_runs,
     judge_messages,
     judge_text_quality,
     parse_score,
+    render_fact,
+    score_alignment,
+    score_alignment_many,
+    score_answers,
+    score_answers_async,
+    score_citations,
+    score_items,
+    score_na,
 )
-from citegraph.kalma._types import Citation, ParsedAnswer, ParseIssue, Sentence
 
 __all__ = [
     "APPROX_GOLD",
@@ -157,8 +178,13 @@ __all__ = [
     "EvolveConfig",
     "GeneratedAnswer",
     "HypothesisStyle",
+    "KalmaBuildTask",
+    "KalmaRules",
+    "KalmaRunTask",
+    "KalmaScoreTask",
     "Mention",
     "MentionResult",
+    "Mode",
     "NAEntailment",
     "NAMode",
     "NAReport",
@@ -184,6 +210,7 @@ __all__ = [
     "ScoreItem",
     "ScoreResult",
     "ScoredCandidate",
+    "ScoringOptions",
     "Selection",
     "Sentence",
     "TextQuality",
@@ -218,6 +245,7 @@ __all__ = [
     "parse_answer",
     "parse_answer_reference",
     "parse_score",
+    "parse_with",
     "question_match_gold",
     "read_pairs_csv",
     "relation_class",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.kalma._citation_metrics import AnswerCitationScores, score_citations
-from citegraph.kalma._generate import GeneratedAnswer, generate_answer
-from citegraph.kalma._prompt import DEFAULT_PROMPT
-from citegraph.kalma._retrieve import Retrieval, Retriever
-from citegraph.kalma._score_item import parse_with
-from citegraph.kalma._types import ParsedAnswer
+from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer
+from citegraph.kalma.generate._prompt import DEFAULT_PROMPT
+from citegraph.kalma.parse._paper import parse_answer
+from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
+from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kg import KnowledgeGraph
 from citegraph.models import ChatModel, GenerateConfig
 
@@ -59,7 +59,7 @@ async def ask(
     answer = await generate_answer(
         question, retrieval.graphs, model, config=config, prompt_version=prompt_version
     )
-    parsed = parse_with(answer.text, retrieval.graphs, "paper")
+    parsed = parse_answer(answer.text, retrieval.graphs)
     citations = score_citations(parsed, retrieval.graphs, None)
     return AskResult(
         question=question,

@@ -107,6 +107,7 @@ async def run_task(
             overwrite=runtime.overwrite,
             runtime=runtime.record(),
             task=task.name,
+            notes=task.run_notes(models),
         )
         try:
 

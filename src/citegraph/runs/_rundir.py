@@ -69,6 +69,7 @@ class RunDir:
         overwrite: bool = False,
         runtime: dict[str, Any] | None = None,
         task: str | None = None,
+        notes: dict[str, Any] | None = None,
     ) -> RunDir:
         """Create a run directory or resume the one at ``path``.
 
@@ -82,6 +83,8 @@ class RunDir:
             task: The registered task's name (``kalma.run``...), recorded beside the identity
                 so that ``runs report`` finds the task of any run; older runs without it are
                 still recognised from their config.
+            notes: What the task worked out from its inputs before the work and its metrics
+                need (see :meth:`citegraph.runs.Task.run_notes`); not part of the identity.
 
         Raises:
             ConfigError: the directory holds a run with a different configuration or data.
@@ -108,6 +111,8 @@ class RunDir:
                 info = info | {"runtime": runtime}
             if task is not None and previous.get("task") != task:
                 info = info | {"task": task}
+            if notes and previous.get("notes") != notes:
+                info = info | {"notes": notes}
             if info is not previous:
                 atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         else:
@@ -121,6 +126,8 @@ class RunDir:
                 "runtime": runtime or {},
                 "versions": package_versions(),
             }
+            if notes:
+                info["notes"] = notes
             atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         records, torn = read_jsonl_tolerant(path / SAMPLES_FILE)
         if torn:

@@ -100,6 +100,12 @@ class Task(ABC, Generic[ItemT, ModelsT]):
         """Input files and their SHA-256: part of the run's identity."""
         return {}
 
+    def run_notes(self, models: ModelsT) -> dict[str, Any]:
+        """Facts worked out before the work (from the inputs, not the items) that
+        :meth:`summarize` needs, such as which inputs were dropped and why: written to
+        ``run.json`` under ``notes``, not part of the identity. None by default."""
+        return {}
+
     def concurrency(self, models: ModelsT, runtime: Runtime) -> int:
         """Work calls in flight: the runtime's, else 1."""
         return runtime.concurrency or 1

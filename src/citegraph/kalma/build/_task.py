@@ -1,0 +1,229 @@
+"""``kalma build``: a KaLMA benchmark with gold minimum knowledge sets, built from a KG.
+
+Pipeline (paper §2.2, Appendix A): person pairs (a CSV of ``name1,relation,name2[,paragraph]``
+or pairs sampled from the KG) -> complete names only (A.1) -> name disambiguation in the KG
+(A.2: the two entities connected by the stated relation) -> knowledge pool (their one-hop
+subgraphs) -> evolutionary question generation (A.3, :func:`evolve`) -> a dataset directory
+(:mod:`._output`).
+
+The build is a run directory: ``run.json`` (configuration, KG and input hashes, prompt version,
+models; under ``notes`` the selection report and relation counts), ``samples.jsonl`` (one
+record per item, appended as it finishes: the pool, every round with its scored candidates, the
+questions, the gold, the gold facts the KG lacks), ``metrics.json`` (selection report and
+statistics) and the dataset files, all rebuilt from the records by ``runs report`` and
+``runs merge``. Re-running the command resumes; items whose model calls failed are retried. The
+items are chosen before any model runs and identically on every machine, so a build can be split
+with ``--shard i/N`` and merged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from citegraph.kalma.build._config import BuildConfig
+from citegraph.kalma.build._disambiguate import Resolution
+from citegraph.kalma.build._item import BuildSelection, build_item, select_items
+from citegraph.kalma.build._output import dataset_stats, write_dataset
+from citegraph.kalma.build._select import PerplexityFn
+from citegraph.kg import KnowledgeGraph
+from citegraph.models import ChatModel, chat_model, default_response_cache
+from citegraph.runs import (
+    FAILED,
+    Record,
+    Runtime,
+    Task,
+    given_or_loaded,
+    register_task,
+    blocking,
+    run_task,
+)
+
+TASK = "kalma.build"
+
+
+class BuildResult(BaseModel):
+    """What :func:`build_benchmark` produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    out: Path
+    metrics: dict[str, Any]
+    n_items: int
+    n_failed: int
+    n_resumed: int
+
+
+class BuildModels(BaseModel):
+    """The generating model and the coherence LM of a build, opened once."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    model: ChatModel
+    perplexity: PerplexityFn
+    lm_name: str
+
+
+@register_task
+class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
+    """``kalma.build``: one item per resolved person pair (``item-<i>``); the record is the
+    evolved item. A model passed in is left open; the one built from the config is closed."""
+
+    name = TASK
+
+    def __init__(
+        self,
+        config: BuildConfig,
+        selection: BuildSelection,
+        *,
+        model: ChatModel | None = None,
+        perplexity: PerplexityFn | None = None,
+    ) -> None:
+        self.config: BuildConfig = config
+        self.selection = selection
+        self._model = model
+        self._perplexity = perplexity
+
+    def items(self) -> list[tuple[str, tuple[str, Resolution]]]:
+        pairs = [(f"item-{i}", r) for i, r in enumerate(self.selection.resolved)]
+        return [(key, (key, r)) for key, r in pairs]
+
+    @asynccontextmanager
+    async def open(self, runtime: Runtime) -> AsyncIterator[BuildModels]:
+        config = self.config
+        responses = default_response_cache() if runtime.cache else None
+        perplexity = self._perplexity
+        lm_name = getattr(perplexity, "__qualname__", "perplexity function given by caller")
+        async with given_or_loaded(
+            self._model, lambda: chat_model(config.model, base_url=config.base_url, cache=responses)
+        ) as model:
+            if perplexity is None:
+                perplexity, lm_name = _perplexity(config.lm)
+            yield BuildModels(model=model, perplexity=perplexity, lm_name=lm_name)
+
+    def run_config(self, models: BuildModels) -> dict[str, Any]:
+        return self.config.model_dump(mode="json") | {
+            "task": TASK,
+            "model_name": models.model.name,
+            "lm_name": models.lm_name,
+        }
+
+    def run_data(self, models: BuildModels) -> dict[str, str]:
+        return dict(self.selection.data)
+
+    def run_notes(self, models: BuildModels) -> dict[str, Any]:
+        counts = self.selection.counts
+        return {
+            "selection": self.selection.report,
+            "relation_counts": {"n_items": counts.n_items, "counts": counts.counts},
+        }
+
+    def concurrency(self, models: BuildModels, runtime: Runtime) -> int:
+        """Items evolving at once: ``--concurrency``, else the model's request limit, else 2."""
+        return runtime.concurrency or int(getattr(models.model, "concurrency", 0) or 2)
+
+    async def work(
+        self, batch: Sequence[tuple[str, Resolution]], models: BuildModels
+    ) -> list[Record]:
+        selection = self.selection
+        return [
+            await build_item(
+                item_id,
+                resolution,
+                models.model,
+                models.perplexity,
+                selection.counts,
+                self.config,
+                selection.kg,
+            )
+            for item_id, resolution in batch
+        ]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        config, notes = info["config"], info.get("notes") or {}
+        ok = [r for r in records if r.get("status") != FAILED]
+        return {
+            "selection": notes.get("selection"),
+            "n_items": len(ok),
+            "n_failed": len(records) - len(ok),
+            "stats": dataset_stats(ok),
+            "relation_counts": notes.get("relation_counts"),
+            "setup": {
+                "model": config.get("model_name"),
+                "lm": config.get("lm_name"),
+                "prompts": config["prompts"],
+                "rounds": config["rounds"],
+                "alpha": config["alpha"],
+                "coherence": config["coherence"],
+                "temperature": config["temperature"],
+                "seed": config["seed"],
+                "kg": config["kg"],
+                "kg_identity": (info.get("data") or {}).get("kg"),
+            },
+        }
+
+    @classmethod
+    def write_outputs(
+        cls, path: Path, records: Sequence[Record], metrics: dict[str, Any], info: dict[str, Any]
+    ) -> None:
+        """The dataset files (:mod:`._output`) from the finished items."""
+        ok = [r for r in records if r.get("status") != FAILED]
+        write_dataset(path, ok, metrics["stats"], seed=int(info["config"]["seed"]))
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        """Item order (``item-<i>`` by ``i``)."""
+        return sorted(records, key=lambda r: int(str(r["id"]).rpartition("-")[2]))
+
+
+def _perplexity(spec: str) -> tuple[PerplexityFn, str]:
+    from citegraph.models import causal_lm_scorer
+
+    scorer = causal_lm_scorer(spec)
+    return scorer.perplexities, scorer.name
+
+
+async def build_benchmark_async(
+    out: str | Path,
+    config: BuildConfig,
+    *,
+    runtime: Runtime | None = None,
+    data_dir: str | Path | None = None,
+    kg: KnowledgeGraph | None = None,
+    model: ChatModel | None = None,
+    perplexity: PerplexityFn | None = None,
+) -> BuildResult:
+    """Build a benchmark into the directory ``out`` (see the module docstring).
+
+    Args:
+        out: The dataset / run directory.
+        config: What to build.
+        runtime: limit, shard, concurrency (items evolving at once; default the model's request
+            limit), cache, overwrite, command, progress (see :class:`citegraph.runs.Runtime`).
+        data_dir: Where the datasets are (for the embedded KGs).
+        kg, model, perplexity: Ready objects instead of building them from ``config`` (the
+            caller's model is left open).
+
+    Raises:
+        ConfigError: bad options, or ``out`` holds another build.
+        DataError: the pairs file is malformed.
+    """
+    selection = await select_items(config, kg=kg, data_dir=data_dir)
+    task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
+    outcome = await run_task(task, out, runtime)
+    metrics = outcome.metrics
+    return BuildResult(
+        out=Path(out),
+        metrics=metrics,
+        n_items=metrics["n_items"],
+        n_failed=metrics["n_failed"],
+        n_resumed=outcome.n_resumed,
+    )
+
+
+build_benchmark = blocking(build_benchmark_async)

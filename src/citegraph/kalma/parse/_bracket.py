@@ -1,0 +1,179 @@
+"""Reading one citation bracket (paper parser).
+
+A bracket's text is cut at commas and semicolons into pieces, and each piece is read as:
+
+- a subject: ``Q206534`` or ``qid: Q206534`` (also ``QID=Q1``, lower-case ``q1``). It sets the
+  subject of the facts after it, so ``[Q1, a: b, Q2, c: d]`` cites two subjects. At the start of a
+  bracket the QID may be followed by a fact without a comma (``[Q1: place of birth: Newark]``);
+- a ``[NA]`` marker: ``NA``, ``N/A``, ``n.a.``, ``not applicable``, any case and spacing;
+- a subject label: pieces without a colon right after a subject (``Stephen Crane`` in
+  ``[Q1, Stephen Crane, movement: X]``). Not a fact; it becomes the triples' ``subject_label``;
+- facts: the remaining pieces, cut into ``relation: value`` by :func:`segment`.
+
+A bracket that names no QID has its subject resolved among the given graphs: the one centre
+whose graph holds the most of the bracket's ``(relation, value)`` pairs (or whose name is the
+bracket's label) when it is unique. Otherwise the bracket is a :class:`ParseIssue` and yields no
+citation (no QID and no graphs, or no unique subject).
+
+Issues (never exceptions): an empty bracket; a bracket with no QID, no ``relation: value`` and no
+NA (``[1]``, ``[citation needed]``: not a citation); a QID without any ``relation: value``
+(``[Q5]``, ``[Q1, Stephen Crane]``); a fact with an empty relation or value; an unresolved subject.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from citegraph.kalma.parse._graphs import GraphIndex, norm_ws
+from citegraph.kalma.parse._segment import Fact, segment
+from citegraph.kalma.parse._types import Citation, ParseIssue
+from citegraph.kg import Triple
+
+_NA = re.compile(r"n\s*[/.]?\s*a\.?|not\s+applicable", re.IGNORECASE)
+_QID = re.compile(r"\s*(?:qid\s*[:=]?\s*)?(q[1-9][0-9]*)(?!\w)\s*(?:[:;\-–]\s*)?", re.IGNORECASE)
+_PIECE_CUT = re.compile(r"[,;]")
+
+
+@dataclass(slots=True)
+class _Item:
+    kind: str  # "na" or "kg"
+    subject: str | None = None
+    label: str | None = None
+    fact: Fact | None = None
+
+
+def read_bracket(
+    bracket: str, start: int, index: GraphIndex
+) -> tuple[list[Citation], list[ParseIssue]]:
+    """Read one closed bracket (``'['`` ... ``']'``) found at offset ``start`` of the answer.
+
+    Args:
+        bracket: The bracket verbatim, brackets included.
+        start: Offset of its ``'['`` in the answer.
+        index: The retrieved graphs (may be empty).
+
+    Returns:
+        The citations in reading order, and the issues found.
+    """
+    inner = bracket[1:-1]
+
+    def issue(reason: str) -> ParseIssue:
+        return ParseIssue(bracket=bracket, start=start, reason=reason)
+
+    if not inner.strip():
+        return [], [issue("empty bracket")]
+    if _NA.fullmatch(norm_ws(inner)):
+        return [Citation(kind="na", bracket=bracket, start=start)], []
+
+    items, saw_qid = _read_items(inner, index)
+    issues: list[ParseIssue] = []
+    unresolved = [it for it in items if it.kind == "kg" and it.subject is None]
+    if unresolved:
+        subject = _resolve(unresolved, index)
+        if subject is None:
+            why = "no graphs were given" if index.empty else "no unique subject among the graphs"
+            issues.append(issue(f"no QID, and the subject could not be resolved ({why})"))
+            items = [it for it in items if it.kind == "na" or it.subject is not None]
+        else:
+            for it in unresolved:
+                it.subject = subject
+
+    names = {
+        it.subject: it.fact.value
+        for it in reversed(items)
+        if it.fact is not None and it.fact.relation == "name" and it.fact.valid
+    }
+    citations: list[Citation] = []
+    for it in items:
+        if it.kind == "na":
+            citations.append(Citation(kind="na", bracket=bracket, start=start))
+            continue
+        assert it.fact is not None and it.subject is not None
+        if not it.fact.valid:
+            issues.append(issue(f"empty relation or value in {it.fact.text!r}"))
+            continue
+        triple = _triple(it, index, names.get(it.subject))
+        citations.append(Citation(kind="kg", triple=triple, bracket=bracket, start=start))
+
+    if not citations and not issues:
+        if saw_qid:
+            issues.append(issue("a QID without any 'relation: value'"))
+        else:
+            issues.append(issue("not a citation: no QID, no 'relation: value' and no NA"))
+    return citations, issues
+
+
+def _pieces(inner: str) -> list[tuple[int, int]]:
+    bounds = [0] + [m.start() + 1 for m in _PIECE_CUT.finditer(inner)]
+    ends = [m.start() for m in _PIECE_CUT.finditer(inner)] + [len(inner)]
+    return [(a, b) for a, b in zip(bounds, ends, strict=True) if inner[a:b].strip()]
+
+
+def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
+    """Walk the pieces: subjects, NA markers, labels and facts, in order."""
+    items: list[_Item] = []
+    subject: str | None = None
+    label: str | None = None
+    saw_qid = False
+    run: list[tuple[int, int]] = []
+
+    def flush() -> None:
+        nonlocal label
+        k = 0
+        while k < len(run) and ":" not in inner[run[k][0] : run[k][1]]:
+            k += 1
+        if k:
+            label = norm_ws(inner[run[0][0] : run[k - 1][1]])
+        for fact in segment(inner, run[k:], subject, index):
+            items.append(_Item("kg", subject, label, fact))
+        run.clear()
+
+    for n, (a, b) in enumerate(_pieces(inner)):
+        text = inner[a:b]
+        match = _QID.match(text)
+        if match and (match.end() == len(text) or n == 0):
+            flush()
+            subject, label, saw_qid = match.group(1).upper(), None, True
+            if match.end() < len(text):
+                run.append((a + match.end(), b))
+        elif _NA.fullmatch(norm_ws(text)):
+            flush()
+            items.append(_Item("na"))
+        else:
+            run.append((a, b))
+    flush()
+    return items, saw_qid
+
+
+def _resolve(items: list[_Item], index: GraphIndex) -> str | None:
+    """The unique graph centre that best explains subject-less facts, or None."""
+    if index.empty:
+        return None
+    held: Counter[str] = Counter()
+    named: set[str] = set()
+    for it in items:
+        assert it.fact is not None
+        held.update(index.holders(it.fact.relation, it.fact.value))
+        if it.label:
+            named.update(index.subjects_named(it.label))
+    scores = {qid: (held[qid], qid in named) for qid in index.subjects()}
+    top = max(scores.values())
+    if top == (0, False):
+        return None
+    winners = [qid for qid, score in scores.items() if score == top]
+    return winners[0] if len(winners) == 1 else None
+
+
+def _triple(item: _Item, index: GraphIndex, name: str | None) -> Triple:
+    assert item.fact is not None and item.subject is not None
+    found = index.fact(item.subject, item.fact.relation, item.fact.value)
+    if found is not None:
+        return found
+    return Triple(
+        subject=item.subject,
+        relation=item.fact.relation,
+        value=item.fact.value,
+        subject_label=item.label or name or index.name(item.subject),
+    )

@@ -1,0 +1,118 @@
+"""The work on one ``kalma run`` question: context, experiments, answer, scores, judge.
+
+KG context (the dataset's graphs, or citegraph's retrieval over ``--kg``) -> the conscious
+incompetence experiment (gold facts removed from that context) -> the prompt and the model's
+answer -> the same per-answer scores as ``kalma score`` (correctness against the KG the model was
+given) -> the optional text-quality judge. The result is the question's ``samples.jsonl`` line;
+a failed model call gives ``status: failed`` (tried again on resume).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from citegraph.datasets import BioKaLMASample, GoldRecord
+from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer
+from citegraph.kalma.generate._prompt import flatten_kg
+from citegraph.kalma.retrieve._retrieve import Retriever
+from citegraph.kalma.run._ablations import remove_knowledge
+from citegraph.kalma.run._config import RunConfig
+from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._text_quality import judge_text_quality
+from citegraph.kg import KnowledgeGraph, Subgraph
+from citegraph.models import ChatModel, NLIModel
+from citegraph.runs import FAILED
+
+
+class RunModels(BaseModel):
+    """The models and KG one ``kalma run`` works with, opened once."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    answerer: ChatModel
+    nli: NLIModel
+    judge: ChatModel | None
+    kg: KnowledgeGraph | None
+    kg_identity: str | None
+    retriever: Retriever | None
+
+
+async def answer_and_score(
+    sample: BioKaLMASample,
+    config: RunConfig,
+    models: RunModels,
+    *,
+    graphs: tuple[Subgraph, ...],
+    gold: Mapping[str, GoldRecord] | None,
+    judged: set[str] | None,
+) -> dict[str, Any]:
+    """The record of one question (``graphs``: its dataset context, ablation applied)."""
+    record: dict[str, Any] = {"id": sample.id, "index": sample.index}
+    if models.retriever is not None and models.kg is not None:
+        retrieval = await models.retriever(sample.question, models.kg)
+        graphs = tuple(retrieval.graphs)
+        record["retrieval"] = {
+            "qids": [g.center.id for g in graphs],
+            "gold_qids": [g.center.id for g in sample.graphs],
+            "mentions": [m.text for m in retrieval.mentions],
+        }
+    if config.retrieval_accuracy < 100:
+        own = {g.center.id for g in sample.graphs}
+        record["replaced_graphs"] = [g.center.id for g in graphs if g.center.id not in own]
+    entry = gold.get(sample.id) if gold is not None else None
+    if config.remove_knowledge and entry is not None:
+        removal = remove_knowledge(
+            graphs,
+            entry.knowledge,
+            config.remove_knowledge,
+            strategy=config.remove_strategy,
+            seed=config.seed,
+            sample_id=sample.id,
+        )
+        graphs = tuple(removal.graphs)
+        entry = GoldRecord(id=entry.id, knowledge=entry.knowledge, absent=tuple(removal.removed))
+        record["removed"] = [t.as_list() for t in removal.removed]
+        record["removal_note"] = removal.reason
+    answer = await generate_answer(
+        sample.question,
+        graphs,
+        models.answerer,
+        config=config.generate_config(),
+        prompt_version=config.prompt,
+        split=config.split,
+    )
+    item = ScoreItem(
+        id=sample.id,
+        question=sample.question,
+        answer=answer.text,
+        graphs=graphs,
+        gold=entry,
+        gold_given=gold is not None,
+    )
+    [scored] = await score_items([item], config.score_config(), models.nli)
+    record |= scored | _generation_fields(answer)
+    record["graph_qids"] = [g.center.id for g in graphs]
+    record["kg_given"] = [t.as_list() for g in graphs for t in g.triples]
+    if models.judge is not None and not answer.error and (judged is None or sample.id in judged):
+        quality = await judge_text_quality(
+            sample.question,
+            flatten_kg(graphs, config.prompt),
+            answer.text,
+            models.judge,
+            mode=config.rules,
+        )
+        record["text_quality"] = quality.model_dump(mode="json")
+    return record
+
+
+def _generation_fields(answer: GeneratedAnswer) -> dict[str, Any]:
+    gen = answer.generation
+    return {
+        "status": FAILED if answer.error else "ok",
+        "empty_reason": answer.empty_reason,
+        "prompt_version": answer.prompt_version,
+        "generation": None if gen is None else gen.model_dump(mode="json", exclude={"text", "raw"}),
+    }

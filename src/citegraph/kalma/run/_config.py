@@ -1,0 +1,141 @@
+"""Configuration of ``kalma run``: what identifies a run (written verbatim into ``run.json``).
+
+Runtime settings that change how much is done or how fast (``limit``, ``shard``, concurrency)
+are not here: they are recorded in ``run.json`` under ``runtime`` but do not change the run's
+identity, so a run can be extended, resumed with more concurrency, or split over machines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import ConfigDict, Field, model_validator
+
+from citegraph.errors import ConfigError
+from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
+from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
+from citegraph.models import GenerateConfig
+from citegraph.runs import Runtime
+
+TASK = "kalma.run"
+
+
+class RunConfig(ScoringOptions):
+    """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    dataset: str = Field(
+        default="biokalma",
+        description="The benchmark: 'biokalma', or a dataset directory written by kalma build.",
+    )
+    split: Literal["general", "specific"] = Field(
+        default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
+    )
+    model: str = Field(
+        default="local",
+        description="Answering model as provider/model: openai/..., vllm/..., ollama/..., "
+        "llamacpp/..., hf/<id or path>, local (embedded SmolLM2), mock.",
+    )
+    base_url: str | None = Field(
+        default=None, description="Server URL for OpenAI-compatible providers."
+    )
+    temperature: float = Field(default=0.5, ge=0.0, le=2.0, description="Sampling temperature.")
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0, description="Nucleus sampling mass.")
+    max_tokens: int = Field(default=512, ge=1, description="Most tokens per answer.")
+    seed: int = Field(default=0, description="Seed of sampling and of the ablations' choices.")
+    prompt: PromptVersion = Field(
+        default=DEFAULT_PROMPT,
+        description="Prompt version: 'kalma-table13-v1' (paper) or 'kalma-code-v1' (authors').",
+    )
+    retrieval: Literal["dataset", "ner"] = Field(
+        default="dataset",
+        description="KG context: 'dataset' (the graphs shipped with each question, as the "
+        "authors' generation scripts read them) or 'ner' (citegraph's retrieval over --kg).",
+    )
+    kg: str = Field(
+        default="biokalma",
+        description="KG for --retrieval ner: biokalma, codex-s, wikidata, sparql+<url>, RDF paths.",
+    )
+    gold: str | None = Field(
+        default=None,
+        description="Gold minimum knowledge sets: a gold.jsonl path, or 'question-match' (a "
+        "labelled approximation; BioKaLMA released no gold). Default: the dataset directory's "
+        "gold.jsonl when there is one.",
+    )
+    remove_knowledge: int = Field(
+        default=0,
+        ge=0,
+        description="Conscious incompetence (§4.4): remove this many gold facts from the KG "
+        "given to the model; they become the absent-knowledge ground truth.",
+    )
+    remove_strategy: Literal["random", "first"] = Field(
+        default="random",
+        description="Which gold facts to remove: seeded random (paper) or the first k (code).",
+    )
+    retrieval_accuracy: int = Field(
+        default=100,
+        ge=0,
+        le=100,
+        description="Retrieval ablation (§5.3): keep this percent of question graphs, replace "
+        "the rest with other questions' graphs.",
+    )
+    text_quality: str | None = Field(
+        default=None,
+        description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
+        "relevance), e.g. openai/gpt-4o-mini.",
+    )
+    text_quality_sample: int | None = Field(
+        default=None,
+        ge=1,
+        description="Judge only this many questions with a KG: a seeded random sample (paper: "
+        "'100 randomly sampled outputs') or, in reference mode, the first N (GPT_EVAL.py).",
+    )
+    judge_base_url: str | None = Field(
+        default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> RunConfig:
+        if self.remove_knowledge and self.gold is None and self.dataset == "biokalma":
+            raise ConfigError(
+                "--remove-knowledge needs gold minimum knowledge sets to remove facts from: "
+                "give --gold FILE (gold.jsonl) or --gold question-match (an approximation)"
+            )
+        if self.retrieval_accuracy < 100 and self.retrieval != "dataset":
+            raise ConfigError(
+                "--retrieval-accuracy replaces the dataset's question graphs (§5.3); it needs "
+                "--retrieval dataset"
+            )
+        return self
+
+    def generate_config(self) -> GenerateConfig:
+        """The sampling parameters of the answering model."""
+        return GenerateConfig(
+            temperature=self.temperature,
+            top_p=self.top_p,
+            max_tokens=self.max_tokens,
+            seed=self.seed,
+        )
+
+    def score_config(self) -> ScoreConfig:
+        """The scoring options, as ``kalma score`` takes them."""
+        shared = self.model_dump(include=set(ScoringOptions.model_fields))
+        return ScoreConfig(**shared, dataset=self.dataset, split=self.split, seed=self.seed)
+
+
+RunRuntime = Runtime
+"""``kalma run``'s runtime settings: the engine's :class:`~citegraph.runs.Runtime` (``limit``,
+``shard``, ``concurrency``, ``batch_size``, ``cache``...), kept under its old name."""
+
+
+def gold_source(config: RunConfig) -> str | None:
+    """The gold a run uses: ``--gold``, else a dataset directory's ``gold.jsonl``, else none."""
+    if config.gold is not None:
+        return config.gold
+    if config.dataset != "biokalma":
+        candidate = Path(config.dataset) / "gold.jsonl"
+        if candidate.is_file():
+            return str(candidate)
+    return None

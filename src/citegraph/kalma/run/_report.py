@@ -1,0 +1,137 @@
+"""``metrics.json`` of a ``kalma run``, aggregated from ``samples.jsonl`` alone.
+
+It holds everything ``kalma score`` reports (citation quality, alignment, [NA], each micro and
+macro with the unmeasured counts and reasons) plus: generation (failed, empty, cached answers,
+tokens, latency), retrieval accuracy (``--retrieval ner``), the experiments' bookkeeping (facts
+removed, graphs replaced), text quality (judge), and the setup that produced the numbers (model,
+prompt version, temperature, seed, mode, NLI model, gold source). Because it needs no model, a
+merged or copied run directory can be re-aggregated anywhere.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from citegraph.kalma.retrieve._accuracy import retrieval_accuracy
+from citegraph.kalma.run._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE
+from citegraph.kalma.run._config import RunConfig, gold_source
+from citegraph.kalma.score._report import METRICS, build_metrics
+from citegraph.kalma.score._text_quality import TextQuality, aggregate_text_quality
+from citegraph.metrics import f1_score, summarise_runs
+
+
+def run_config_of(info: dict[str, Any]) -> RunConfig:
+    """The :class:`RunConfig` recorded in a run's ``run.json``."""
+    fields = {k: v for k, v in info["config"].items() if k in RunConfig.model_fields}
+    return RunConfig(**fields)
+
+
+def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:
+    """Aggregate a run's records (in dataset order) into the ``metrics.json`` dict."""
+    config = run_config_of(info)
+    recorded = info["config"]
+    gold = gold_source(config)
+    metrics = build_metrics(
+        records, config.score_config(), recorded["nli_name"], gold_given=gold is not None
+    )
+    metrics["generation"] = _generation(records)
+    metrics["retrieval"] = _retrieval(records)
+    metrics["experiment"] = _experiment(records, config)
+    metrics["text_quality"] = _text_quality(records)
+    metrics["setup"] = {
+        "task": recorded.get("task"),
+        "model": recorded.get("model_name"),
+        "prompt": config.prompt,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "max_tokens": config.max_tokens,
+        "seed": config.seed,
+        "judge": recorded.get("judge_name"),
+        "gold": gold,
+        "gold_note": APPROX_GOLD_NOTE if config.gold == APPROX_GOLD else None,
+        "run_id": info.get("run_id"),
+    }
+    return metrics
+
+
+def _text_quality(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    judged = [
+        TextQuality.model_validate(r["text_quality"]) for r in records if r.get("text_quality")
+    ]
+    if not judged:
+        return None
+    summary = aggregate_text_quality(judged)
+    return {name: s.model_dump(mode="json") for name, s in summary.items()}
+
+
+def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    gens = [r["generation"] for r in records if r.get("generation")]
+    reasons = Counter(r["empty_reason"] for r in records if r.get("empty_reason"))
+    latencies = [g["latency_s"] for g in gens if g.get("latency_s") is not None]
+    return {
+        "n_questions": len(records),
+        "n_failed": sum(1 for r in records if r.get("status") == "failed"),
+        "n_empty": sum(1 for r in records if r.get("empty_reason")),
+        "empty_reasons": dict(reasons),
+        "n_cached": sum(1 for g in gens if g.get("cached")),
+        "n_retried": sum(1 for g in gens if g.get("attempts", 1) > 1),
+        "finish_reasons": dict(Counter(str(g.get("finish_reason")) for g in gens)),
+        "prompt_tokens": sum((g.get("usage") or {}).get("prompt_tokens") or 0 for g in gens),
+        "completion_tokens": sum(
+            (g.get("usage") or {}).get("completion_tokens") or 0 for g in gens
+        ),
+        "mean_latency_s": statistics.fmean(latencies) if latencies else None,
+    }
+
+
+def _retrieval(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+    rows = [r["retrieval"] for r in records if r.get("retrieval")]
+    if not rows:
+        return None
+    report = retrieval_accuracy([r["qids"] for r in rows], [r["gold_qids"] for r in rows])
+    return report.model_dump(mode="json", exclude={"per_question"})
+
+
+def _experiment(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "remove_knowledge": config.remove_knowledge,
+        "remove_strategy": config.remove_strategy if config.remove_knowledge else None,
+        "retrieval_accuracy_requested": config.retrieval_accuracy,
+    }
+    if config.remove_knowledge:
+        removed = [len(r.get("removed", [])) for r in records]
+        out |= {
+            "n_facts_removed": sum(removed),
+            "n_questions_with_fewer_than_k": sum(1 for n in removed if n < config.remove_knowledge),
+        }
+    if config.retrieval_accuracy < 100:
+        total = sum(len(r.get("graph_qids", [])) for r in records)
+        replaced = sum(len(r.get("replaced_graphs", [])) for r in records)
+        out |= {
+            "n_graphs": total,
+            "n_graphs_replaced": replaced,
+            "retrieval_accuracy_achieved": (total - replaced) / total if total else None,
+        }
+    return out
+
+
+def summarise_seeds(metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mean and sample std over runs that differ only in seed (Table 3's mean (std)).
+
+    F1 is recomputed from the mean precision and recall, as the paper's Table 3 does ("F1 of the
+    means", no std); the per-run F1 values are kept too.
+    """
+    out: dict[str, Any] = {"n_runs": len(metrics), "seeds": [m["setup"]["seed"] for m in metrics]}
+    for name in METRICS:
+        out[name] = {
+            kind: summarise_runs([m[name][kind] for m in metrics]).model_dump(mode="json")
+            for kind in ("micro", "macro")
+        }
+    for kind in ("micro", "macro"):
+        p, r = out["precision"][kind]["mean"], out["recall"][kind]["mean"]
+        out["f1"][kind]["f1_of_means"] = f1_score(p, r)
+    out["setup"] = {k: v for k, v in metrics[0]["setup"].items() if k not in ("seed", "run_id")}
+    return out

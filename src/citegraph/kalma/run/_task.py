@@ -1,0 +1,240 @@
+"""``kalma run``: answer every question of a benchmark with citations, then score the answers.
+
+One question flows through: KG context (the dataset's graphs or citegraph's retrieval) ->
+experiments (graphs replaced for the retrieval ablation, gold facts removed for conscious
+incompetence) -> Table 13 prompt -> model -> parse -> scores (correctness against the KG the model
+was given, precision / recall against gold, alignment, [NA]) -> optional text-quality judge -> one
+line of ``samples.jsonl``. The engine (:func:`citegraph.runs.run_task`) runs the questions
+concurrently (bounded), writes each line as soon as its question finishes, resumes, retries the
+questions whose model call failed (``status: failed``), and splits a run with ``shard``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.datasets import BioKaLMASample
+from citegraph.kalma.retrieve._config import RetrievalConfig
+from citegraph.kalma.retrieve._retrieve import Retriever
+from citegraph.kalma.run._answer import RunModels, answer_and_score
+from citegraph.kalma.run._config import TASK, RunConfig
+from citegraph.kalma.run._inputs import RunInputs, read_inputs
+from citegraph.kalma.run._report import build_run_metrics
+from citegraph.kg import KnowledgeGraph, open_kg
+from citegraph.models import ChatModel, NLIModel, chat_model, default_response_cache, nli_model
+from citegraph.runs import (
+    Record,
+    RunDir,
+    Runtime,
+    Task,
+    blocking,
+    finalize,
+    given_or_loaded,
+    register_task,
+    run_task,
+)
+
+
+class RunResult(BaseModel):
+    """What :func:`run_kalma` produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    out: Path
+    metrics: dict[str, Any]
+    n_done_now: int = Field(description="Questions answered in this call.")
+    n_resumed: int = Field(description="Questions found already done in the run directory.")
+    n_failed: int = Field(description="Questions whose model call failed (retried on resume).")
+
+
+@register_task
+class KalmaRunTask(Task[BioKaLMASample, RunModels]):
+    """``kalma.run``: one item per question of the split; the record is the scored answer.
+
+    Models passed in (``model``, ``judge``, ``nli``, ``kg``) are used as they are and left open
+    for their owner; the ones built from the config are closed when the run ends.
+    """
+
+    name = TASK
+
+    def __init__(
+        self,
+        config: RunConfig,
+        *,
+        data_dir: str | Path | None = None,
+        contact: str | None = None,
+        model: ChatModel | None = None,
+        judge: ChatModel | None = None,
+        nli: NLIModel | None = None,
+        kg: KnowledgeGraph | None = None,
+    ) -> None:
+        self.config: RunConfig = config
+        self.data_dir = data_dir
+        self.contact = contact
+        self._model, self._judge, self._nli, self._kg = model, judge, nli, kg
+
+    @cached_property
+    def inputs(self) -> RunInputs:
+        """The split, gold, context graphs and judged questions (read on first use)."""
+        return read_inputs(self.config, self.data_dir)
+
+    def items(self) -> list[tuple[str, BioKaLMASample]]:
+        return [(s.id, s) for s in self.inputs.samples]
+
+    @asynccontextmanager
+    async def open(self, runtime: Runtime) -> AsyncIterator[RunModels]:
+        config = self.config
+        cache = default_response_cache() if runtime.cache else None
+        # --concurrency bounds the requests in flight per endpoint (answers and judge calls share
+        # the limit when they go to the same server); without it each provider's default applies.
+        limit = runtime.concurrency
+        async with AsyncExitStack() as stack:
+            answerer = await stack.enter_async_context(
+                given_or_loaded(
+                    self._model,
+                    lambda: chat_model(
+                        config.model, base_url=config.base_url, cache=cache, concurrency=limit
+                    ),
+                )
+            )
+            judge = self._judge
+            if judge is None and config.text_quality:
+                spec = config.text_quality
+                judge = await stack.enter_async_context(
+                    given_or_loaded(
+                        None,
+                        lambda: chat_model(
+                            spec, base_url=config.judge_base_url, cache=cache, concurrency=limit
+                        ),
+                    )
+                )
+            kg, identity, retriever = self._kg, None, None
+            if config.retrieval == "ner":
+                if kg is None:
+                    found = open_kg(config.kg, data_dir=self.data_dir, contact=self.contact)
+                    kg, identity = found.kg, found.identity
+                else:
+                    given = getattr(kg, "source_hash", None)
+                    identity = given or f"{type(kg).__name__} given by caller"
+                retriever = Retriever(RetrievalConfig.for_mode(config.rules))
+            yield RunModels(
+                answerer=answerer,
+                nli=self._nli or nli_model(config.nli),
+                judge=judge,
+                kg=kg,
+                kg_identity=identity,
+                retriever=retriever,
+            )
+
+    def run_config(self, models: RunModels) -> dict[str, Any]:
+        return self.config.model_dump(mode="json") | {
+            "task": TASK,
+            "model_name": models.answerer.name,
+            "nli_name": models.nli.name,
+            "judge_name": models.judge.name if models.judge else None,
+        }
+
+    def run_data(self, models: RunModels) -> dict[str, str]:
+        data = dict(self.inputs.data)
+        if models.kg_identity is not None:
+            data["kg"] = models.kg_identity
+        return data
+
+    def concurrency(self, models: RunModels, runtime: Runtime) -> int:
+        """Questions in flight: ``--concurrency``, else the server's request limit, else 4."""
+        return runtime.concurrency or int(getattr(models.answerer, "concurrency", None) or 4)
+
+    async def work(self, batch: Sequence[BioKaLMASample], models: RunModels) -> list[Record]:
+        inputs = self.inputs
+        return [
+            await answer_and_score(
+                sample,
+                self.config,
+                models,
+                graphs=inputs.graphs[sample.id],
+                gold=inputs.gold,
+                judged=inputs.judged,
+            )
+            for sample in batch
+        ]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        return build_run_metrics(records, info)
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        """Dataset order (shards interleave questions)."""
+        return sorted(records, key=lambda r: int(r.get("index", 0)))
+
+
+def select_samples(samples: Sequence[BioKaLMASample], runtime: Runtime) -> list[BioKaLMASample]:
+    """The questions this process answers: the first ``limit``, then this shard's share.
+
+    Shards split by position after the limit (``p % N == i``; the split is in dataset order, so
+    that is the dataset index), so they never overlap and their union is the whole selection.
+    """
+    return runtime.select(samples)
+
+
+async def run_kalma_async(
+    out: str | Path,
+    config: RunConfig | None = None,
+    *,
+    runtime: Runtime | None = None,
+    data_dir: str | Path | None = None,
+    model: ChatModel | None = None,
+    judge: ChatModel | None = None,
+    nli: NLIModel | None = None,
+    kg: KnowledgeGraph | None = None,
+    contact: str | None = None,
+) -> RunResult:
+    """Generate attributed answers for a benchmark split and score them into a run directory.
+
+    Args:
+        out: The run directory (created; resumed when it holds the same run).
+        config: What to run (see :class:`RunConfig`); defaults to the paper's setup with the
+            embedded local model.
+        runtime: limit, shard, concurrency, cache, overwrite, command, progress (not part of
+            the run's identity; see :class:`citegraph.runs.Runtime`).
+        data_dir: Where the datasets are.
+        model, judge, nli, kg: Ready objects to use instead of building them from ``config``
+            (tests, notebooks, reuse across runs); they are left open.
+        contact: Contact for Wikidata's User-Agent policy (``--kg wikidata``).
+
+    Raises:
+        ConfigError: bad options, or ``out`` holds another run.
+        DataError: the gold file is malformed or names unknown ids.
+    """
+    task = KalmaRunTask(
+        config or RunConfig(),
+        data_dir=data_dir,
+        contact=contact,
+        model=model,
+        judge=judge,
+        nli=nli,
+        kg=kg,
+    )
+    outcome = await run_task(task, out, runtime)
+    return RunResult(
+        out=Path(out),
+        metrics=outcome.metrics,
+        n_done_now=outcome.n_done_now,
+        n_resumed=outcome.n_resumed,
+        n_failed=outcome.n_failed,
+    )
+
+
+run_kalma = blocking(run_kalma_async)
+
+
+def finalize_run(run: RunDir) -> dict[str, Any]:
+    """Aggregate a ``kalma run`` directory's ``samples.jsonl`` into ``metrics.json``: what
+    ``runs report`` and ``runs merge`` do, through :func:`citegraph.runs.finalize`."""
+    return finalize(KalmaRunTask, run)

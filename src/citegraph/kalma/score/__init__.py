@@ -1,0 +1,94 @@
+"""Scoring attributed answers (paper §4): citation quality, text-citation alignment, [NA]
+precision and recall, the text-quality judge, and the ``kalma.score`` task."""
+
+from citegraph.kalma.score._alignment import (
+    AlignedPair,
+    AlignmentMode,
+    AlignmentReport,
+    AnswerAlignment,
+    aggregate_alignment,
+    score_alignment,
+    score_alignment_many,
+)
+from citegraph.kalma.score._citations import (
+    AnswerCitationScores,
+    CitationMode,
+    CitationReport,
+    CitationRunsSummary,
+    CitationVerdict,
+    aggregate_citation_scores,
+    combine_citation_runs,
+    score_citations,
+)
+from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
+from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._na import (
+    AnswerNAScores,
+    NAEntailment,
+    NAMode,
+    NAReport,
+    aggregate_na_scores,
+    score_na,
+)
+from citegraph.kalma.score._nli import render_fact
+from citegraph.kalma.score._task import (
+    KalmaScoreTask,
+    ScoreResult,
+    score_answers,
+    score_answers_async,
+)
+from citegraph.kalma.score._text_quality import (
+    CRITERIA,
+    GEVAL_VERSION,
+    JUDGE_CONFIG,
+    CriterionScore,
+    TextQuality,
+    TextQualitySummary,
+    aggregate_text_quality,
+    judge_messages,
+    judge_text_quality,
+    parse_score,
+)
+
+__all__ = [
+    "CRITERIA",
+    "GEVAL_VERSION",
+    "JUDGE_CONFIG",
+    "AlignedPair",
+    "AlignmentMode",
+    "AlignmentReport",
+    "AnswerAlignment",
+    "AnswerCitationScores",
+    "AnswerNAScores",
+    "CitationMode",
+    "CitationReport",
+    "CitationRunsSummary",
+    "CitationVerdict",
+    "CriterionScore",
+    "KalmaScoreTask",
+    "NAEntailment",
+    "NAMode",
+    "NAReport",
+    "ScoreConfig",
+    "ScoreItem",
+    "ScoreResult",
+    "ScoringOptions",
+    "TextQuality",
+    "TextQualitySummary",
+    "aggregate_alignment",
+    "aggregate_citation_scores",
+    "aggregate_na_scores",
+    "aggregate_text_quality",
+    "combine_citation_runs",
+    "judge_messages",
+    "judge_text_quality",
+    "parse_score",
+    "render_fact",
+    "score_alignment",
+    "score_alignment_many",
+    "score_answers",
+    "score_answers_async",
+    "score_citations",
+    "score_items",
+    "score_na",
+]

@@ -1,0 +1,72 @@
+"""How attributed answers are scored: the options ``kalma score`` and ``kalma run`` share.
+
+Written verbatim into ``run.json`` (part of a run's identity) and ``metrics.json``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.kalma._rules import KalmaRules, Mode
+
+
+class ScoringOptions(BaseModel):
+    """How attributed answers are scored; shared by ``kalma score`` and ``kalma run``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode = Field(
+        default="paper",
+        description="'paper': the paper's definitions. 'reference': what the authors' scripts "
+        "compute (see REFERENCE_NOTES.md).",
+    )
+    parser: Mode | None = Field(
+        default=None,
+        description="Citation parser: 'paper' (robust) or 'reference' (the authors' regex). "
+        "Default: the same as mode.",
+    )
+    nli: str = Field(
+        default="lexical",
+        description="Entailment model for alignment and [NA]: 'lexical', 'hf:<model>', "
+        "'t5:<model>' or 'lexical+hf:<model>'.",
+    )
+    hypothesis: Literal["relation_value", "natural"] = Field(
+        default="relation_value",
+        description="How a cited fact becomes the NLI hypothesis: 'place of birth: Newark' "
+        "(the authors' code) or 'Stephen Crane place of birth Newark'.",
+    )
+    normalize: bool = Field(
+        default=False,
+        description="Compare citations after case, accent and whitespace folding (the paper "
+        "compares exactly).",
+    )
+    bootstrap: int = Field(
+        default=0, ge=0, description="Bootstrap resamples for confidence intervals (0: none)."
+    )
+
+    @property
+    def effective_parser(self) -> Mode:
+        """The parser actually used."""
+        return self.parser or self.mode
+
+    @property
+    def rules(self) -> KalmaRules:
+        """The paper or reference rules of :attr:`mode` and the parser, chosen once here."""
+        return KalmaRules.for_mode(self.mode, self.effective_parser)
+
+
+class ScoreConfig(ScoringOptions):
+    """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``."""
+
+    dataset: str = Field(
+        default="biokalma",
+        description="The benchmark the answers were generated for: 'biokalma', or a dataset "
+        "directory written by kalma build.",
+    )
+    split: Literal["general", "specific"] = Field(
+        default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
+    )
+    batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
+    seed: int = Field(default=0, description="Seed of the bootstrap.")

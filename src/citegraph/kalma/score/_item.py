@@ -1,0 +1,140 @@
+"""Score attributed answers one item at a time: parse, citation scores, alignment, [NA].
+
+An item carries everything one answer needs: the question, the answer text, the KG the model was
+given (correctness is checked against it) and the gold knowledge. ``kalma score`` builds items from
+an answers file; ``kalma run`` builds them from its own generations (with knowledge removed or
+graphs replaced by the experiments). Both get the same per-answer record layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.datasets import GoldRecord
+from citegraph.kalma._rules import KalmaRules
+from citegraph.kalma.parse._paper import parse_with
+from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.score._alignment import AnswerAlignment, score_alignment_many
+from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
+from citegraph.kalma.score._config import ScoringOptions
+from citegraph.kalma.score._na import AnswerNAScores, score_na
+from citegraph.kg import Subgraph
+from citegraph.models import NLIModel
+
+NO_ABSENT = "no absent-knowledge set (gold 'absent' field) for this answer"
+NO_GOLD_ENTRY = "no entry for this id in the gold file"
+
+
+class ScoreItem(BaseModel):
+    """One answer with what scoring it needs."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    question: str
+    answer: str | None = Field(description="The attributed answer; None or '' when empty.")
+    graphs: tuple[Subgraph, ...] = Field(description="The KG the answer was generated from.")
+    gold: GoldRecord | None = Field(default=None, description="Gold knowledge, when known.")
+    gold_given: bool = Field(
+        default=False, description="A gold source was given (so a missing entry is reported)."
+    )
+
+    @property
+    def has_graph(self) -> bool:
+        """The question came with at least one KG graph."""
+        return bool(self.graphs)
+
+
+async def score_items(
+    items: Sequence[ScoreItem], config: ScoringOptions, model: NLIModel
+) -> list[dict[str, Any]]:
+    """Score a batch of items (alignment pairs go to the NLI model together)."""
+    rules = config.rules
+    parsed = [parse_with(item.answer or "", item.graphs, rules) for item in items]
+    skip_alignment = [
+        rules.skip_unscorable_answers and (not (item.answer or "").strip() or not item.has_graph)
+        for item in items
+    ]
+    alignments = await score_alignment_many(
+        [None if skip else p for p, skip in zip(parsed, skip_alignment, strict=True)],
+        model,
+        mode=rules,
+        hypothesis=config.hypothesis,
+    )
+    out = []
+    for item, answer, alignment in zip(items, parsed, alignments, strict=True):
+        citations = score_citations(
+            answer,
+            item.graphs,
+            item.gold.knowledge if item.gold is not None else None,
+            mode=rules,
+            normalize=config.normalize,
+        )
+        na = await _score_na(answer, item.gold, rules, config, model)
+        out.append(_record(item, answer, citations, alignment, na))
+    return out
+
+
+async def _score_na(
+    answer: ParsedAnswer,
+    entry: GoldRecord | None,
+    rules: KalmaRules,
+    config: ScoringOptions,
+    model: NLIModel,
+) -> AnswerNAScores | None:
+    if entry is None:
+        return None
+    if rules.na_absent_is_uncited_gold:
+        # The authors' eval_NA.py: absent = gold (no_round1) facts the answer does not cite.
+        absent = entry.knowledge
+    elif entry.absent is None:
+        return None
+    else:
+        absent = entry.absent
+    return await score_na(answer, absent, model, mode=rules, hypothesis=config.hypothesis)
+
+
+def _record(
+    item: ScoreItem,
+    answer: ParsedAnswer,
+    citations: AnswerCitationScores,
+    alignment: AnswerAlignment | None,
+    na: AnswerNAScores | None,
+) -> dict[str, Any]:
+    unmeasured: dict[str, str] = dict(citations.unmeasured)
+    missing_entry = item.gold_given and item.gold is None
+    if missing_entry:
+        unmeasured |= {"precision": NO_GOLD_ENTRY, "recall": NO_GOLD_ENTRY}
+    if alignment is None:
+        unmeasured["alignment"] = "answer skipped (reference mode: empty answer or no KG graph)"
+    elif alignment.unmeasured_reason:
+        unmeasured["alignment"] = alignment.unmeasured_reason
+    if na is None:
+        reason = NO_GOLD_ENTRY if missing_entry else NO_ABSENT
+        unmeasured |= {"na_precision": reason, "na_recall": reason}
+    else:
+        unmeasured |= {f"na_{k}": v for k, v in na.unmeasured.items()}
+    return {
+        "id": item.id,
+        "question": item.question,
+        "answer": item.answer,
+        "empty_answer": not (item.answer or "").strip(),
+        "has_graph": item.has_graph,
+        "parsed": answer.model_dump(mode="json"),
+        "citations": citations.model_dump(mode="json"),
+        "alignment": alignment.model_dump(mode="json") if alignment is not None else None,
+        "na": na.model_dump(mode="json") if na is not None else None,
+        "scores": {
+            "correctness": citations.correctness,
+            "precision": citations.precision,
+            "recall": citations.recall,
+            "alignment": alignment.score if alignment is not None else None,
+            "na_precision": na.precision if na is not None else None,
+            "na_recall": na.recall if na is not None else None,
+        },
+        "unmeasured": unmeasured,
+        "parse_issues": len(answer.issues),
+    }

@@ -1,0 +1,126 @@
+"""``metrics.json`` of a ``kalma score`` run, aggregated from the records in ``samples.jsonl``.
+
+Layout: ``correctness``, ``precision``, ``recall``, ``f1``, ``alignment``, ``na_precision``,
+``na_recall``, each ``{"micro": x, "macro": y}`` (fractions in [0, 1], or ``null`` when
+unmeasured); ``n_answers``, ``n_citations``; ``unmeasured``: per metric, how many answers could not
+be measured and why; ``details``: per metric the full average (counts, policy, mode, confidence
+intervals); ``config``: modes, parser, NLI model, versions.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from citegraph import __version__
+from citegraph.kalma.parse._paper import PAPER_PARSER
+from citegraph.kalma.parse._reference import REFERENCE_PARSER
+from citegraph.kalma.score._alignment import AnswerAlignment, aggregate_alignment
+from citegraph.kalma.score._citations import AnswerCitationScores, aggregate_citation_scores
+from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._na import AnswerNAScores, aggregate_na_scores
+from citegraph.metrics import BootstrapConfig, MicroMacro
+
+PARSERS = {"paper": PAPER_PARSER, "reference": REFERENCE_PARSER}
+METRICS = ("correctness", "precision", "recall", "f1", "alignment", "na_precision", "na_recall")
+
+
+def build_metrics(
+    records: Sequence[dict[str, Any]],
+    config: ScoreConfig,
+    nli_name: str,
+    *,
+    gold_given: bool,
+) -> dict[str, Any]:
+    """Aggregate per-answer records (in answer-file order) into the ``metrics.json`` dict."""
+    bootstrap = (
+        BootstrapConfig(n_resamples=config.bootstrap, seed=config.seed)
+        if config.bootstrap
+        else None
+    )
+    citation_scores = [AnswerCitationScores.model_validate(r["citations"]) for r in records]
+    citations = aggregate_citation_scores(citation_scores, bootstrap=bootstrap, mode=config.mode)
+    alignments = [
+        AnswerAlignment.model_validate(r["alignment"]) if r["alignment"] else None for r in records
+    ]
+    alignment = aggregate_alignment(alignments, mode=config.mode, bootstrap=bootstrap)
+    na_scores = [AnswerNAScores.model_validate(r["na"]) for r in records if r["na"]]
+    na = aggregate_na_scores(na_scores, bootstrap=bootstrap, mode=config.mode)
+
+    details: dict[str, MicroMacro] = {
+        "correctness": citations.correctness,
+        "precision": citations.precision,
+        "recall": citations.recall,
+        "f1": citations.f1,
+        "alignment": alignment.alignment,
+        "na_precision": na.precision,
+        "na_recall": na.recall,
+    }
+    unmeasured = _unmeasured_counts(records, alignment.cap)
+    out: dict[str, Any] = {
+        name: {"micro": details[name].micro, "macro": details[name].macro} for name in METRICS
+    }
+    out |= {
+        "n_answers": len(records),
+        "n_citations": sum(s.n_citations for s in citation_scores),
+        "n_na_markers": sum(
+            1
+            for r in records
+            for s in r["parsed"]["sentences"]
+            for c in s["citations"]
+            if c["kind"] == "na"
+        ),
+        "n_parse_issues": sum(r["parse_issues"] for r in records),
+        "unmeasured": unmeasured,
+        "details": {name: details[name].model_dump(mode="json") for name in METRICS},
+        "config": config.model_dump(mode="json")
+        | {
+            "parser_version": PARSERS[config.effective_parser],
+            "nli_name": nli_name,
+            "alignment_cap": alignment.cap,
+            "alignment_sources": alignment.sources,
+            "gold_given": gold_given,
+            "citegraph_version": __version__,
+        },
+    }
+    return out
+
+
+def _unmeasured_counts(
+    records: Sequence[dict[str, Any]], cap: int | None
+) -> dict[str, dict[str, int]]:
+    """Per metric, how many answers have no value for it, by reason."""
+    counts: dict[str, Counter[str]] = {name: Counter() for name in METRICS}
+    for index, record in enumerate(records):
+        reasons = dict(record["unmeasured"])
+        if cap is not None and index >= cap:
+            reasons["alignment"] = f"beyond the first {cap} answers (reference-mode cap)"
+        for metric, reason in reasons.items():
+            counts.setdefault(metric, Counter())[reason] += 1
+        if "precision" in reasons or "recall" in reasons:
+            counts["f1"][reasons.get("precision") or reasons["recall"]] += 1
+        for metric in ("correctness", "precision", "alignment", "na_precision", "na_recall"):
+            if metric not in reasons and _zero_denominator(record, metric):
+                counts[metric][_ZERO_REASONS[metric]] += 1
+    return {name: dict(c) for name, c in counts.items() if c}
+
+
+_ZERO_REASONS = {
+    "correctness": "answer cites no KG triple (left out of the macro average)",
+    "precision": "answer cites no KG triple (left out of the macro average)",
+    "alignment": "answer cites no KG triple (left out of the macro average)",
+    "na_precision": "answer has no [NA] sentence (left out of the macro average)",
+    "na_recall": "empty absent-knowledge set (left out of the macro average)",
+}
+
+
+def _zero_denominator(record: dict[str, Any], metric: str) -> bool:
+    if metric in ("correctness", "precision"):
+        return bool(record["citations"]["n_citations"] == 0)
+    if metric == "alignment":
+        return bool(record["alignment"] and record["alignment"]["total"] == 0)
+    if record["na"] is None:
+        return False
+    key = "precision_den" if metric == "na_precision" else "recall_den"
+    return bool(record["na"][key] == 0)

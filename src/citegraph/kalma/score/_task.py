@@ -1,0 +1,220 @@
+"""``kalma score``: score a file of attributed answers the way the KaLMA paper does (§4).
+
+One answer flows through parse -> citation scores (correctness, precision, recall) -> alignment
+(NLI on every sentence-citation pair) -> [NA] precision / recall (when an absent-knowledge set is
+given). The engine (:func:`citegraph.runs.run_task`) scores the answers in batches of
+``batch_size`` and writes each answer's line of ``samples.jsonl`` as its batch finishes, so a
+killed run resumes where it stopped; ``limit`` and ``shard`` select answers by their position in
+the answers file. ``metrics.json`` is aggregated from the records alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.datasets import (
+    AnswerRecord,
+    BioKaLMASample,
+    GoldRecord,
+    kalma_dataset_path,
+    load_kalma_dataset,
+    read_answers,
+    read_gold,
+)
+from citegraph.errors import DataError
+from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._report import build_metrics
+from citegraph.models import NLIModel, nli_model
+from citegraph.runs import (
+    Record,
+    Runtime,
+    Task,
+    blocking,
+    opened,
+    register_task,
+    run_task,
+    sha256_file,
+)
+
+
+class ScoreResult(BaseModel):
+    """What :func:`score_answers` produced."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    out: Path
+    metrics: dict[str, Any]
+    n_scored_now: int = Field(description="Answers scored in this call (the rest were resumed).")
+    n_resumed: int = Field(description="Answers found already scored in the run directory.")
+
+
+class _Inputs(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    answers: list[AnswerRecord]
+    by_id: dict[str, BioKaLMASample]
+    gold: dict[str, GoldRecord] | None
+    data: dict[str, str]
+
+
+@register_task
+class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
+    """``kalma.score``: one item per line of the answers file; the record is its scores.
+
+    ``runs report`` and ``runs merge`` put the records in dataset order (``general-<i>`` /
+    ``specific-<i>``), which is the answers file's order whenever that file is sorted by id (as
+    ``kalma run`` exports and the demo answers are); only the reference-mode alignment cap and
+    bootstrap intervals depend on the order.
+    """
+
+    name = "kalma.score"
+    batch_size = 32
+
+    def __init__(
+        self,
+        config: ScoreConfig,
+        answers_path: str | Path,
+        *,
+        gold_path: str | Path | None = None,
+        data_dir: str | Path | None = None,
+        nli: NLIModel | None = None,
+    ) -> None:
+        self.config: ScoreConfig = config
+        self.answers_path = Path(answers_path)
+        self.gold_path = gold_path
+        self.data_dir = data_dir
+        self._nli = nli
+
+    @cached_property
+    def inputs(self) -> _Inputs:
+        """The answers, the split, the gold and their hashes (read on first use).
+
+        Raises:
+            DataError: an input file is malformed or names an id the split does not have.
+        """
+        config = self.config
+        answers = read_answers(self.answers_path)
+        gold = read_gold(self.gold_path) if self.gold_path is not None else None
+        samples = load_kalma_dataset(config.dataset, config.split, self.data_dir)
+        _check_ids(answers, samples, self.answers_path, config.split)
+        data = {
+            "answers": sha256_file(self.answers_path),
+            "dataset": sha256_file(kalma_dataset_path(config.dataset, config.split, self.data_dir)),
+        }
+        if self.gold_path is not None:
+            data["gold"] = sha256_file(self.gold_path)
+        return _Inputs(answers=answers, by_id={s.id: s for s in samples}, gold=gold, data=data)
+
+    def items(self) -> list[tuple[str, AnswerRecord]]:
+        return [(a.id, a) for a in self.inputs.answers]
+
+    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[NLIModel]:
+        return opened(self._nli or nli_model(self.config.nli))
+
+    def run_config(self, models: NLIModel) -> dict[str, Any]:
+        return self.config.model_dump(mode="json") | {"nli_name": models.name}
+
+    def run_data(self, models: NLIModel) -> dict[str, str]:
+        return dict(self.inputs.data)
+
+    async def work(self, batch: Sequence[AnswerRecord], models: NLIModel) -> list[Record]:
+        inputs = self.inputs
+        items = [
+            ScoreItem(
+                id=record.id,
+                question=record.question or inputs.by_id[record.id].question,
+                answer=record.answer,
+                graphs=tuple(inputs.by_id[record.id].graphs),
+                gold=inputs.gold.get(record.id) if inputs.gold is not None else None,
+                gold_given=inputs.gold is not None,
+            )
+            for record in batch
+        ]
+        return await score_items(items, self.config, models)
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        recorded = info["config"]
+        config = ScoreConfig(**{k: v for k, v in recorded.items() if k in ScoreConfig.model_fields})
+        gold_given = "gold" in (info.get("data") or {})
+        return build_metrics(records, config, recorded["nli_name"], gold_given=gold_given)
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        """Dataset order (``<split>-<i>`` by ``i``)."""
+        return sorted(records, key=lambda r: _position(str(r["id"])))
+
+
+def _position(sample_id: str) -> int:
+    _, _, index = sample_id.rpartition("-")
+    return int(index) if index.isdigit() else -1
+
+
+def _check_ids(
+    answers: Sequence[AnswerRecord], samples: Sequence[BioKaLMASample], path: Path, split: str
+) -> None:
+    known = {s.id for s in samples}
+    for record in answers:
+        if record.id not in known:
+            hint = f"ids of this split run from {split}-0 to {split}-{len(samples) - 1}"
+            raise DataError(
+                f"id {record.id!r} is not in BioKaLMA's {split} split ({hint})",
+                path=path,
+                line=record.line,
+                field="id",
+            )
+
+
+async def score_answers_async(
+    answers_path: str | Path,
+    out: str | Path,
+    config: ScoreConfig | None = None,
+    *,
+    runtime: Runtime | None = None,
+    gold_path: str | Path | None = None,
+    data_dir: str | Path | None = None,
+    nli: NLIModel | None = None,
+) -> ScoreResult:
+    """Score a file of attributed answers and write a run directory.
+
+    Args:
+        answers_path: ``answers.jsonl`` (``{"id", "answer"}`` per line).
+        out: The run directory (created; resumed if it holds the same run).
+        config: Scoring options; defaults to the paper's definitions with the lexical matcher.
+            ``config.batch_size`` answers go to the NLI model together unless
+            ``runtime.batch_size`` says otherwise.
+        runtime: limit, shard, overwrite, command, progress (see
+            :class:`citegraph.runs.Runtime`; not part of the run's identity).
+        gold_path: ``gold.jsonl`` with minimum knowledge sets (and optional absent sets).
+        data_dir: Where the datasets are (see :func:`citegraph.datasets.resolve_data_dir`).
+        nli: An entailment model to use instead of building ``config.nli`` (tests, reuse).
+
+    Returns:
+        The metrics and counts.
+
+    Raises:
+        DataError: an input file is malformed or names an id the split does not have.
+        ConfigError: ``out`` holds a run with another configuration (and not ``overwrite``).
+    """
+    config = config or ScoreConfig()
+    runtime = runtime or Runtime()
+    if runtime.batch_size is None:
+        runtime = runtime.model_copy(update={"batch_size": config.batch_size})
+    task = KalmaScoreTask(config, answers_path, gold_path=gold_path, data_dir=data_dir, nli=nli)
+    outcome = await run_task(task, out, runtime)
+    return ScoreResult(
+        out=Path(out),
+        metrics=outcome.metrics,
+        n_scored_now=outcome.n_done_now,
+        n_resumed=outcome.n_resumed,
+    )
+
+
+score_answers = blocking(score_answers_async)

@@ -1,0 +1,193 @@
+"""``citegraph ask`` and ``citegraph kalma score / run / retrieve / build``: options, outputs,
+shards, and errors reported as one clear line."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from citegraph.cli import main
+from citegraph.runs import finalize, merge_runs, task_type
+
+DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
+
+
+def test_score_bad_answers_file_is_one_clear_error(tmp_path: Path, data_dir: Path) -> None:
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"id": "specific-0"}\n')
+    result = CliRunner().invoke(
+        main,
+        ["kalma", "score", str(answers), "--out", str(tmp_path / "o"), "--data-dir", str(data_dir)],
+    )
+    assert result.exit_code == 2
+    assert "a.jsonl:1, field 'answer': missing field" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_unknown_nli_spec_is_reported(tmp_path: Path, data_dir: Path) -> None:
+    answers = tmp_path / "a.jsonl"
+    answers.write_text('{"id": "specific-0", "answer": "x"}\n')
+    result = CliRunner().invoke(
+        main,
+        [
+            "kalma",
+            "score",
+            str(answers),
+            "--out",
+            str(tmp_path / "o"),
+            "--nli",
+            "bogus",
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
+    assert result.exit_code == 2, result.output
+    assert "bogus" in result.output
+
+
+def _score_demo(tmp_path: Path, data_dir: Path, nli: str) -> dict:
+    demo = DEMO
+    out = tmp_path / nli.replace(":", "_").replace("/", "_")
+    result = CliRunner().invoke(
+        main,
+        [
+            "kalma",
+            "score",
+            str(demo / "answers.jsonl"),
+            "--gold",
+            str(demo / "gold.jsonl"),
+            "--nli",
+            nli,
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    return json.loads((out / "metrics.json").read_text())
+
+
+def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path) -> None:
+    """The real loading code end to end, on tiny saved models whose decision is forced."""
+    import pytest
+
+    for module in ("torch", "transformers", "tokenizers"):
+        pytest.importorskip(module)
+    from _tiny_models import build_tiny_nli_classifier
+
+    always = build_tiny_nli_classifier(tmp_path / "always", entail_bias=10.0)
+    never = build_tiny_nli_classifier(tmp_path / "never", entail_bias=-10.0)
+    # Every one of the 22 sentence-citation pairs entailed; both [NA] sentences entail their
+    # absent fact, so [NA] precision and recall are 1.
+    metrics = _score_demo(tmp_path, data_dir, f"hf:{always}")
+    assert metrics["alignment"] == {"micro": 1.0, "macro": 1.0}
+    assert metrics["na_precision"]["micro"] == 1.0
+    assert metrics["config"]["nli_name"] == f"hf:{always}"
+    # Model never entails: the cascade keeps exactly the lexical matcher's decisions (21/22).
+    cascade = _score_demo(tmp_path, data_dir, f"lexical+hf:{never}")
+    assert cascade["alignment"]["micro"] == 21 / 22
+    assert set(cascade["config"]["alignment_sources"]) == {"lexical", f"hf:{never}"}
+
+
+def test_ask_with_mock_model(data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        [
+            "ask",
+            "Who was Stephen Crane and what shaped his writing?",
+            "--model",
+            "mock",
+            "--data-dir",
+            str(data_dir),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert [g["center"]["id"] for g in out["retrieval"]["graphs"]] == ["Q206534"]
+    assert out["model"] == "mock/mock"
+    assert out["answer"]["prompt_version"] == "kalma-table13-v1"
+
+
+def test_kalma_run_seeds_and_merge(tmp_path: Path, data_dir: Path, monkeypatch) -> None:
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    base = ["kalma", "run", "--model", "mock", "--limit", "3", "--data-dir", str(data_dir)]
+    result = CliRunner().invoke(main, [*base, "--seeds", "0,1", "--out", str(tmp_path / "s")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["n_runs"] == 2 and summary["seeds"] == [0, 1]
+    assert (tmp_path / "s" / "seed-1" / "metrics.json").exists()
+    for i in range(2):
+        shard = [*base, "--shard", f"{i}/2", "--out", str(tmp_path / f"shard{i}")]
+        assert CliRunner().invoke(main, shard).exit_code == 0
+    merged = CliRunner().invoke(
+        main,
+        [
+            "runs",
+            "merge",
+            str(tmp_path / "shard0"),
+            str(tmp_path / "shard1"),
+            "--out",
+            str(tmp_path / "merged"),
+        ],
+    )
+    assert merged.exit_code == 0, merged.output
+    assert json.loads((tmp_path / "merged" / "metrics.json").read_text())["n_answers"] == 3
+    report = CliRunner().invoke(main, ["runs", "report", str(tmp_path / "merged")])
+    assert report.exit_code == 0, report.output
+
+
+def test_kalma_run_remove_knowledge_needs_gold(tmp_path: Path, data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["kalma", "run", "--model", "mock", "--remove-knowledge", "1", "--out", str(tmp_path)],
+    )
+    assert result.exit_code != 0
+    assert "--gold" in result.output
+
+
+def test_kalma_retrieve_reports_accuracy(tmp_path: Path, data_dir: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["kalma", "retrieve", "--limit", "4", "--data-dir", str(data_dir), "--out", str(tmp_path)],
+    )
+    assert result.exit_code == 0, result.output
+    rows = [json.loads(x) for x in (tmp_path / "retrievals.jsonl").read_text().splitlines()]
+    assert rows[0] == {
+        "id": "specific-0",
+        "qids": ["Q206534"],
+        "gold_qids": ["Q206534"],
+        "mentions": ["Stephen Crane"],
+    }
+    report = json.loads((tmp_path / "report.json").read_text())
+    hits = sum(len(set(r["qids"]) & set(r["gold_qids"])) for r in rows)
+    assert report["n_correct"] == hits
+    assert report["precision"]["micro"] == hits / sum(len(r["qids"]) for r in rows)
+
+
+def test_kalma_score_shards_merge_to_the_single_run(tmp_path: Path, data_dir: Path) -> None:
+    base = ["kalma", "score", str(DEMO / "answers.jsonl"), "--gold", str(DEMO / "gold.jsonl")]
+    base += ["--data-dir", str(data_dir), "--batch-size", "2"]
+    whole = CliRunner().invoke(main, [*base, "--out", str(tmp_path / "whole")])
+    assert whole.exit_code == 0, whole.output
+    for i in range(2):
+        shard = CliRunner().invoke(
+            main, [*base, "--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")]
+        )
+        assert shard.exit_code == 0, shard.output
+    info = json.loads((tmp_path / "s0" / "run.json").read_text())
+    assert info["task"] == "kalma.score" and info["config"]["batch_size"] == 2
+    merged = merge_runs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "merged")
+    metrics = finalize(task_type(info["task"]), merged)
+    assert metrics == json.loads((tmp_path / "whole" / "metrics.json").read_text())
+
+
+def test_kalma_score_limit(tmp_path: Path, data_dir: Path) -> None:
+    args = ["kalma", "score", str(DEMO / "answers.jsonl"), "--limit", "1"]
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(data_dir), "--out", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "metrics.json").read_text())["n_answers"] == 1
