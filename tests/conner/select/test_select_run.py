@@ -14,6 +14,7 @@ So nq:0 keeps candidate 1 and nq:1 keeps candidate 0.
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -85,6 +86,11 @@ def test_select_keeps_the_best_candidate(data_dir: Path, tmp_path: Path) -> None
     assert (second["candidate"], second["text"]) == (0, "Dragon Ball Z is an anime.")
     assert second["qualities"] == {"0": pytest.approx(1 + INFO), "1": pytest.approx(0.25 + INFO)}
     assert read_run_info(tmp_path / "best")["config"]["task_name"] == "conner.select"
+    # only the weighted metrics were scored, on every candidate run
+    scores = json.loads((tmp_path / "best/scores/c1/metrics.json").read_text())
+    assert list(scores["metrics"]) == ["factuality", "relevance", "informativeness"]
+    failed = read_records(tmp_path / "best/candidates/c2")["nq:1"]
+    assert failed["status"] == "failed" and "scripted outage" in str(failed["error"])
 
 
 def test_select_loads_the_scoring_models_once(
@@ -138,7 +144,7 @@ def test_an_item_without_any_candidate_fails_and_is_retried(data_dir: Path, tmp_
             data_dir=data_dir,
             model=MockChat(flaky),
             score_models=ScoreModels(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance()),
-            runtime=Runtime(limit=2, batch_size=1),
+            runtime=Runtime(limit=2),
         )
 
     first = run()
@@ -147,10 +153,12 @@ def test_an_item_without_any_candidate_fails_and_is_retried(data_dir: Path, tmp_
     assert failed["status"] == "failed"
     assert str(failed["error"]).startswith("no candidate: knowledge generation failed: ")
     assert "scripted outage" in str(failed["error"])
-    second = run()
-    assert (second.n_failed, second.n_resumed) == (0, 1)
+    second = run()  # the failed generations are tried again, rescored, and all reselected
+    assert (second.n_samples, second.n_failed) == (2, 0)
     assert len(calls) == 6  # 2 candidates of nq:0 and nq:1, then nq:1's again
     assert read_records(tmp_path / "best")["nq:1"]["candidate"] == 0
+    rescored = read_records(tmp_path / "best/scores/c1")
+    assert rescored["nq:1"]["source"] is not None and len(rescored) == 2
 
 
 def test_select_shards_merge_to_the_whole_run(data_dir: Path, tmp_path: Path) -> None:
@@ -170,4 +178,7 @@ def test_select_shards_merge_to_the_whole_run(data_dir: Path, tmp_path: Path) ->
 
     whole, merged = merged_metrics("conner.select", run, tmp_path, limit=5)
     assert merged == whole and whole["n_samples"] == 5
-    assert read_records(tmp_path / "merged") == read_records(tmp_path / "whole")
+    # one canonical file in item order either way (conner score fingerprints it)
+    selected = (tmp_path / "whole" / "samples.jsonl").read_bytes()
+    assert (tmp_path / "merged" / "samples.jsonl").read_bytes() == selected
+    assert set(read_records(tmp_path / "shard1" / "candidates" / "c0")) == {"nq:1", "nq:3"}

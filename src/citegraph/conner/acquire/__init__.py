@@ -28,7 +28,6 @@ from citegraph.conner.acquire._knowledge_task import (
     acquired_metrics,
     cached_chat,
     finish_acquired,
-    requests_in_flight,
 )
 from citegraph.conner.acquire._prompts import (
     DEFAULT_DEMO_MAX_WORDS,
@@ -62,7 +61,6 @@ from citegraph.conner.acquire._tasks import (
     RetrieveTask,
     generate_run,
     generate_run_async,
-    generate_with,
     retrieve_run,
     retrieve_run_async,
 )
@@ -99,7 +97,6 @@ __all__ = [
     "generate_knowledge",
     "generate_run",
     "generate_run_async",
-    "generate_with",
     "generated_record",
     "get_template",
     "knowledge_prompt",
@@ -111,7 +108,6 @@ __all__ = [
     "prompt_version",
     "read_corpus",
     "read_knowledge",
-    "requests_in_flight",
     "retrieve_knowledge",
     "retrieve_run",
     "retrieve_run_async",

@@ -15,7 +15,7 @@ from citegraph.conner._types import RunResult, in_item_order
 from citegraph.conner.acquire._knowledge_io import TaskChoice, load_task
 from citegraph.datasets import ConnerSample
 from citegraph.models import ChatModel, chat_model, default_response_cache
-from citegraph.runs import FAILED, Record, RunDir, Runtime, Task
+from citegraph.runs import FAILED, Record, RunDir, Task
 
 __all__ = [
     "AcquireResult",
@@ -23,7 +23,6 @@ __all__ = [
     "acquired_metrics",
     "cached_chat",
     "finish_acquired",
-    "requests_in_flight",
 ]
 
 ModelsT = TypeVar("ModelsT")
@@ -51,12 +50,6 @@ def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:
         "sources": sorted({r["source"] for r in ok}),
         "errors": sorted({str(r.get("error")) for r in records if r.get("status") == FAILED})[:5],
     }
-
-
-def requests_in_flight(model: ChatModel, runtime: Runtime) -> int:
-    """Model requests in flight: the runtime's ``concurrency``, else the model's own limit,
-    else 4."""
-    return runtime.concurrency or int(getattr(model, "concurrency", 0) or 4)
 
 
 def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int) -> AcquireResult:

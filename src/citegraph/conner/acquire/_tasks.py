@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
-from citegraph.conner.acquire._generate import GeneratedKnowledge, generate_knowledge
+from citegraph.conner.acquire._generate import generate_knowledge
 from citegraph.conner.acquire._knowledge_io import (
     TaskChoice,
     generated_record,
@@ -28,7 +28,6 @@ from citegraph.conner.acquire._knowledge_task import (
     AcquireResult,
     KnowledgeTask,
     cached_chat,
-    requests_in_flight,
 )
 from citegraph.conner.acquire._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
 from citegraph.conner.acquire._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
@@ -43,7 +42,6 @@ __all__ = [
     "RetrieveTask",
     "generate_run",
     "generate_run_async",
-    "generate_with",
     "retrieve_run",
     "retrieve_run_async",
 ]
@@ -92,33 +90,6 @@ class ConnerRetrieveConfig(TaskChoice):
     )
 
 
-async def generate_with(
-    config: ConnerGenerateConfig,
-    samples: Sequence[ConnerSample],
-    model: ChatModel,
-    *,
-    pool: Sequence[ConnerSample],
-    concurrency: int,
-) -> list[GeneratedKnowledge]:
-    """:func:`generate_knowledge` for ``samples`` with the options of ``config``, the
-    demonstrations drawn from ``pool`` (the whole task)."""
-    return await generate_knowledge(
-        samples,
-        model,
-        prompt=config.prompt,
-        template=config.template,
-        shots=config.shots,
-        pool=pool,
-        demo_max_words=config.demo_max_words,
-        temperature=config.temperature,
-        top_p=config.top_p,
-        max_tokens=config.max_tokens,
-        seed=config.seed,
-        demo_seed=config.demo_seed,
-        concurrency=max(1, concurrency),
-    )
-
-
 @register_task
 class GenerateTask(KnowledgeTask[ChatModel]):
     """``conner generate``: one knowledge text per item from a chat model (Tables 11-12)."""
@@ -149,13 +120,26 @@ class GenerateTask(KnowledgeTask[ChatModel]):
         return identity | {"model_name": models.name}
 
     def concurrency(self, models: ChatModel, runtime: Runtime) -> int:
-        """See :func:`requests_in_flight`."""
-        return requests_in_flight(models, runtime)
+        """Requests in flight: the runtime's, else the model's own limit, else 4."""
+        return runtime.concurrency or int(getattr(models, "concurrency", 0) or 4)
 
     async def work(self, batch: Sequence[ConnerSample], models: ChatModel) -> list[Record]:
         """Generate the batch's knowledge; a failed call is a failed record."""
-        generated = await generate_with(
-            self.config, batch, models, pool=self.samples, concurrency=len(batch)
+        c = self.config
+        generated = await generate_knowledge(
+            batch,
+            models,
+            prompt=c.prompt,
+            template=c.template,
+            shots=c.shots,
+            pool=self.samples,
+            demo_max_words=c.demo_max_words,
+            temperature=c.temperature,
+            top_p=c.top_p,
+            max_tokens=c.max_tokens,
+            seed=c.seed,
+            demo_seed=c.demo_seed,
+            concurrency=max(1, len(batch)),
         )
         return [generated_record(item, f"llm:{models.name}") for item in generated]
 

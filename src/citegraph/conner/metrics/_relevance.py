@@ -27,12 +27,12 @@ import asyncio
 import inspect
 import math
 from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 
 from citegraph.conner._types import MetricValue
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models import embedding_model, reranker_model
+from citegraph.models import RerankerOptions, embedding_model, reranker_model
 
 __all__ = [
     "EMBEDDING_FALLBACK_PREFIX",
@@ -135,33 +135,19 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, dot / norm))
 
 
-def relevance_scorer(
-    spec: str,
-    *,
-    batch_size: int | None = None,
-    device: str | None = None,
-    max_length: int | None = None,
-    label_index: int | None = None,
-) -> RelevanceScorer:
+def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> RelevanceScorer:
     """Build a relevance scorer from a spec.
 
     Args:
         spec: ``"hf:<path or hub id>"`` (a cross-encoder, Eq. 2) or ``"embedding:<embedding
             spec>"`` (the fallback, e.g. ``"embedding:minilm"``).
-        batch_size, device, max_length, label_index: Options of
-            :func:`~citegraph.models.reranker_model` (``hf:`` only; None: its default).
+        **options: Options of :func:`~citegraph.models.reranker_model` (``batch_size``,
+            ``device``, ``max_length``, ``label_index``; ``hf:`` only).
 
     Raises:
         ConfigError: An unknown spec, or options given to the embedding fallback.
         MissingDependency, ModelError: The model cannot be loaded.
     """
-    named = {
-        "batch_size": batch_size,
-        "device": device,
-        "max_length": max_length,
-        "label_index": label_index,
-    }
-    options = {name: value for name, value in named.items() if value is not None}
     text = spec.strip()
     if text.startswith("hf:"):
         return reranker_model(text, **options)

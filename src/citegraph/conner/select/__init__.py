@@ -10,14 +10,14 @@ from citegraph.conner.select._selection import (
     select_best_demonstrations,
     select_knowledge,
 )
-from citegraph.conner.select._task import SelectModels, SelectTask, select_run, select_run_async
+from citegraph.conner.select._task import Candidate, SelectTask, select_run, select_run_async
 
 __all__ = [
     "DEFAULT_GAMMA",
     "INTRINSIC_METRICS",
+    "Candidate",
     "ConnerSelectConfig",
     "KnowledgeChoice",
-    "SelectModels",
     "SelectTask",
     "check_select",
     "knowledge_quality",

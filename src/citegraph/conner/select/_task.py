@@ -1,26 +1,30 @@
-"""``conner select``: CONNER-guided knowledge selection (§5), as an engine task.
+"""``conner select``: CONNER-guided knowledge selection (§5), composed of engine runs.
 
 For each item, ``r`` candidate knowledge texts are sampled from the same prompt (the paper:
 r = 5, top-p 0.9; the demonstrations stay fixed, the sampling seed is ``seed + i``), each is
 scored on the intrinsic metrics whose weight in γ is non-zero, and the candidate with the
-highest ``Q_know = γ · [fact, rel, coh_para, info]`` (Eq. 9) is kept. One work call covers
-all the candidates of a batch of items (generated, then scored, then compared), so the run
-resumes, shards and merges item by item like any other. The output is itself a knowledge run
-(``conner score`` reads it): per item the chosen knowledge, its candidate ``index``, its
-``quality`` and every candidate's ``qualities``; an item none of whose candidates has knowledge
-is recorded as failed (its reasons in ``error``) and tried again on resume. A candidate whose
-generation failed is left out of the choice.
+highest ``Q_know = γ · [fact, rel, coh_para, info]`` (Eq. 9) is kept. The output directory is
+itself a knowledge run (``conner score`` reads it), with the sub-runs beside it::
 
-The values that decide do not depend on the batch: the intrinsic metrics are per item and
-paragraph coherence enters Eq. 9 raw (choose γ for its scale).
+    out/candidates/c<i>/   generation runs (conner.generate)
+    out/scores/c<i>/       score runs of those candidates (conner.score)
+    out/samples.jsonl      the chosen knowledge, with its index, Q_know and every candidate's
+
+Every step resumes: re-running the command finishes the sub-runs (a candidate whose generation
+failed is generated again, and the candidates' scores are recomputed when their knowledge
+changed) and selects again from all of them (:class:`SelectTask`, a quick step from the
+sub-runs' records). ``limit`` and ``shard`` apply to every step, so each machine's ``out`` holds
+its share; ``runs merge`` joins the selections. A candidate whose generation failed is left out
+of the choice; an item with no candidate is recorded as failed, with the reasons. The values that
+decide do not depend on the batch or shard: the intrinsic metrics are per item and paragraph
+coherence enters Eq. 9 raw (choose γ for its scale).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
@@ -28,50 +32,52 @@ from citegraph.conner._types import Knowledge, MetricValue
 from citegraph.conner.acquire import (
     AcquireResult,
     ConnerGenerateConfig,
+    GenerateTask,
     KnowledgeInput,
     KnowledgeTask,
     cached_chat,
-    generate_with,
     knowledge_record,
-    requests_in_flight,
+    read_knowledge,
 )
-from citegraph.conner.score import ConnerScoreConfig, ScoreModels, load_score_models, score_batch
+from citegraph.conner.score import (
+    ConnerScoreConfig,
+    ScoreModels,
+    ScoreTask,
+    load_score_models,
+    read_score_values,
+)
 from citegraph.conner.select._config import ConnerSelectConfig, check_select, scored_metrics
 from citegraph.conner.select._selection import select_knowledge
 from citegraph.datasets import ConnerSample
+from citegraph.io import atomic_write
 from citegraph.models import ChatModel
 from citegraph.runs import (
     FAILED,
+    SAMPLES_FILE,
     Record,
+    RunDir,
     Runtime,
     blocking,
+    canonical_json,
     given_or_loaded,
+    opened,
     register_task,
     run_task,
 )
 
-__all__ = ["SelectModels", "SelectTask", "select_run", "select_run_async"]
+__all__ = ["Candidate", "SelectTask", "select_run", "select_run_async"]
 
-#: Per candidate: each item's knowledge (or why it has none), and its metric values.
+#: Per candidate: each item's knowledge (or why it has none), and its metric values by item id.
 Candidate = tuple[KnowledgeInput, dict[str, dict[str, MetricValue]]]
 
 
-@dataclass(frozen=True)
-class SelectModels:
-    """What a selection run uses: the sampling model, the scoring models and how many
-    requests may be in flight."""
-
-    chat: ChatModel
-    score: ScoreModels
-    in_flight: int
-
-
 @register_task
-class SelectTask(KnowledgeTask[SelectModels]):
-    """``conner select``: sample ``r`` candidates per item, score them, keep the best (Eq. 9)."""
+class SelectTask(KnowledgeTask[list[Candidate]]):
+    """``conner select``'s last step: per item, the best of the candidates that the sub-runs in
+    ``root`` generated and scored (Eq. 9). :func:`select_run` runs the sub-runs first."""
 
     name = "conner.select"
-    batch_size = 16
+    batch_size = 100
     config: ConnerSelectConfig
 
     def __init__(
@@ -80,9 +86,8 @@ class SelectTask(KnowledgeTask[SelectModels]):
         generate: ConnerGenerateConfig,
         score: ConnerScoreConfig,
         *,
+        root: str | Path,
         data_dir: str | Path | None = None,
-        model: ChatModel | None = None,
-        score_models: ScoreModels | None = None,
     ) -> None:
         check_select(config, generate, score)
         super().__init__(config, generate, data_dir)
@@ -95,29 +100,27 @@ class SelectTask(KnowledgeTask[SelectModels]):
                 "metrics": scored_metrics(config),
             }
         )
-        self.rules = self.score.rules()
-        self.model = model
-        self.score_models = score_models
+        self.root = Path(root)
 
-    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[SelectModels]:
-        """The caller's models, or the chat model and the scoring models the configs name."""
-        return self._opened(runtime)
+    def candidate_dirs(self, i: int) -> tuple[Path, Path]:
+        """The generation and score runs of candidate ``i``."""
+        return self.root / "candidates" / f"c{i}", self.root / "scores" / f"c{i}"
 
-    @asynccontextmanager
-    async def _opened(self, runtime: Runtime) -> AsyncIterator[SelectModels]:
-        load_chat = functools.partial(
-            cached_chat, self.generate.model, self.generate.base_url, runtime.cache
-        )
-        load_scoring = functools.partial(
-            load_score_models, self.score, self.samples, cache=runtime.cache
-        )
-        async with (
-            given_or_loaded(self.score_models, load_scoring) as scoring,
-            given_or_loaded(self.model, load_chat) as chat,
-        ):
-            yield SelectModels(chat, scoring, requests_in_flight(chat, runtime))
+    def candidate_config(self, i: int) -> ConnerGenerateConfig:
+        """How candidate ``i`` is sampled: seed ``seed + i``, the demonstrations of ``seed``."""
+        seed = self.generate.seed
+        return self.generate.model_copy(update={"seed": seed + i, "demo_seed": seed})
 
-    def run_config(self, models: SelectModels) -> dict[str, Any]:
+    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[list[Candidate]]:
+        """Every candidate's knowledge and values, read from its finished sub-runs."""
+        candidates: list[Candidate] = []
+        for i in range(self.config.candidates):
+            generated, scored = self.candidate_dirs(i)
+            knowledge, _ = read_knowledge(str(generated), self.samples)
+            candidates.append((knowledge, read_score_values(scored)))
+        return opened(candidates)
+
+    def run_config(self, models: object) -> dict[str, Any]:
         """The three configs as given (the score config without knowledge and metrics)."""
         return {
             "task_name": self.name,
@@ -126,40 +129,17 @@ class SelectTask(KnowledgeTask[SelectModels]):
             "score": self.score_given.model_dump(mode="json", exclude={"knowledge", "metrics"}),
         }
 
-    def concurrency(self, models: SelectModels, runtime: Runtime) -> int:
-        """One batch at a time (``runtime.concurrency`` bounds the requests inside it)."""
-        return 1
+    async def work(self, batch: Sequence[ConnerSample], models: list[Candidate]) -> list[Record]:
+        """The choice for each item of the batch."""
+        return _choices(batch, self.config, models)
 
-    async def work(self, batch: Sequence[ConnerSample], models: SelectModels) -> list[Record]:
-        """Generate and score every candidate of the batch's items, then choose."""
-        candidates = [
-            await self._candidate(i, batch, models) for i in range(self.config.candidates)
-        ]
-        return _choices(batch, self.config, candidates)
-
-    async def _candidate(
-        self, i: int, batch: Sequence[ConnerSample], models: SelectModels
-    ) -> Candidate:
-        sampled = self.generate.model_copy(
-            update={"seed": self.generate.seed + i, "demo_seed": self.generate.seed}
-        )
-        generated = await generate_with(
-            sampled, batch, models.chat, pool=self.samples, concurrency=models.in_flight
-        )
-        inputs: KnowledgeInput = {
-            g.id: g.knowledge
-            if g.knowledge is not None
-            else f"knowledge generation failed: {g.error or 'unknown error'}"
-            for g in generated
-        }
-        records = await score_batch(
-            batch, inputs, self.samples, models.score, self.score, self.rules
-        )
-        values: dict[str, dict[str, MetricValue]] = {}
-        for record in records:
-            for metric, raw in record["metrics"].items():
-                values.setdefault(metric, {})[record["id"]] = MetricValue(**raw)
-        return inputs, values
+    @classmethod
+    def write_outputs(
+        cls, path: Path, records: Sequence[Record], metrics: dict[str, Any], info: dict[str, Any]
+    ) -> None:
+        """``samples.jsonl`` again as one canonical file in item order (``conner score``
+        fingerprints it): the same bytes whether made in one go or merged from shards."""
+        atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
 
 
 def _choices(
@@ -200,6 +180,37 @@ def _choices(
     return records
 
 
+async def _run_candidates(
+    task: SelectTask,
+    runtime: Runtime,
+    model: ChatModel | None,
+    score_models: ScoreModels | None,
+) -> None:
+    """Generate and score every candidate into its sub-runs (the models loaded once)."""
+    load_chat = functools.partial(
+        cached_chat, task.generate.model, task.generate.base_url, runtime.cache
+    )
+    load_scoring = functools.partial(
+        load_score_models, task.score, task.samples, cache=runtime.cache
+    )
+    async with (
+        given_or_loaded(score_models, load_scoring) as scoring,
+        given_or_loaded(model, load_chat) as chat,
+    ):
+        for i in range(task.config.candidates):
+            generated, scored = task.candidate_dirs(i)
+            generate = GenerateTask(task.candidate_config(i), data_dir=task.data_dir, model=chat)
+            done = await run_task(generate, generated, runtime)
+            # new knowledge changes the score run's input: score the candidate afresh
+            rescore = runtime.overwrite or done.n_done_now > 0
+            score = task.score.model_copy(update={"knowledge": str(generated)})
+            await run_task(
+                ScoreTask(score, data_dir=task.data_dir, models=scoring),
+                scored,
+                runtime.model_copy(update={"overwrite": rescore}),
+            )
+
+
 async def select_run_async(
     out: str | Path,
     config: ConnerSelectConfig,
@@ -214,7 +225,7 @@ async def select_run_async(
     """Sample, score and select knowledge into the run ``out`` (see the module docstring).
 
     Args:
-        out: The run directory.
+        out: The run directory (the sub-runs go beside its files).
         config: Candidates, γ and the missing-metric rule.
         generate: How candidates are generated (its ``seed`` is the first candidate's and
             the seed of every candidate's demonstrations).
@@ -222,22 +233,28 @@ async def select_run_async(
         data_dir: Where the CONNER test sets are.
         model: A ready chat model instead of building ``generate.model`` (not closed here).
         score_models: Ready scoring models instead of loading those ``score`` names.
-        runtime: limit, shard, batch size (items per work call, default 16), concurrency
-            (model requests in flight), cache, overwrite, command, progress.
+        runtime: limit, shard, batch size, concurrency, cache, overwrite (the sub-runs too),
+            command, progress; the same for every step.
 
     Raises:
         ConfigError: Greedy decoding with several candidates, all-zero γ, a weighted
             paragraph coherence without a model, or ``out`` holds a different run.
     """
-    task = SelectTask(
-        config,
-        generate,
-        score,
-        data_dir=data_dir,
-        model=model,
-        score_models=score_models,
-    )
-    return AcquireResult.of(await run_task(task, out, runtime))
+    runtime = runtime or Runtime()
+    task = SelectTask(config, generate, score, root=out, data_dir=data_dir)
+    # refuse a directory that holds another run before any model is asked
+    RunDir.open(
+        out,
+        task.run_config(None),
+        command=runtime.command,
+        overwrite=runtime.overwrite,
+        runtime=runtime.record(),
+        task=task.name,
+    ).close()
+    await _run_candidates(task, runtime, model, score_models)
+    # the selection is a quick step from the sub-runs' records: made afresh on every call
+    chosen = await run_task(task, out, runtime.model_copy(update={"overwrite": True}))
+    return AcquireResult.of(chosen)
 
 
 select_run = blocking(select_run_async)
