@@ -5,7 +5,7 @@ Five loaders turn files into citegraph's RDF layout (see :mod:`citegraph.kg._rdf
 (PathQuestion's KB files), ``"grailqa"`` (the GrailQA single-edge mini KB) and ``"rdf"``
 (N-Triples, Turtle and other RDF files). The convenience constructors take the data directory
 (the folder that holds ``biokalma/``, ``codex_s/``..., see
-``citegraph.datasets.resolve_data_dir``).
+``citegraph.io.resolve_data_dir``).
 
 A load hashes the source files (SHA-256 over the loader, its version, the IRI-scheme version and
 each file's name and bytes). With the cache on, ``<cache_dir>/<hash>/`` is opened read-only when

@@ -1,5 +1,8 @@
 """Where the datasets live: ``--data-dir``, then ``$CITEGRAPH_DATA``, then ``../shared/data``.
 
+Here, below every package that reads data (``datasets``, ``kg``, ``caqa``), so that none of
+them imports another for it; ``citegraph.datasets`` re-exports these names.
+
 The datasets are public files citegraph reads in place and never copies. When none of the
 locations exists, the error says how to fetch the originals (``citegraph data fetch``).
 """
