@@ -148,7 +148,7 @@ def evaluator(
         given = sorted(k for k, v in chat_only.items() if v not in (None, False))
         if given:
             raise ConfigError(f"option(s) {given} apply to chat evaluators, not {spec!r}")
-        model_options = {
+        model_options: dict[str, Any] = {
             k: v for k, v in {"batch_size": batch_size, "device": device}.items() if v is not None
         }
         if prefix == "cls/":

@@ -1,6 +1,7 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
+from citegraph.models._backend_options import NLI3Options, NLIOptions, RerankerOptions
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
 from citegraph.models._chat_hf import HFChat, load_causal_lm, resolve_dtype
@@ -97,12 +98,15 @@ __all__ = [
     "LexicalNLI3",
     "MockChat",
     "NLI3Model",
+    "NLI3Options",
     "NLIModel",
+    "NLIOptions",
     "NLIPair",
     "NLIProbs",
     "NLIVerdict",
     "OpenAICompatibleChat",
     "ProviderPreset",
+    "RerankerOptions",
     "TokenScores",
     "TrueT5NLI",
     "Usage",

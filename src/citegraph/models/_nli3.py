@@ -22,14 +22,14 @@ Backends (both satisfy :class:`NLI3Model`):
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Unpack, cast, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
+from citegraph.models._backend_options import NLI3Options, check_options
 from citegraph.models._hf_common import (
     HFBackend,
     check_batching,
@@ -262,17 +262,7 @@ class LexicalNLI3:
 _FORMS = "'lexical' or 'hf:<path or hub id>'"
 
 
-def _check_options(spec: str, cls: type, options: Mapping[str, Any]) -> None:
-    params = inspect.signature(cls).parameters.values()
-    allowed = {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unknown option(s) {unknown} for NLI spec {spec!r}; allowed: {sorted(allowed)}"
-        )
-
-
-def nli3_model(spec: str, **options: Any) -> NLI3Model:
+def nli3_model(spec: str, **options: Unpack[NLI3Options]) -> NLI3Model:
     """Build the three-way NLI backend that ``spec`` names.
 
     Args:
@@ -293,13 +283,14 @@ def nli3_model(spec: str, **options: Any) -> NLI3Model:
         'lexical'
     """
     spec = spec.strip()
+    given = cast(dict[str, Any], options)
     if spec == "lexical":
-        _check_options(spec, LexicalNLI3, options)
-        return LexicalNLI3(**options)
+        check_options(spec, LexicalNLI3, given)
+        return LexicalNLI3(**given)
     kind, sep, path = spec.partition(":")
     if kind != "hf" or not sep:
         raise ConfigError(f"unknown three-way NLI spec {spec!r}; expected {_FORMS}")
     if not path.strip():
         raise ConfigError(f"NLI spec {spec!r} has no model path or hub id after 'hf:'")
-    _check_options(spec, HFNLI3, options)
-    return HFNLI3(path.strip(), **options)
+    check_options(spec, HFNLI3, given)
+    return HFNLI3(path.strip(), **given)

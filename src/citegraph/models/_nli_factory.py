@@ -13,10 +13,10 @@ spec                      backend
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
+from typing import Any, Unpack, cast
 
 from citegraph.errors import ConfigError
+from citegraph.models._backend_options import NLIOptions, check_options
 from citegraph.models._nli_cascade import CascadeNLI
 from citegraph.models._nli_hf import HFClassifierNLI
 from citegraph.models._nli_lexical import LexicalNLI
@@ -31,18 +31,6 @@ _LEXICAL_OPTIONS = frozenset({"year_only_dates"})
 _FORMS = "'lexical', 'hf:<path>', 't5:<path>', 'lexical+hf:<path>', 'lexical+t5:<path>'"
 
 
-def _keyword_names(cls: type) -> set[str]:
-    params = inspect.signature(cls).parameters.values()
-    return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
-
-
-def _check_options(spec: str, cls: type, options: dict[str, Any]) -> None:
-    unknown = sorted(set(options) - _keyword_names(cls))
-    if unknown:
-        allowed = ", ".join(sorted(_keyword_names(cls)))
-        raise ConfigError(f"unknown option(s) {unknown} for NLI spec {spec!r}; allowed: {allowed}")
-
-
 def _model(spec: str, full_spec: str, options: dict[str, Any]) -> HFClassifierNLI | TrueT5NLI:
     kind, sep, path = spec.partition(":")
     cls = _MODEL_KINDS.get(kind) if sep else None
@@ -50,11 +38,11 @@ def _model(spec: str, full_spec: str, options: dict[str, Any]) -> HFClassifierNL
         raise ConfigError(f"unknown NLI spec {full_spec!r}; expected one of {_FORMS}")
     if not path.strip():
         raise ConfigError(f"NLI spec {full_spec!r} has no model path or hub id after '{kind}:'")
-    _check_options(full_spec, cls, options)
+    check_options(full_spec, cls, options)
     return cls(path.strip(), **options)
 
 
-def nli_model(spec: str, **options: Any) -> NLIModel:
+def nli_model(spec: str, **options: Unpack[NLIOptions]) -> NLIModel:
     """Build the NLI backend that ``spec`` names (see the module table).
 
     Args:
@@ -77,12 +65,13 @@ def nli_model(spec: str, **options: Any) -> NLIModel:
         'lexical'
     """
     spec = spec.strip()
+    given = cast(dict[str, Any], options)
     if spec == "lexical":
-        _check_options(spec, LexicalNLI, options)
-        return LexicalNLI(**options)
+        check_options(spec, LexicalNLI, given)
+        return LexicalNLI(**given)
     if spec.startswith("lexical+"):
-        lexical_options = {k: v for k, v in options.items() if k in _LEXICAL_OPTIONS}
-        model_options = {k: v for k, v in options.items() if k not in _LEXICAL_OPTIONS}
+        lexical_options = {k: v for k, v in given.items() if k in _LEXICAL_OPTIONS}
+        model_options = {k: v for k, v in given.items() if k not in _LEXICAL_OPTIONS}
         model = _model(spec.removeprefix("lexical+"), spec, model_options)
         return CascadeNLI(model, first=LexicalNLI(**lexical_options))
-    return _model(spec, spec, options)
+    return _model(spec, spec, given)

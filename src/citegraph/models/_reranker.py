@@ -33,9 +33,10 @@ import asyncio
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Unpack, cast
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.models._backend_options import RerankerOptions, check_options
 from citegraph.models._hf_common import (
     check_batching,
     classifier_logits,
@@ -250,7 +251,7 @@ class HFTextScorer(_SequenceClassifier):
         return self._run(list(texts), None)
 
 
-def reranker_model(spec: str, **options: Any) -> CrossEncoderReranker:
+def reranker_model(spec: str, **options: Unpack[RerankerOptions]) -> CrossEncoderReranker:
     """Build the cross-encoder reranker ``spec`` names.
 
     Args:
@@ -272,11 +273,6 @@ def reranker_model(spec: str, **options: Any) -> CrossEncoderReranker:
         raise ConfigError(f"unknown reranker spec {spec!r}; expected 'hf:<hub id or path>'")
     if not path.strip():
         raise ConfigError(f"reranker spec {spec!r} has no hub id or path after 'hf:'")
-    allowed = {"batch_size", "device", "max_length", "label_index"}
-    unknown = sorted(set(options) - allowed)
-    if unknown:
-        raise ConfigError(
-            f"unknown option(s) {unknown} for reranker spec {spec!r}; "
-            f"allowed: {', '.join(sorted(allowed))}"
-        )
-    return CrossEncoderReranker(path.strip(), **options)
+    given = cast(dict[str, Any], options)
+    check_options(spec, CrossEncoderReranker, given, what="reranker")
+    return CrossEncoderReranker(path.strip(), **given)

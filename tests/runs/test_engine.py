@@ -1,0 +1,225 @@
+"""The engine on a small task whose records are checked by hand: resume, retry of failed items,
+limit, shard + merge, batching and concurrency, refusal of another config, progress, registry."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from citegraph.errors import ConfigError
+from citegraph.runs import (
+    FAILED,
+    Record,
+    Runtime,
+    Task,
+    finalize,
+    merge_runs,
+    register_task,
+    run_sync,
+    run_task,
+    task_of_run,
+    task_type,
+)
+
+
+class SquareConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int = 6
+    offset: int = 0
+
+
+class Calls:
+    """What the task's model saw: batches, opens and closes, peak concurrency."""
+
+    def __init__(self, fail: set[int] | None = None) -> None:
+        self.batches: list[list[int]] = []
+        self.opened = 0
+        self.closed = 0
+        self.fail = fail or set()
+        self.in_flight = 0
+        self.peak = 0
+
+
+@register_task
+class SquareTask(Task[int, Calls]):
+    """Squares 0..n-1 (plus offset); a value in ``calls.fail`` gives a failed record."""
+
+    name: ClassVar[str] = "testing.square"
+    batch_size: ClassVar[int] = 2
+
+    def __init__(self, config: SquareConfig, calls: Calls) -> None:
+        self.config = config
+        self.calls = calls
+
+    def items(self) -> Sequence[tuple[str, int]]:
+        return [(f"x-{i}", i) for i in range(self.config.n)]
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[Calls]:
+        self.calls.opened += 1
+        try:
+            yield self.calls
+        finally:
+            self.calls.closed += 1
+
+    def open(self, runtime: Runtime) -> Any:
+        return self._open()
+
+    async def work(self, batch: Sequence[int], models: Calls) -> list[Record]:
+        models.batches.append(list(batch))
+        models.in_flight += 1
+        models.peak = max(models.peak, models.in_flight)
+        await asyncio.sleep(0.01)
+        models.in_flight -= 1
+        return [
+            {"id": f"x-{i}", "status": FAILED}
+            if i in models.fail
+            else {"id": f"x-{i}", "value": (i + self.config.offset) ** 2}
+            for i in batch
+        ]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        done = [r for r in records if r.get("status") != FAILED]
+        return {
+            "n": len(done),
+            "total": sum(r["value"] for r in done),
+            "ids": [r["id"] for r in done],
+        }
+
+    @classmethod
+    def order(cls, records: Sequence[Record]) -> list[Record]:
+        return sorted(records, key=lambda r: int(r["id"].split("-")[1]))
+
+    @classmethod
+    def write_outputs(
+        cls, path: Path, records: Sequence[Record], metrics: dict[str, Any], info: dict[str, Any]
+    ) -> None:
+        (path / "report.txt").write_text(f"total {metrics['total']}\n", encoding="utf-8")
+
+
+def run(out: Path, calls: Calls, runtime: Runtime | None = None, **config: int) -> Any:
+    return run_sync(run_task(SquareTask(SquareConfig(**config), calls), out, runtime))
+
+
+def test_a_run_writes_records_metrics_and_outputs(tmp_path: Path) -> None:
+    calls = Calls()
+    outcome = run(tmp_path, calls)
+    # 0 + 1 + 4 + 9 + 16 + 25 = 55, in batches of the task's size 2
+    assert outcome.metrics == {"n": 6, "total": 55, "ids": [f"x-{i}" for i in range(6)]}
+    assert sorted(calls.batches) == [[0, 1], [2, 3], [4, 5]]
+    assert (calls.opened, calls.closed) == (1, 1)
+    assert json.loads((tmp_path / "metrics.json").read_text())["total"] == 55
+    assert (tmp_path / "report.txt").read_text() == "total 55\n"
+    info = json.loads((tmp_path / "run.json").read_text())
+    assert info["task"] == "testing.square"
+    assert info["config"] == {"n": 6, "offset": 0, "task": "testing.square"}
+    assert (outcome.n_resumed, outcome.n_done_now, outcome.n_failed) == (0, 6, 0)
+
+
+def test_limit_then_resume_does_only_the_rest(tmp_path: Path) -> None:
+    first = run(tmp_path, Calls(), Runtime(limit=3))
+    assert first.metrics["total"] == 0 + 1 + 4
+    calls = Calls()
+    second = run(tmp_path, calls, Runtime(batch_size=5))
+    assert calls.batches == [[3, 4, 5]]
+    assert (second.n_resumed, second.n_done_now) == (3, 3)
+    assert second.metrics["total"] == 55
+
+
+def test_failed_items_are_kept_and_retried_alone(tmp_path: Path) -> None:
+    first = run(tmp_path, Calls(fail={2, 4}))
+    assert first.n_failed == 2
+    assert first.metrics["total"] == 55 - 4 - 16
+    calls = Calls()
+    second = run(tmp_path, calls, Runtime(batch_size=1))
+    assert sorted(calls.batches) == [[2], [4]]
+    assert second.n_failed == 0 and second.metrics["total"] == 55
+
+
+def test_another_config_is_refused_naming_what_changed(tmp_path: Path) -> None:
+    run(tmp_path, Calls(), Runtime(limit=1))
+    with pytest.raises(ConfigError, match=r"config\.offset"):
+        run(tmp_path, Calls(), offset=1)
+    overwritten = run(tmp_path, Calls(), Runtime(overwrite=True), offset=1)
+    assert overwritten.metrics["total"] == 1 + 4 + 9 + 16 + 25 + 36
+
+
+def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
+    whole = run(tmp_path / "whole", Calls())
+    shard0 = run(tmp_path / "s0", Calls(), Runtime(shard="0/2"))
+    shard1 = run(tmp_path / "s1", Calls(), Runtime(shard="1/2"))
+    assert [i for i in shard0.items] == [0, 2, 4] and [i for i in shard1.items] == [1, 3, 5]
+    assert shard0.metrics["total"] == 0 + 4 + 16
+    merged = merge_runs([tmp_path / "s1", tmp_path / "s0"], tmp_path / "merged")
+    metrics = finalize(task_of_run(merged.info), merged)
+    assert metrics == whole.metrics
+    assert (tmp_path / "merged" / "report.txt").read_text() == "total 55\n"
+
+
+def test_limit_applies_before_the_shard(tmp_path: Path) -> None:
+    outcome = run(tmp_path, Calls(), Runtime(limit=4, shard="1/2"))
+    assert outcome.items == [1, 3]
+
+
+def test_bad_shard_is_refused() -> None:
+    with pytest.raises(ConfigError, match="i/N"):
+        Runtime(shard="2")
+    with pytest.raises(ConfigError, match="0 <= i < N"):
+        Runtime(shard="2/2")
+
+
+def test_concurrency_bounds_work_calls_in_flight(tmp_path: Path) -> None:
+    calls = Calls()
+    run(tmp_path / "one", calls, Runtime(batch_size=1, concurrency=1), n=8)
+    assert calls.peak == 1
+    calls = Calls()
+    run(tmp_path / "three", calls, Runtime(batch_size=1, concurrency=3), n=8)
+    assert calls.peak == 3
+
+
+def test_progress_counts_resumed_and_new_items(tmp_path: Path) -> None:
+    run(tmp_path, Calls(), Runtime(limit=2))
+    seen: list[tuple[int, int]] = []
+    run(tmp_path, Calls(), Runtime(progress=lambda d, t: seen.append((d, t))))
+    assert seen[0] == (2, 6) and seen[-1] == (6, 6)
+
+
+def test_models_are_closed_when_the_work_fails(tmp_path: Path) -> None:
+    calls = Calls()
+
+    class Broken(SquareTask):
+        async def work(self, batch: Sequence[int], models: Calls) -> list[Record]:
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        run_sync(run_task(Broken(SquareConfig(), calls), tmp_path))
+    assert (calls.opened, calls.closed) == (1, 1)
+
+
+def test_registry_finds_tasks_and_old_runs() -> None:
+    assert task_type("testing.square") is SquareTask
+    assert task_of_run({"config": {"task_name": "testing.square", "task": "nq"}}) is SquareTask
+    with pytest.raises(ConfigError, match="no task named"):
+        task_type("nothing.here")
+    with pytest.raises(ConfigError, match="names no task"):
+        task_of_run({"config": {}})
+
+
+def test_run_sync_refuses_a_running_loop() -> None:
+    async def inside() -> None:
+        async def nothing() -> int:
+            return 1
+
+        with pytest.raises(RuntimeError, match="_async form"):
+            run_sync(nothing())
+
+    asyncio.run(inside())
