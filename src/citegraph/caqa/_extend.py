@@ -27,17 +27,14 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
-from itertools import islice
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from pyoxigraph import NamedNode
 
 from citegraph.caqa._graph import CaqaKG, Grounding
 from citegraph.caqa._query import LogicalQuery, QueryEdge, is_variable
 from citegraph.caqa._types import Extension, Fact
 from citegraph.errors import ConfigError
-from citegraph.kg import _rdf as rdf
 
 UnionPartners = Literal["same-name", "same-type"]
 
@@ -330,18 +327,10 @@ def _try_branch(
 
 def _patterns_at(kg: CaqaKG, answer: str, limit: int) -> Iterator[tuple[bool, str, str]]:
     """``(into_answer, relation, entity)`` for up to ``limit`` facts each way: ``(e, r, ?a)``
-    when ``into_answer``, else ``(?a, r, e)``. Reads the store directly to stop early."""
-    node = rdf.entity_node(answer)
-    if not isinstance(node, NamedNode):
-        return
+    when ``into_answer``, else ``(?a, r, e)``, among the first ``limit`` facts read each way."""
     for outgoing in (True, False):
-        quads = kg.kg.store.quads_for_pattern(
-            node if outgoing else None, None, None if outgoing else node, rdf.FACT_GRAPH
-        )
-        for quad in islice(quads, limit):
-            other = quad.object if outgoing else quad.subject
-            if isinstance(other, NamedNode):
-                yield (not outgoing, kg.relation_id(quad.predicate), rdf.entity_id(other))
+        for s, r, o in kg.ids.edges(answer, outgoing=outgoing, scan=limit):
+            yield (not outgoing, r, o if outgoing else s)
 
 
 _TRIES = {

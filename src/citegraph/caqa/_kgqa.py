@@ -29,7 +29,7 @@ from citegraph.caqa._graph import CaqaKG
 from citegraph.caqa._query import LogicalQuery, QueryEdge, path_query, single
 from citegraph.errors import ConfigError, DataError, KGQueryError
 from citegraph.io import load_json
-from citegraph.kg import _rdf as rdf
+from citegraph.kg import is_qid
 
 NOT_GROUNDED = "not grounded in the local KG"
 ANSWERS_NOT_GROUNDED = "listed answers not among the local answers"
@@ -207,7 +207,7 @@ def read_simplequestions_wd(path: str | Path, *, kg: str | None = None) -> KGQAS
     for lineno, row in _tsv_rows(path):
         subject, prop, obj = row.get("subject", ""), row.get("property", ""), row.get("object", "")
         for field, value in (("subject", subject), ("object", obj)):
-            if not rdf.is_qid(value):
+            if not is_qid(value):
                 raise DataError(
                     f"expected a QID, got {value!r}", path=path, line=lineno, field=field
                 )

@@ -45,11 +45,11 @@ from citegraph.caqa._kgqa import KGQASample, KGQASet
 from citegraph.caqa._query import LogicalQuery, QueryEdge
 from citegraph.errors import DataError
 from citegraph.io import load_json
-from citegraph.kg import _rdf as rdf
+from citegraph.kg import WIKIDATA_DIRECT, WIKIDATA_ENTITY, is_qid
 
 WIKIDATA_PREFIXES = {
-    "wd": rdf.WD,
-    "wdt": rdf.WDT,
+    "wd": WIKIDATA_ENTITY,
+    "wdt": WIKIDATA_DIRECT,
     "p": "http://www.wikidata.org/prop/",
     "ps": "http://www.wikidata.org/prop/statement/",
     "pq": "http://www.wikidata.org/prop/qualifier/",
@@ -116,7 +116,9 @@ def _resolve(kind: str, text: str, prefixes: dict[str, str]) -> str | None:
 
 def _check_body(tokens: list[tuple[str, str]], prefixes: dict[str, str]) -> None:
     iris = [_resolve(k, t, prefixes) for k, t in tokens if k in ("iri", "pname")]
-    if any(i and i.startswith(_STATEMENT_NAMESPACE) and not i.startswith(rdf.WDT) for i in iris):
+    if any(
+        i and i.startswith(_STATEMENT_NAMESPACE) and not i.startswith(WIKIDATA_DIRECT) for i in iris
+    ):
         raise _Unsupported("qualifier (p:/ps:/pq:)")
     words = [t.upper() for k, t in tokens if k == "word"]
     puncts = [t for k, t in tokens if k == "punct"]
@@ -158,12 +160,12 @@ class _Patterns:
         if iri is None:
             raise _Unsupported("unsupported term")
         if predicate:
-            pid = iri[len(rdf.WDT) :] if iri.startswith(rdf.WDT) else ""
+            pid = iri[len(WIKIDATA_DIRECT) :] if iri.startswith(WIKIDATA_DIRECT) else ""
             if not re.fullmatch(r"P[1-9]\d*", pid):
                 raise _Unsupported("unsupported term")
             return pid
-        qid = iri[len(rdf.WD) :] if iri.startswith(rdf.WD) else ""
-        if not rdf.is_qid(qid):
+        qid = iri[len(WIKIDATA_ENTITY) :] if iri.startswith(WIKIDATA_ENTITY) else ""
+        if not is_qid(qid):
             raise _Unsupported("unsupported term")
         return qid
 
@@ -244,9 +246,9 @@ def _result_answers(results: Any, variable: str, path: Path, index: int) -> tupl
         value = str(term.get("value", ""))
         if term.get("type") != "uri":
             return "literal answer"
-        if not (value.startswith(rdf.WD) and rdf.is_qid(value[len(rdf.WD) :])):
+        if not (value.startswith(WIKIDATA_ENTITY) and is_qid(value[len(WIKIDATA_ENTITY) :])):
             return "non-entity answer"
-        answers.append(value[len(rdf.WD) :])
+        answers.append(value[len(WIKIDATA_ENTITY) :])
     return tuple(dict.fromkeys(answers)) if answers else "no answer"
 
 

@@ -28,7 +28,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
-from pyoxigraph import NamedNode
 
 from citegraph.caqa._check import supports
 from citegraph.caqa._extend import ExtendedQuery
@@ -37,7 +36,6 @@ from citegraph.caqa._query import LogicalQuery, QueryEdge, is_variable
 from citegraph.caqa._types import CATEGORIES, Category, Fact, StructuredAttribution
 from citegraph.caqa._walk import Neighbourhoods, same_structure_walk
 from citegraph.errors import ConfigError
-from citegraph.kg import _rdf as rdf
 
 
 class AttributionSet(BaseModel):
@@ -200,13 +198,7 @@ def _answer_range(kg: CaqaKG, query: LogicalQuery) -> set[str]:
     for edge in query.edges:
         if query.answer not in edge.terms():
             continue
-        as_object = edge.object == query.answer
-        pred = NamedNode(kg.relation_iri(edge.relation))
-        here = set()
-        for quad in kg.kg.store.quads_for_pattern(None, pred, None, rdf.FACT_GRAPH):
-            term = quad.object if as_object else quad.subject
-            if isinstance(term, NamedNode):
-                here.add(rdf.entity_id(term))
+        here = kg.ids.relation_ends(edge.relation, objects=edge.object == query.answer)
         found = here if found is None else found & here
     return found or set()
 

@@ -23,14 +23,11 @@ import random
 from collections import defaultdict
 from collections.abc import Sequence
 
-from pyoxigraph import NamedNode
-
 from citegraph.caqa._graph import CaqaKG
 from citegraph.caqa._kgqa import KGQASample
 from citegraph.caqa._query import LogicalQuery, path_query, single, tree_query
 from citegraph.caqa._types import QueryShape
 from citegraph.errors import ConfigError
-from citegraph.kg import _rdf as rdf
 
 SAMPLED_SHAPES: tuple[QueryShape, ...] = ("single", "path", "tree")
 
@@ -43,14 +40,7 @@ class _Index:
     def __init__(self, kg: CaqaKG) -> None:
         out: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         into: dict[str, set[tuple[str, str]]] = defaultdict(set)
-        relation_ids: dict[NamedNode, str] = {}
-        for quad in kg.kg.store.quads_for_pattern(None, None, None, rdf.FACT_GRAPH):
-            s, p, o = quad.subject, quad.predicate, quad.object
-            if not isinstance(s, NamedNode) or not isinstance(o, NamedNode):
-                continue  # literals and blank nodes are not entities a query binds
-            if p not in relation_ids:
-                relation_ids[p] = CaqaKG.relation_id(p)
-            sid, rid, oid = rdf.entity_id(s), relation_ids[p], rdf.entity_id(o)
+        for sid, rid, oid in kg.ids.all_edges():  # literals and blank nodes are not entities
             out[sid][rid].add(oid)
             into[oid].add((sid, rid))
         self.out: _Adjacency = {

@@ -6,11 +6,8 @@ from __future__ import annotations
 import random
 from collections import defaultdict
 
-from pyoxigraph import NamedNode
-
 from citegraph.caqa._graph import CaqaKG
 from citegraph.caqa._types import Fact
-from citegraph.kg import _rdf as rdf
 
 #: Candidate entities the irrelevant walk may try before it gives up.
 WALK_BUDGET = 5_000
@@ -20,33 +17,12 @@ WALK_BUDGET = 5_000
 Neighbourhoods = dict[tuple[str, bool], dict[str, list[str]]]
 
 
-def _relations_between(kg: CaqaKG, subject: str, obj: str) -> list[str]:
-    """Relations of the facts ``(subject, r, obj)``."""
-    s, o = rdf.entity_node(subject), rdf.entity_node(obj)
-    if not isinstance(s, NamedNode) or not isinstance(o, NamedNode):
-        return []
-    quads = kg.kg.store.quads_for_pattern(s, None, o, rdf.FACT_GRAPH)
-    return [kg.relation_id(q.predicate) for q in quads]
-
-
 def _neighbours(kg: CaqaKG, entity: str, outgoing: bool) -> dict[str, list[str]]:
-    """``{other entity: relations}`` over the entity's facts one way (read from the store
-    directly: the walk asks for many neighbourhoods and needs no :class:`Fact` objects)."""
-    node = rdf.entity_node(entity)
+    """``{other entity: relations}`` over the entity's edges one way (the walk asks for many
+    neighbourhoods and needs no :class:`Fact` objects)."""
     out: dict[str, list[str]] = defaultdict(list)
-    if not isinstance(node, NamedNode):
-        return out
-    quads = kg.kg.store.quads_for_pattern(
-        node if outgoing else None, None, None if outgoing else node, rdf.FACT_GRAPH
-    )
-    relation_ids: dict[str, str] = {}
-    for quad in quads:
-        other = quad.object if outgoing else quad.subject
-        if isinstance(other, NamedNode):
-            iri = quad.predicate.value
-            if iri not in relation_ids:
-                relation_ids[iri] = kg.relation_id(quad.predicate)
-            out[rdf.entity_id(other)].append(relation_ids[iri])
+    for s, r, o in kg.ids.edges(entity, outgoing=outgoing):
+        out[o if outgoing else s].append(r)
     return out
 
 
@@ -143,7 +119,7 @@ def same_structure_walk(
         options = [
             (r, flip)
             for flip in flips
-            for r in (_relations_between(kg, o, s) if flip else _relations_between(kg, s, o))
+            for r in (kg.ids.relations_between(o, s) if flip else kg.ids.relations_between(s, o))
             if r not in forbidden
         ]
         if j in rho:
