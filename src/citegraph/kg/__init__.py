@@ -13,6 +13,7 @@ from citegraph.kg._loaders import (
     load_pathquestion_kg,
     load_rdf_kg,
 )
+from citegraph.kg._ondisk import LoadOptions
 from citegraph.kg._oxigraph import OxigraphKG
 from citegraph.kg._protocol import KnowledgeGraph
 from citegraph.kg._rdf import WD as WIKIDATA_ENTITY
@@ -39,6 +40,7 @@ __all__ = [
     "Entity",
     "IdGraph",
     "KnowledgeGraph",
+    "LoadOptions",
     "OpenedKG",
     "OxigraphKG",
     "SparqlClient",

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Unpack
 
-from citegraph.kg._ondisk import ProgressCallback
+from citegraph.kg._ondisk import LoadOptions
 from citegraph.kg._oxigraph import OxigraphKG
 from citegraph.kg._sources import (
     CODEX_SPLITS,
@@ -27,72 +28,54 @@ from citegraph.kg._sources import (
 
 def load_biokalma_kg(
     data_dir: str | Path,
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    progress: ProgressCallback | None = None,
+    **options: Unpack[LoadOptions],
 ) -> OxigraphKG:
     """The BioKaLMA biography KG: every entity of both question files (about 1,076 people).
 
     Args:
         data_dir: The folder that holds ``biokalma/``.
-        cache_dir: Where on-disk stores are cached (default ``$CITEGRAPH_CACHE/kg``).
-        use_cache: ``False`` loads into memory and writes nothing.
-        progress: Receives a message per stage.
+        **options: ``cache_dir``, ``use_cache``, ``progress`` (:class:`LoadOptions`).
     """
     paths = biokalma_source_files(data_dir)
-    return OxigraphKG.from_source(
-        "biokalma", paths, cache_dir=cache_dir, use_cache=use_cache, progress=progress
-    )
+    return OxigraphKG.from_source("biokalma", paths, **options)
 
 
 def load_codex_kg(
     data_dir: str | Path,
     split: Sequence[str] = CODEX_SPLITS,
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    progress: ProgressCallback | None = None,
+    **options: Unpack[LoadOptions],
 ) -> OxigraphKG:
     """The CoDEx-S KG: the triples of the given splits with names, descriptions and types.
 
     Args:
         data_dir: The folder that holds ``codex_s/``.
         split: Which of ``train``, ``valid``, ``test`` to load (all by default).
-        cache_dir: Where on-disk stores are cached (default ``$CITEGRAPH_CACHE/kg``).
-        use_cache: ``False`` loads into memory and writes nothing.
-        progress: Receives a message per stage.
+        **options: ``cache_dir``, ``use_cache``, ``progress`` (:class:`LoadOptions`).
     """
     paths = codex_source_files(data_dir, split)
-    return OxigraphKG.from_source(
-        "codex", paths, cache_dir=cache_dir, use_cache=use_cache, progress=progress
-    )
+    return OxigraphKG.from_source("codex", paths, **options)
 
 
 def load_rdf_kg(
     paths: Iterable[str | Path],
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    progress: ProgressCallback | None = None,
+    **options: Unpack[LoadOptions],
 ) -> OxigraphKG:
     """A KG from RDF files (N-Triples, Turtle, N-Quads, TriG, RDF/XML; format by extension).
 
     Labels come from ``rdfs:label``; see :mod:`citegraph.kg._load_rdf` for the details.
+
+    Args:
+        paths: The files.
+        **options: ``cache_dir``, ``use_cache``, ``progress`` (:class:`LoadOptions`).
     """
     files = rdf_source_files(paths)
-    return OxigraphKG.from_source(
-        "rdf", files, cache_dir=cache_dir, use_cache=use_cache, progress=progress
-    )
+    return OxigraphKG.from_source("rdf", files, **options)
 
 
 def load_pathquestion_kg(
     data_dir: str | Path,
     kb: str = "2h",
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    progress: ProgressCallback | None = None,
+    **options: Unpack[LoadOptions],
 ) -> OxigraphKG:
     """A PathQuestion KB: ``2h`` (for PQ-2H), ``3h`` (PQ-3H), ``pql2`` (PQL-2H) or ``pql3``
     (PQL-3H). Entities and relations keep the KB's names as ids (see
@@ -101,37 +84,26 @@ def load_pathquestion_kg(
     Args:
         data_dir: The folder that holds ``pathquestion/``.
         kb: Which KB.
-        cache_dir: Where on-disk stores are cached (default ``$CITEGRAPH_CACHE/kg``).
-        use_cache: ``False`` loads into memory and writes nothing.
-        progress: Receives a message per stage.
+        **options: ``cache_dir``, ``use_cache``, ``progress`` (:class:`LoadOptions`).
 
     Raises:
         ConfigError: an unknown ``kb``.
         DataNotFoundError: the KB file is missing.
     """
     paths = pathquestion_source_files(data_dir, kb)
-    return OxigraphKG.from_source(
-        "pathquestion", paths, cache_dir=cache_dir, use_cache=use_cache, progress=progress
-    )
+    return OxigraphKG.from_source("pathquestion", paths, **options)
 
 
 def load_grailqa_kg(
     data_dir: str | Path,
-    *,
-    cache_dir: str | Path | None = None,
-    use_cache: bool = True,
-    progress: ProgressCallback | None = None,
+    **options: Unpack[LoadOptions],
 ) -> OxigraphKG:
     """The GrailQA mini KB: the Freebase facts of GrailQA's single-edge questions, with answer
     and topic-entity types (see :mod:`citegraph.kg._load_grailqa`).
 
     Args:
         data_dir: The folder that holds ``derived/`` (and ``kgqa_tog/``).
-        cache_dir: Where on-disk stores are cached (default ``$CITEGRAPH_CACHE/kg``).
-        use_cache: ``False`` loads into memory and writes nothing.
-        progress: Receives a message per stage.
+        **options: ``cache_dir``, ``use_cache``, ``progress`` (:class:`LoadOptions`).
     """
     paths = grailqa_source_files(data_dir)
-    return OxigraphKG.from_source(
-        "grailqa", paths, cache_dir=cache_dir, use_cache=use_cache, progress=progress
-    )
+    return OxigraphKG.from_source("grailqa", paths, **options)

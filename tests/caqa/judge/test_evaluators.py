@@ -143,8 +143,8 @@ def test_attrscore_judge_maps_appendix_c_labels() -> None:
     assert [j.label for j in got] == ["supportive", "irrelevant", "contradictory"]
     prompt = model.requests[0].messages[0].content
     assert "Options: Attributable, Extrapolatory or Contradictory." in prompt
-    with pytest.raises(TypeError):  # the prompt is always attrscore: not an argument
-        AttrScoreJudge(MockChat(), prompt="zero-shot")  # type: ignore[call-arg]
+    with pytest.raises(ConfigError, match="always uses the 'attrscore' prompt"):
+        AttrScoreJudge(MockChat(), prompt="zero-shot")
 
 
 def test_llm_judge_rejects_bad_options() -> None:

@@ -283,6 +283,14 @@ def union_names_differ(query: LogicalQuery, labels: Mapping[str, str]) -> bool:
     return query.operator == "or" and len({entity_name(e, labels) for e in query.entities}) > 1
 
 
+def keeps_question(extension: Extension, extended: LogicalQuery, labels: Mapping[str, str]) -> bool:
+    """Whether the original question also asks the extended query: no extension, or a union of
+    same-name subjects (named alike, so the question reads the same)."""
+    return extension == "none" or (
+        extension == "union" and not union_names_differ(extended, labels)
+    )
+
+
 def _union_question(question: str, query: LogicalQuery, labels: Mapping[str, str]) -> str:
     names = [entity_name(e, labels) for e in query.entities]
     first = names[0]
@@ -320,7 +328,7 @@ def extend_question(
     The new patterns are the extended query's patterns not in the original (else ``added``);
     each is phrased by its own kind, whatever ``extension`` says.
     """
-    if extension == "none" or (extension == "union" and not union_names_differ(extended, labels)):
+    if keeps_question(extension, extended, labels):
         return original_question
     if extension == "union":
         return _union_question(original_question, extended, labels)

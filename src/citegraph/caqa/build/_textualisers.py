@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from functools import cache
 from importlib import resources
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, ParamSpec, Protocol, runtime_checkable
 
 from citegraph.caqa._types import Extension, Fact
 from citegraph.caqa.build._text import (
@@ -30,7 +30,7 @@ from citegraph.caqa.build._text import (
     extend_question,
     join_names,
     question_from_query,
-    union_names_differ,
+    keeps_question,
     verbalise_facts,
 )
 from citegraph.caqa.queries._query import LogicalQuery, is_variable
@@ -40,6 +40,7 @@ from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 #: The prompt version :class:`LLMTextualiser` uses by default.
 BUILD_PROMPT_VERSION = "caqa-build-v1"
 Step = Literal["citation", "question", "answer", "new_question"]
+P = ParamSpec("P")
 Keep = Literal["text", "line", "question"]
 
 
@@ -84,35 +85,25 @@ class Textualiser(Protocol):
         ...
 
 
+def _awaitable(template: Callable[P, str]) -> Callable[P, Coroutine[Any, Any, str]]:
+    """An async twin of a template function (the templates need no model and never wait)."""
+
+    async def twin(*args: P.args, **kwargs: P.kwargs) -> str:
+        return template(*args, **kwargs)
+
+    twin.__doc__ = f":func:`~citegraph.caqa.build._text.{template.__name__}`."
+    return twin
+
+
 class TemplateTextualiser:
     """The deterministic templates of :mod:`citegraph.caqa.build._text` (``caqa-template-v1``)."""
 
     name = "template"
     version = TEMPLATE_VERSION
-
-    async def citation(self, facts: Sequence[Fact], labels: Mapping[str, str]) -> str:
-        """:func:`~citegraph.caqa.build._text.verbalise_facts`."""
-        return verbalise_facts(facts, labels)
-
-    async def question(
-        self,
-        original_question: str,
-        original: LogicalQuery,
-        extended: LogicalQuery,
-        extension: Extension,
-        added: Sequence[Fact],
-        labels: Mapping[str, str],
-    ) -> str:
-        """:func:`~citegraph.caqa.build._text.extend_question`."""
-        return extend_question(original_question, original, extended, extension, added, labels)
-
-    async def answer(self, question: str, answer_names: Sequence[str]) -> str:
-        """:func:`~citegraph.caqa.build._text.answer_statement`."""
-        return answer_statement(question, answer_names)
-
-    async def new_question(self, query: LogicalQuery, labels: Mapping[str, str]) -> str:
-        """:func:`~citegraph.caqa.build._text.question_from_query`."""
-        return question_from_query(query, labels)
+    citation = staticmethod(_awaitable(verbalise_facts))
+    question = staticmethod(_awaitable(extend_question))
+    answer = staticmethod(_awaitable(answer_statement))
+    new_question = staticmethod(_awaitable(question_from_query))
 
 
 # ---------------------------------------------------------------------------- prompts
@@ -294,9 +285,7 @@ class LLMTextualiser:
         labels: Mapping[str, str],
     ) -> str:
         """Table 9: the original question extended to the extended query."""
-        if extension == "none" or (
-            extension == "union" and not union_names_differ(extended, labels)
-        ):
+        if keeps_question(extension, extended, labels):
             return original_question
         fields = {
             "original_question": original_question,

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Sequence
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -182,13 +181,10 @@ def evaluator(
         cache=_cache_for(chat_spec, cache),
         mock_outputs=mock_outputs,
     )
-    make = (
-        AttrScoreJudge
-        if prefix == "attrscore/"
-        else partial(LLMJudge, prompt=prompt or "zero-shot")
-    )
-    return make(
+    judge_type = AttrScoreJudge if prefix == "attrscore/" else LLMJudge
+    return judge_type(
         model,
+        prompt=None if judge_type.fixed_prompt else prompt,
         temperature=temperature,
         seed=seed,
         max_tokens=max_tokens,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from citegraph.caqa._types import CaqaSample
 from citegraph.caqa.judge._evaluator import Judgement, LabelSet
@@ -97,8 +97,9 @@ class LLMJudge:
 
     Args:
         model: The chat model (closed by :meth:`aclose`).
-        prompt: A chat or Alpaca-style judge prompt name (``zero-shot``, ``few-shot``,
-            ``alpaca``, ``attrscore``, ``reference-4way``...); its label set is the judge's.
+        prompt: A chat or Alpaca-style judge prompt name (``zero-shot``, the default,
+            ``few-shot``, ``alpaca``, ``attrscore``, ``reference-4way``...); its label set is the
+            judge's.
         temperature: Sampling temperature (0: greedy, as the paper's GPT runs).
         seed: Sampling seed sent with every request.
         max_tokens: Most tokens per reply.
@@ -108,7 +109,8 @@ class LLMJudge:
         concurrency: Most samples in flight (default: the model's request limit, else 8).
 
     Raises:
-        ConfigError: Unknown prompt, an NLI prompt, an unknown extraction mode or a bad limit.
+        ConfigError: Unknown prompt, an NLI prompt, an unknown extraction mode or a bad limit;
+            a prompt given to a judge whose prompt is fixed (:class:`AttrScoreJudge`).
 
     Example:
         >>> from citegraph.models import MockChat
@@ -117,11 +119,16 @@ class LLMJudge:
         'llm:mock/mock:caqa-table11-gpt-v1'
     """
 
+    #: The prompt used when none is given.
+    default_prompt: ClassVar[str] = "zero-shot"
+    #: Whether the prompt is part of what the judge is (no other may be given).
+    fixed_prompt: ClassVar[bool] = False
+
     def __init__(
         self,
         model: ChatModel,
         *,
-        prompt: str = "zero-shot",
+        prompt: str | None = None,
         temperature: float = 0.0,
         seed: int | None = 0,
         max_tokens: int = 512,
@@ -129,6 +136,10 @@ class LLMJudge:
         extraction: ExtractionMode | CaqaRules = "paper",
         concurrency: int | None = None,
     ) -> None:
+        if prompt is not None and self.fixed_prompt:
+            name = type(self).__name__
+            raise ConfigError(f"{name} always uses the {self.default_prompt!r} prompt")
+        prompt = prompt or self.default_prompt
         if judge_prompt(prompt)["style"] not in ("chat", "alpaca"):
             raise ConfigError(f"judge prompt {prompt!r} is for NLI models; use NLIJudge")
         self.rules = CaqaRules.for_mode(extraction)
@@ -200,32 +211,9 @@ class LLMJudge:
 
 
 class AttrScoreJudge(LLMJudge):
-    """An :class:`LLMJudge` with AttrScore's three-way prompt (``attrscore``; Appendix C map).
+    """An :class:`LLMJudge` with AttrScore's three-way prompt (``attrscore``; Appendix C map),
+    e.g. on ``hf/<path to attrscore-vicuna-13b>`` or a server; its options are
+    :class:`LLMJudge`'s, and the prompt is always ``attrscore``."""
 
-    Args:
-        model: The AttrScore model (e.g. ``hf/<path to attrscore-vicuna-13b>`` or a server).
-        temperature, seed, max_tokens, structured, extraction, concurrency: As for
-            :class:`LLMJudge` (the prompt is always ``attrscore``).
-    """
-
-    def __init__(
-        self,
-        model: ChatModel,
-        *,
-        temperature: float = 0.0,
-        seed: int | None = 0,
-        max_tokens: int = 512,
-        structured: bool = False,
-        extraction: ExtractionMode | CaqaRules = "paper",
-        concurrency: int | None = None,
-    ) -> None:
-        super().__init__(
-            model,
-            prompt="attrscore",
-            temperature=temperature,
-            seed=seed,
-            max_tokens=max_tokens,
-            structured=structured,
-            extraction=extraction,
-            concurrency=concurrency,
-        )
+    default_prompt = "attrscore"
+    fixed_prompt = True

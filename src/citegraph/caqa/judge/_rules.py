@@ -57,22 +57,14 @@ class CaqaRules(BaseModel):
         """
         if isinstance(mode, CaqaRules):
             return mode
-        if mode == "paper":
-            return cls(
-                mode="paper",
-                first_match_labels=False,
-                unparseable="wrong",
-                macro="defined",
-                nli_not_entailed=None,
-                name_suffix="",
-            )
-        if mode == "reference":
-            return cls(
-                mode="reference",
-                first_match_labels=True,
-                unparseable="drop",
-                macro="strict",
-                nli_not_entailed="irrelevant",
-                name_suffix=":reference-extraction",
-            )
-        raise ConfigError(f"unknown extraction mode {mode!r}; use 'paper' or 'reference'")
+        if mode not in ("paper", "reference"):
+            raise ConfigError(f"unknown extraction mode {mode!r}; use 'paper' or 'reference'")
+        reference = mode == "reference"
+        return cls(
+            mode=mode,
+            first_match_labels=reference,
+            unparseable="drop" if reference else "wrong",
+            macro="strict" if reference else "defined",
+            nli_not_entailed="irrelevant" if reference else None,
+            name_suffix=":reference-extraction" if reference else "",
+        )
