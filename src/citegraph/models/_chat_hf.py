@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import importlib.util
 import io
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -28,6 +26,7 @@ from typing import Any, NamedTuple
 from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong
 from citegraph.models._chat_types import ChatMessage, ChatRequest, Generation, Usage
 from citegraph.models._hf_common import (
+    HeldModel,
     effective_max_length,
     load_pretrained,
     quiet_loading,
@@ -147,7 +146,7 @@ def load_causal_lm(
     return LoadedLM(torch, model, tokenizer, source, gguf_file)
 
 
-class HFChat:
+class HFChat(HeldModel):
     """A transformers causal LM answering chat requests (build it with :meth:`load`).
 
     Attributes:
@@ -161,11 +160,7 @@ class HFChat:
     ) -> None:
         self.name = name
         self.endpoint = endpoint
-        self._model: Any = model
-        self._tokenizer: Any = tokenizer
-        self._torch = torch
-        self._device = device
-        self._lock = threading.Lock()
+        self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
 
     @classmethod
     def load(
@@ -280,16 +275,6 @@ class HFChat:
             latency_s=time.perf_counter() - started,
             raw={"prompt_format": "chat_template" if templated else "plain"},
         )
-
-    async def aclose(self) -> None:
-        """Free the model and tokenizer (waits for a running generation to finish)."""
-        await asyncio.to_thread(self._free)
-
-    def _free(self) -> None:
-        with self._lock:
-            self._model = None
-            self._tokenizer = None
-        gc.collect()
 
     def _check_context(self, model: Any, tokenizer: Any, prompt_len: int, max_tokens: int) -> None:
         """Refuse a prompt that does not fit the model's context (instead of generating

@@ -24,13 +24,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._hf_common import (
+    HeldModel,
     effective_max_length,
     load_pretrained,
     quiet_loading,
@@ -117,7 +117,7 @@ def _sentence_transformers_settings(folder: str) -> tuple[int | None, str]:
     return max_seq, pooling
 
 
-class HFEmbeddingModel:
+class HFEmbeddingModel(HeldModel):
     """A transformers encoder producing sentence embeddings (build it with :meth:`load`).
 
     Args:
@@ -150,11 +150,7 @@ class HFEmbeddingModel:
         self.name = name
         self.max_length = max_length
         self.pooling = pooling
-        self._model: Any = model
-        self._tokenizer: Any = tokenizer
-        self._torch = torch
-        self._device = device
-        self._lock = threading.Lock()
+        self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
 
     @classmethod
     def load(

@@ -9,6 +9,7 @@ time per model (a lock guards the model).
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -74,6 +75,48 @@ def load_pretrained(loader: Callable[[str], _T], path: str, what: str) -> _T:
         raise ModelError(f"could not load the {what} from {path!r}{hint}: {exc}") from exc
 
 
+class HeldModel:
+    """A loaded transformers model and its tokenizer, used under one lock.
+
+    The chat model, the LM scorer, the classifiers and the embedding model hold their weights
+    this way; :meth:`aclose` frees them once a running call has finished.
+    """
+
+    _model: Any
+    _tokenizer: Any
+
+    def _hold(self, *, model: Any, tokenizer: Any, torch: Any, device: str) -> None:
+        self._model = model
+        self._tokenizer = tokenizer
+        self._torch: Any = torch
+        self._device = device
+        self._lock = threading.Lock()
+
+    async def aclose(self) -> None:
+        """Free the model and tokenizer (waits for a running call to finish)."""
+        await asyncio.to_thread(self._free)
+
+    def _free(self) -> None:
+        with self._lock:
+            self._model = self._tokenizer = None
+        gc.collect()
+
+
+_In = TypeVar("_In")
+_Out = TypeVar("_Out")
+
+
+async def in_worker_thread(
+    blocking: Callable[[list[_In]], list[_Out]], items: Sequence[_In]
+) -> list[_Out]:
+    """``blocking(items)`` in a worker thread, so the event loop keeps serving other requests
+    while a model runs; no thread for no items."""
+    items = list(items)
+    if not items:
+        return []
+    return await asyncio.to_thread(blocking, items)
+
+
 def check_batching(batch_size: int, max_length: int | None) -> None:
     """Validate the common batching options."""
     if batch_size < 1:
@@ -127,10 +170,7 @@ class HFBackend:
 
     async def entails(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
         """One verdict per pair, in order; runs the model in a worker thread, in batches."""
-        pairs = list(pairs)
-        if not pairs:
-            return []
-        return await asyncio.to_thread(self.entails_sync, pairs)
+        return await in_worker_thread(self.entails_sync, pairs)
 
     def entails_sync(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
         """Blocking version of :meth:`entails` (for scripts and worker processes).

@@ -43,7 +43,6 @@ import asyncio
 import inspect
 import math
 import sys
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._chat_hf import load_causal_lm
-from citegraph.models._hf_common import check_batching, effective_max_length
+from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
 
 __all__ = ["CausalLMScorer", "LMScorer", "TokenScores", "causal_lm_scorer"]
 
@@ -142,7 +141,7 @@ class _Item:
     reason: str | None  # set when nothing is scored
 
 
-class CausalLMScorer:
+class CausalLMScorer(HeldModel):
     """A transformers causal LM scoring token log-probabilities (build it with :meth:`load`).
 
     Args:
@@ -173,16 +172,12 @@ class CausalLMScorer:
             raise ConfigError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
         self._max_batch_tokens = max_batch_tokens
         self.name = name
-        self._model: Any = model
-        self._tokenizer: Any = tokenizer
-        self._torch = torch
-        self._device = device
+        self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
         self._batch_size = batch_size
         self._limit = effective_max_length(max_length or sys.maxsize, tokenizer, model.config)
         self._bos = self._bos_id(tokenizer) if prepend_bos else None
         ids = [tokenizer.pad_token_id, tokenizer.eos_token_id, 0]
         self._pad_id = next(i for i in ids if i is not None)
-        self._lock = threading.Lock()
         # transformers >= 4.50 computes logits only where asked (long prefixes, short answers)
         self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
 
@@ -289,14 +284,6 @@ class CausalLMScorer:
             joined = self._encode(tokenizer, [p + c for p, c in pairs])
             items = [self._pair_item(p, j) for p, j in zip(prefixes, joined, strict=True)]
             return self._run(items, token_logprobs)
-
-    async def aclose(self) -> None:
-        """Free the model (waits for a running call to finish)."""
-        await asyncio.to_thread(self._free)
-
-    def _free(self) -> None:
-        with self._lock:
-            self._model = self._tokenizer = None
 
     def _live(self) -> tuple[Any, Any]:
         if self._model is None or self._tokenizer is None:

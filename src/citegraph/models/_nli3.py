@@ -21,7 +21,6 @@ Backends (both satisfy :class:`NLI3Model`):
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, Unpack, cast, runtime_checkable
@@ -35,6 +34,7 @@ from citegraph.models._hf_common import (
     check_batching,
     classifier_logits,
     effective_max_length,
+    in_worker_thread,
 )
 from citegraph.models._nli_hf import ENTAILMENT_LABELS
 from citegraph.models._nli_lexical import LexicalNLI
@@ -198,10 +198,7 @@ class HFNLI3(HFBackend):
 
     async def probabilities(self, pairs: Sequence[NLIPair]) -> list[NLIProbs]:
         """One vector per pair, in order; runs the model in a worker thread, in batches."""
-        pairs = list(pairs)
-        if not pairs:
-            return []
-        return await asyncio.to_thread(self.probabilities_sync, pairs)
+        return await in_worker_thread(self.probabilities_sync, pairs)
 
     def probabilities_sync(self, pairs: Sequence[NLIPair]) -> list[NLIProbs]:
         """Blocking version of :meth:`probabilities` (for scripts and worker processes).

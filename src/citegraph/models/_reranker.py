@@ -29,8 +29,6 @@ torch and transformers are imported when a model is loaded; when they are missin
 
 from __future__ import annotations
 
-import asyncio
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal, Unpack, cast
@@ -38,9 +36,11 @@ from typing import Any, Literal, Unpack, cast
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import RerankerOptions, check_options
 from citegraph.models._hf_common import (
+    HeldModel,
     check_batching,
     classifier_logits,
     effective_max_length,
+    in_worker_thread,
     load_pretrained,
     quiet_loading,
     require_transformers,
@@ -72,7 +72,7 @@ def _choose_readout(
     return "softmax", label_index
 
 
-class _SequenceClassifier:
+class _SequenceClassifier(HeldModel):
     """A tokenizer and ``AutoModelForSequenceClassification`` reading one number per input."""
 
     _one_label: _OneLabel = "logit"
@@ -104,13 +104,9 @@ class _SequenceClassifier:
             int(config.num_labels), label_index, self._one_label, labels
         )
         self._labels = labels
-        self._torch: Any = torch
-        self._tokenizer: Any = tokenizer
-        self._model: Any = model.to(device).eval()
-        self._device = device
+        self._hold(model=model.to(device).eval(), tokenizer=tokenizer, torch=torch, device=device)
         self._batch_size = batch_size
         self._max_length = effective_max_length(max_length, tokenizer, config)
-        self._lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -131,14 +127,6 @@ class _SequenceClassifier:
     def settings(self) -> dict[str, Any]:
         """What determines the numbers besides the weights, for run records."""
         return {"name": self.name, "readout": self.readout, "max_length": self._max_length}
-
-    async def aclose(self) -> None:
-        """Free the model (waits for a running call to finish)."""
-        await asyncio.to_thread(self._free)
-
-    def _free(self) -> None:
-        with self._lock:
-            self._model = self._tokenizer = None
 
     def _run(self, first: Sequence[str], second: Sequence[str] | None) -> list[float]:
         """Scores of the inputs in order (blocking)."""
@@ -198,10 +186,7 @@ class CrossEncoderReranker(_SequenceClassifier):
 
     async def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """P(relevant) of each ``(query, passage)``, in order (worker thread)."""
-        pairs = list(pairs)
-        if not pairs:
-            return []
-        return await asyncio.to_thread(self.score_sync, pairs)
+        return await in_worker_thread(self.score_sync, pairs)
 
     def score_sync(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """Blocking :meth:`score`.
@@ -235,10 +220,7 @@ class HFTextScorer(_SequenceClassifier):
 
     async def score(self, texts: Sequence[str]) -> list[float]:
         """The score of each text, in order (worker thread)."""
-        texts = list(texts)
-        if not texts:
-            return []
-        return await asyncio.to_thread(self.score_sync, texts)
+        return await in_worker_thread(self.score_sync, texts)
 
     def score_sync(self, texts: Sequence[str]) -> list[float]:
         """Blocking :meth:`score`.
