@@ -74,6 +74,12 @@ def finetune(
 ) -> FinetuneResult:
     """Fine-tune ``config.base`` on ``train`` and save the judge into ``out_dir``.
 
+    Not an engine task: training is one loop whose every step depends on all the steps before it
+    (shuffled epochs, optimizer state), so its items cannot be resumed, retried or sharded one by
+    one, and its output is a model folder rather than per-item records. What the engine offers
+    a run is had here otherwise: the folder is written whole or not at all (renamed into place),
+    and ``citegraph-judge.json`` records the config, data hashes and versions.
+
     Args:
         train: Training samples (``load_caqa_split("train.jsonl")``).
         config: Model, labels and optimisation settings.
