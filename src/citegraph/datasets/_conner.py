@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Literal
 
 from citegraph.conner._types import ConnerSample, Task
-from citegraph.datasets._location import dataset_file, resolve_data_dir
 from citegraph.errors import ConfigError, DataError
+from citegraph.io import dataset_file, resolve_data_dir
 
 __all__ = ["CONNER_FILES", "NO_PASSAGE", "WowSplit", "conner_path", "load_conner", "read_conner"]
 
