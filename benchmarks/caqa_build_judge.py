@@ -18,12 +18,18 @@ import time
 from pathlib import Path
 
 from citegraph.caqa import CaqaBuildConfig, CaqaJudgeConfig, build_caqa, judge_caqa
+from citegraph.runs import Runtime
 from citegraph.testing import FakeOpenAIServer
 
 
-def _build(out: Path, config: CaqaBuildConfig, data_dir: str | None, **kw: object) -> None:
+def _build(
+    out: Path, config: CaqaBuildConfig, data_dir: str | None, runtime: Runtime | None = None
+) -> None:
+    runtime = runtime or Runtime()
     start = time.perf_counter()
-    result = build_caqa(out, config, data_dir=data_dir, cache=False, **kw)  # type: ignore[arg-type]
+    result = build_caqa(
+        out, config, data_dir=data_dir, runtime=runtime.model_copy(update={"cache": False})
+    )
     wall = time.perf_counter() - start
     m = result.metrics
     print(
@@ -49,13 +55,16 @@ def main() -> None:
         _build(root / "b-sample", sampled, args.data_dir)
         _build(root / "b-sq", CaqaBuildConfig(questions="simplequestions-wd"), args.data_dir)
         _build(
-            root / "b-pq", CaqaBuildConfig(questions="pathquestion-2h"), args.data_dir, limit=300
+            root / "b-pq",
+            CaqaBuildConfig(questions="pathquestion-2h"),
+            args.data_dir,
+            Runtime(limit=300),
         )
         with FakeOpenAIServer(reply=lambda body: "A sentence about the facts.") as server:
             llm = CaqaBuildConfig(
                 questions="simplequestions-wd", text="vllm/bench", base_url=server.base_url
             )
-            _build(root / "b-llm", llm, args.data_dir, concurrency=8)
+            _build(root / "b-llm", llm, args.data_dir, Runtime(concurrency=8))
         test = root / "b-sample" / "train.jsonl"
         print(f"\ncaqa judge: {args.judge} samples, server delay {args.delay:.3f} s")
         print(f"{'concurrency':>11} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'samples/s':>10}")
@@ -69,10 +78,7 @@ def main() -> None:
                 result = judge_caqa(
                     root / f"j{level}",
                     config,
-                    limit=n,
-                    batch_size=1,
-                    concurrency=level,
-                    cache=False,
+                    runtime=Runtime(limit=n, batch_size=1, concurrency=level, cache=False),
                 )
                 wall = time.perf_counter() - start
                 assert result.n_samples == n, result.n_samples

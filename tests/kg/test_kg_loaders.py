@@ -10,7 +10,7 @@ from pyoxigraph import RdfFormat
 
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
 from citegraph.kg import OxigraphKG, Triple, load_codex_kg, load_rdf_kg
-from citegraph.kg._loaders import codex_source_files
+from citegraph.kg._sources import codex_source_files
 
 SPLITS = ("train", "valid", "test")
 

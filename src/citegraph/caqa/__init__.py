@@ -1,164 +1,24 @@
 """CAQA: attribution benchmarks built from a KG, and benchmarking attribution evaluators.
 
-Build (§4): KGQA questions with logical queries (:func:`load_kgqa`, or :func:`sample_queries` from
-the KG) -> grounding (:class:`CaqaKG`) -> query extension (:func:`extend_query`) -> supportive /
-insufficient / contradictory / irrelevant subgraphs (:func:`structured_attributions`) -> text
-(:class:`TemplateTextualiser`, :class:`LLMTextualiser`) -> splits (:func:`build_caqa`).
-Judge (§5-6): evaluators (:func:`evaluator`: LLM judges, NLI, AttrScore, fine-tuned classifiers)
--> labels (:func:`extract_label`) -> :func:`evaluator_report` (:func:`judge_caqa`).
+One folder per stage, each with its own face:
+
+- :mod:`citegraph.caqa.queries` (§4.1): KGQA questions with logical queries (:func:`load_kgqa`,
+  or :func:`sample_queries` from the KG) and their grounding (:class:`CaqaKG`);
+- :mod:`citegraph.caqa.build` (§4.2): query extension (:func:`extend_query`) -> supportive /
+  insufficient / contradictory / irrelevant subgraphs (:func:`structured_attributions`) -> text
+  (:class:`TemplateTextualiser`, :class:`LLMTextualiser`) -> splits; :func:`build_caqa` is the
+  ``caqa.build`` task;
+- :mod:`citegraph.caqa.judge` (§5-6): evaluators (:func:`evaluator`: LLM judges, NLI, AttrScore,
+  fine-tuned classifiers) -> labels (:func:`extract_label`) -> :func:`evaluator_report`;
+  :func:`judge_caqa` is the ``caqa.judge`` task; paper vs reference mode is :class:`CaqaRules`;
+- :mod:`citegraph.caqa.finetune` (§5.2): :func:`finetune` an evaluator on a train split.
+
+Every public name of the stages is importable from here too.
 """
 
-from citegraph.caqa._attributionbench import (
-    ATTRIBUTIONBENCH_FILE,
-    attributionbench_path,
-    load_attributionbench,
-)
-from citegraph.caqa._build import (
-    CaqaBuildConfig,
-    CaqaBuildResult,
-    build_caqa,
-    build_caqa_async,
-)
-from citegraph.caqa._check import (
-    answers_over,
-    supports,
-)
-from citegraph.caqa._classifier_judge import (
-    ClassifierJudge,
-    map_class_labels,
-)
-from citegraph.caqa._compare import (
-    compare_runs,
-    load_report,
-    render_comparison,
-)
-from citegraph.caqa._evaluator import (
-    Evaluator,
-    Judgement,
-    LabelSet,
-)
-from citegraph.caqa._evaluator_llm import (
-    UNPARSEABLE,
-    AttrScoreJudge,
-    LLMJudge,
-)
-from citegraph.caqa._evaluator_nli import (
-    NLIJudge,
-)
-from citegraph.caqa._evaluators import (
-    evaluator,
-)
-from citegraph.caqa._extend import (
-    ExtendedQuery,
-    UnionPartners,
-    allowed_extensions,
-    extend_query,
-)
-from citegraph.caqa._finetune import (
-    FinetuneConfig,
-    FinetuneResult,
-    finetune,
-)
-from citegraph.caqa._finetune_loop import (
-    EpochRecord,
-)
-from citegraph.caqa._graph import (
-    CaqaKG,
-    Grounding,
-)
-from citegraph.caqa._human import (
-    read_human_labels,
-    with_human_labels,
-)
-from citegraph.caqa._judge_data import (
-    read_samples,
-)
-from citegraph.caqa._judge_prompts import (
-    chat_messages,
-    judge_prompt,
-    judge_prompt_names,
-    nli_texts,
-    prompt_version,
-)
-from citegraph.caqa._judge_run import (
-    CaqaJudgeConfig,
-    CaqaJudgeResult,
-    judge_caqa,
-    judge_caqa_async,
-)
-from citegraph.caqa._kgqa import (
-    KGQASample,
-    KGQASet,
-    ground_set,
-    load_kgqa,
-    read_grailqa,
-    read_pathquestion,
-    read_simplequestions_wd,
-)
-from citegraph.caqa._kgqa_sparql import (
-    SparqlParse,
-    parse_sparql,
-    read_wikiwebquestions,
-)
-from citegraph.caqa._labels import (
-    ExtractionMode,
-    extract_label,
-)
-from citegraph.caqa._perturb import (
-    AttributionSet,
-    structured_attributions,
-    subject_entities,
-)
-from citegraph.caqa._query import (
-    LogicalQuery,
-    QueryEdge,
-    is_variable,
-    path_query,
-    single,
-    tree_query,
-    union_query,
-)
-from citegraph.caqa._report import (
-    ComplexityScore,
-    EvaluatorCorrelation,
-    EvaluatorReport,
-    HumanAgreement,
-    ReportMode,
-    evaluator_report,
-    pearson_across_evaluators,
-)
-from citegraph.caqa._report_render import (
-    render_report,
-)
-from citegraph.caqa._sampler import (
-    sample_queries,
-)
 from citegraph.caqa._samples_io import (
     load_caqa_split,
     write_samples,
-)
-from citegraph.caqa._splits import (
-    SPLITS,
-    assign_splits,
-    render_statistics,
-    split_of,
-    statistics,
-)
-from citegraph.caqa._text import (
-    TEMPLATE_VERSION,
-    answer_statement,
-    extend_question,
-    question_from_query,
-    verbalise_facts,
-)
-from citegraph.caqa._text_llm import (
-    BUILD_PROMPT_VERSION,
-    EmptyTextError,
-    LLMTextualiser,
-    TemplateTextualiser,
-    Textualiser,
-    render_logical_form,
-    render_subgraph,
 )
 from citegraph.caqa._types import (
     BINARY_LABELS,
@@ -177,6 +37,110 @@ from citegraph.caqa._types import (
     StructuredAttribution,
     to_binary,
 )
+from citegraph.caqa.build import (
+    BUILD_PROMPT_VERSION,
+    SPLITS,
+    TEMPLATE_VERSION,
+    AttributionSet,
+    CaqaBuildConfig,
+    CaqaBuildResult,
+    CaqaBuildTask,
+    EmptyTextError,
+    ExtendedQuery,
+    LLMTextualiser,
+    TemplateTextualiser,
+    Textualiser,
+    UnionPartners,
+    allowed_extensions,
+    answer_statement,
+    assign_splits,
+    build_caqa,
+    build_caqa_async,
+    extend_query,
+    extend_question,
+    question_from_query,
+    render_logical_form,
+    render_statistics,
+    render_subgraph,
+    split_of,
+    statistics,
+    structured_attributions,
+    subject_entities,
+    verbalise_facts,
+)
+from citegraph.caqa.finetune import (
+    ClassifierJudge,
+    EpochRecord,
+    FinetuneConfig,
+    FinetuneResult,
+    finetune,
+    map_class_labels,
+)
+from citegraph.caqa.judge import (
+    ATTRIBUTIONBENCH_FILE,
+    UNPARSEABLE,
+    AttrScoreJudge,
+    CaqaJudgeConfig,
+    CaqaJudgeResult,
+    CaqaJudgeTask,
+    CaqaRules,
+    ComplexityScore,
+    Evaluator,
+    EvaluatorCorrelation,
+    EvaluatorReport,
+    ExtractionMode,
+    HumanAgreement,
+    Judgement,
+    LabelSet,
+    LLMJudge,
+    NLIJudge,
+    ReportMode,
+    attributionbench_path,
+    chat_messages,
+    compare_runs,
+    evaluator,
+    evaluator_report,
+    extract_label,
+    judge_caqa,
+    judge_caqa_async,
+    judge_prompt,
+    judge_prompt_names,
+    load_attributionbench,
+    load_report,
+    nli_texts,
+    pearson_across_evaluators,
+    prompt_version,
+    read_human_labels,
+    read_samples,
+    render_comparison,
+    render_report,
+    with_human_labels,
+)
+from citegraph.caqa.queries import (
+    KGQA_SETS,
+    CaqaKG,
+    Grounding,
+    KGQASample,
+    KGQASet,
+    LogicalQuery,
+    QueryEdge,
+    SparqlParse,
+    answers_over,
+    ground_set,
+    is_variable,
+    load_kgqa,
+    parse_sparql,
+    path_query,
+    read_grailqa,
+    read_pathquestion,
+    read_simplequestions_wd,
+    read_wikiwebquestions,
+    sample_queries,
+    single,
+    supports,
+    tree_query,
+    union_query,
+)
 
 __all__ = [
     "ATTRIBUTIONBENCH_FILE",
@@ -184,6 +148,7 @@ __all__ = [
     "BUILD_PROMPT_VERSION",
     "CATEGORIES",
     "COMPLEXITIES",
+    "KGQA_SETS",
     "QUERY_SHAPES",
     "SHAPE_COMPLEXITY",
     "SPLITS",
@@ -194,9 +159,12 @@ __all__ = [
     "BinaryLabel",
     "CaqaBuildConfig",
     "CaqaBuildResult",
+    "CaqaBuildTask",
     "CaqaJudgeConfig",
     "CaqaJudgeResult",
+    "CaqaJudgeTask",
     "CaqaKG",
+    "CaqaRules",
     "CaqaSample",
     "Category",
     "ClassifierJudge",

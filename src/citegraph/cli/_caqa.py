@@ -21,12 +21,13 @@ from citegraph.caqa import (
     render_report,
     render_statistics,
 )
-from citegraph.cli._console import command_line, console, progress_bar, reports_errors
+from citegraph.cli._console import console, progress_bar, reports_errors
 from citegraph.cli._options import (
     data_dir_option,
+    engine_options,
     options_from_model,
     run_dir_options,
-    runtime_options,
+    runtime_from,
 )
 
 
@@ -37,33 +38,18 @@ def caqa_group() -> None:
 
 @caqa_group.command("build")
 @options_from_model(CaqaBuildConfig, exclude=("categories",))
-@runtime_options
+@engine_options
 @data_dir_option
 @run_dir_options
 @reports_errors
-def build_command(
-    limit: int | None,
-    concurrency: int | None,
-    no_cache: bool,
-    data_dir: Path | None,
-    out: Path,
-    overwrite: bool,
-    **options: Any,
-) -> None:
-    """Build a CAQA benchmark: extended queries, four attribution categories, text, splits."""
-    config = CaqaBuildConfig(**options)
+def build_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
+    """Build a CAQA benchmark: extended queries, four attribution categories, text, splits.
+
+    --shard i/N builds a share of the questions; `citegraph runs merge` of the shards makes the
+    splits from all of them."""
     with progress_bar("building CAQA samples") as update:
-        result = build_caqa(
-            out,
-            config,
-            data_dir=data_dir,
-            limit=limit,
-            concurrency=concurrency,
-            cache=not no_cache,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
-        )
+        runtime = runtime_from(options, overwrite=overwrite, progress=update)
+        result = build_caqa(out, CaqaBuildConfig(**options), data_dir=data_dir, runtime=runtime)
     m = result.metrics
     console.print(render_statistics(m["statistics"]), markup=False, soft_wrap=True)
     console.print(
@@ -79,37 +65,20 @@ def build_command(
 @caqa_group.command("judge")
 @click.argument("data")
 @options_from_model(CaqaJudgeConfig, exclude=("data",))
-@click.option("--batch-size", type=int, default=8, show_default=True, help="Samples per call.")
-@runtime_options
+@engine_options
 @data_dir_option
 @run_dir_options
 @reports_errors
 def judge_command(
-    data: str,
-    batch_size: int,
-    limit: int | None,
-    concurrency: int | None,
-    no_cache: bool,
-    data_dir: Path | None,
-    out: Path,
-    overwrite: bool,
-    **options: Any,
+    data: str, data_dir: Path | None, out: Path, overwrite: bool, **options: Any
 ) -> None:
-    """Judge samples (a CAQA split or 'attributionbench') with an evaluator and score it."""
-    config = CaqaJudgeConfig(data=data, **options)
+    """Judge samples (a CAQA split or 'attributionbench') with an evaluator and score it.
+
+    Samples go to the evaluator in batches of --batch-size (default 8)."""
     with progress_bar("judging") as update:
-        result = judge_caqa(
-            out,
-            config,
-            data_dir=data_dir,
-            limit=limit,
-            batch_size=batch_size,
-            concurrency=concurrency,
-            cache=not no_cache,
-            overwrite=overwrite,
-            command=command_line(),
-            progress=update,
-        )
+        runtime = runtime_from(options, overwrite=overwrite, progress=update)
+        config = CaqaJudgeConfig(data=data, **options)
+        result = judge_caqa(out, config, data_dir=data_dir, runtime=runtime)
     console.print(render_report(result.report), markup=False, highlight=False, soft_wrap=True)
     if result.n_failed:
         console.print(

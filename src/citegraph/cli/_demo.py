@@ -105,14 +105,16 @@ def demo(
     console.rule(f"4. citegraph caqa build + caqa judge --limit {judge} --evaluator {model}")
     built = build_caqa(
         out / "caqa", CaqaBuildConfig(questions="simplequestions-wd"), data_dir=data_dir,
-        overwrite=True,
+        runtime=Runtime(overwrite=True),
     )  # fmt: skip
     console.print(render_statistics(built.metrics["statistics"]), markup=False, soft_wrap=True)
     judge_config = CaqaJudgeConfig(
         data=str(out / "caqa" / "test.jsonl"), evaluator=model, prompt="alpaca", max_tokens=8
     )
     with err_console.status(f"Judging {judge} CAQA samples with {model}..."):
-        judged = judge_caqa(out / "caqa-judge", judge_config, limit=judge, overwrite=True)
+        judged = judge_caqa(
+            out / "caqa-judge", judge_config, runtime=Runtime(limit=judge, overwrite=True)
+        )
     console.print(render_report(judged.report), markup=False, highlight=False, soft_wrap=True)
     console.print(
         f"(raw replies in {out / 'caqa-judge' / 'samples.jsonl'}: a 135M model rarely answers "

@@ -8,8 +8,7 @@ from typing import Any
 import click
 
 from citegraph.cli._console import console, reports_errors
-from citegraph.errors import ConfigError
-from citegraph.runs import RunDir, merge_runs, read_run_info
+from citegraph.runs import RunDir, finalize, merge_runs, read_run_info, task_of_run
 
 
 @click.group("runs")
@@ -25,7 +24,11 @@ def runs_group() -> None:
 @click.option("--overwrite", is_flag=True, help="Replace what --out holds.")
 @reports_errors
 def merge_command(shards: tuple[Path, ...], out: Path, overwrite: bool) -> None:
-    """Merge the shard directories of one run (--shard i/N) and compute its metrics."""
+    """Merge the shard directories of one run (--shard i/N) and compute its metrics.
+
+    Works for the runs of every task: the task named in run.json recomputes metrics.json (and
+    its other output files, such as a built benchmark's splits) from the merged records.
+    """
     run = merge_runs(shards, out, overwrite=overwrite)
     console.print(f"Merged {len(run.records)} samples from {len(shards)} shards into {out}")
     _finalize(run)
@@ -35,24 +38,73 @@ def merge_command(shards: tuple[Path, ...], out: Path, overwrite: bool) -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @reports_errors
 def report_command(run_dir: Path) -> None:
-    """Recompute metrics.json from samples.jsonl (no model needed) and print it."""
+    """Recompute metrics.json from samples.jsonl (no model needed) and print it.
+
+    Works for the runs of every task (kalma, caqa, conner): the task named in run.json
+    aggregates the records, as at the end of the run.
+    """
     info = read_run_info(run_dir)
     run = RunDir.open(run_dir, info["config"], data=info.get("data"))
     _finalize(run)
 
 
 def _finalize(run: RunDir) -> None:
-    task = run.info["config"].get("task")
-    metrics: dict[str, Any]
-    if task == "kalma.run":
+    task = task_of_run(run.info, where=run.path)
+    metrics = finalize(task, run)
+    if task.name.startswith("kalma.") and "details" in metrics:
         from citegraph.cli._kalma import print_metrics
-        from citegraph.kalma import finalize_run
 
-        metrics = finalize_run(run)
         print_metrics(metrics)
     else:
-        raise ConfigError(f"{run.path}: no report for runs of task {task!r}")
+        print_summary(task.name, metrics)
     console.print(f"Wrote {run.path / 'metrics.json'}")
+
+
+def print_summary(task: str, metrics: dict[str, Any]) -> None:
+    """The scalar figures of any task's ``metrics.json`` as a two-column table."""
+    from rich.table import Table
+
+    table = Table(title=f"{task}: metrics.json")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for name, value in scalar_figures(metrics).items():
+        table.add_row(name, _number(value))
+    console.print(table)
+
+
+def scalar_figures(metrics: dict[str, Any], kind: str = "micro") -> dict[str, float | int | None]:
+    """The headline numbers of a ``metrics.json``: top-level numbers, and for a metric that is
+    a dict, its ``kind`` (micro / macro), ``mean`` or ``value`` entry. Setup, config and
+    bookkeeping sections are left out."""
+    out: dict[str, float | int | None] = {}
+    for name, value in metrics.items():
+        if name in _NOT_FIGURES:
+            continue
+        if _is_number(value):
+            out[name] = value
+        elif isinstance(value, dict):
+            for key in (kind, "mean", "value", "f1"):
+                inner = value.get(key, _MISSING)
+                if inner is None or (
+                    isinstance(inner, int | float) and not isinstance(inner, bool)
+                ):
+                    out[name] = inner
+                    break
+    return out
+
+
+_MISSING = object()
+_NOT_FIGURES = frozenset({"config", "setup", "details", "unmeasured", "notes", "how", "seconds"})
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _number(value: float | int | None) -> str:
+    if value is None:
+        return "unmeasured"
+    return str(value) if isinstance(value, int) else f"{value:.4g}"
 
 
 _COMPARE = ("alignment", "correctness", "precision", "recall", "f1", "na_precision", "na_recall")
@@ -67,22 +119,48 @@ _COMPARE = ("alignment", "correctness", "precision", "recall", "f1", "na_precisi
 )
 @click.option("--kind", type=click.Choice(["micro", "macro"]), default="micro", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@reports_errors
 def compare_command(run_dirs: tuple[Path, ...], kind: str, as_json: bool) -> None:
-    """Side-by-side table of finished runs (Tables 5 and 7, Figures 4 and 5 of the paper).
+    """Side-by-side table of finished runs of any task.
 
-    Each row is one run's metrics.json: the citation metrics, [NA] metrics and text-quality
-    means, with what differs between the runs (split, model, removed facts, retrieval accuracy).
+    KaLMA runs (Tables 5 and 7, Figures 4 and 5 of the paper): the citation metrics, [NA]
+    metrics and text-quality means, with what differs between the runs (split, model, removed
+    facts, retrieval accuracy). Runs of other tasks (caqa judge, conner score...): the headline
+    figures of each metrics.json (micro or macro where a metric has both, else its mean).
     """
     import json
-
-    from rich.table import Table
 
     rows = []
     for path in run_dirs:
         metrics_file = path / "metrics.json"
         if not metrics_file.is_file():
             raise click.BadParameter(f"{path} has no metrics.json (run `citegraph runs report`)")
-        rows.append((path, json.loads(metrics_file.read_text(encoding="utf-8"))))
+        task = task_of_run(read_run_info(path), where=path).name
+        rows.append((path, task, json.loads(metrics_file.read_text(encoding="utf-8"))))
+    if all(task.startswith("kalma.") for _, task, _ in rows):
+        _compare_kalma([(p, m) for p, _, m in rows], kind, as_json)
+        return
+    figures = [(p, t, scalar_figures(m, kind)) for p, t, m in rows]
+    names = list(dict.fromkeys(name for _, _, f in figures for name in f))
+    if as_json:
+        out = [{"run": str(p), "task": t} | {n: f.get(n) for n in names} for p, t, f in figures]
+        click.echo(json.dumps(out, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{kind} where a metric has micro and macro; '-' where a run lacks it")
+    for column in ("run", "task", *names):
+        table.add_column(column, justify="left" if column in ("run", "task") else "right")
+    for path, task, f in figures:
+        table.add_row(str(path), task, *(_number(f[n]) if n in f else "-" for n in names))
+    console.print(table)
+
+
+def _compare_kalma(rows: list[tuple[Path, dict[str, Any]]], kind: str, as_json: bool) -> None:
+    import json
+
+    from rich.table import Table
+
     if as_json:
         out = [
             {"run": str(p), "setting": _setting(m)} | {n: m.get(n, {}).get(kind) for n in _COMPARE}

@@ -1,4 +1,4 @@
-"""Dataset loaders and typed records; data location and download."""
+"""Dataset loaders and typed records; data location (from :mod:`citegraph.io`) and download."""
 
 from citegraph.datasets._answers import AnswerRecord, GoldRecord, read_answers, read_gold
 from citegraph.datasets._biokalma import (
@@ -21,7 +21,7 @@ from citegraph.datasets._conner import (
     read_conner,
 )
 from citegraph.datasets._fetch import SOURCES, fetch_datasets
-from citegraph.datasets._location import (
+from citegraph.io import (
     DATA_ENV,
     dataset_file,
     default_download_dir,

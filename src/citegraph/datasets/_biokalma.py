@@ -19,9 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.datasets._location import dataset_file, resolve_data_dir
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
-from citegraph.io import load_json
+from citegraph.io import dataset_file, load_json, resolve_data_dir
 from citegraph.kg import Entity, Subgraph
 
 Split = Literal["general", "specific"]

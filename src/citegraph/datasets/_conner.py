@@ -26,8 +26,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.datasets._location import dataset_file, resolve_data_dir
 from citegraph.errors import ConfigError, DataError
+from citegraph.io import dataset_file, resolve_data_dir
 
 __all__ = [
     "CONNER_FILES",

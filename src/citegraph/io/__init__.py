@@ -1,6 +1,7 @@
 """Small I/O helpers every package uses.
 
-Files: atomic writes, JSON / JSONL / CSV readers whose errors name the file, line and field.
+Data: where the datasets live (``resolve_data_dir``). Files: atomic writes, JSON / JSONL / CSV
+readers whose errors name the file, line and field.
 Caches: the cache root (``$CITEGRAPH_CACHE``) and a thread-safe SQLite cache with JSON values
 keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff shared by the
 chat client and the SPARQL client.
@@ -9,6 +10,12 @@ chat client and the SPARQL client.
 from citegraph.io._atomic import atomic_write
 from citegraph.io._cache_dir import CACHE_ENV, cache_root
 from citegraph.io._csv_file import read_csv_file
+from citegraph.io._data_dir import (
+    DATA_ENV,
+    dataset_file,
+    default_download_dir,
+    resolve_data_dir,
+)
 from citegraph.io._http_retry import (
     SNIPPET_CHARS,
     RetryHold,
@@ -24,6 +31,7 @@ from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
 
 __all__ = [
     "CACHE_ENV",
+    "DATA_ENV",
     "SNIPPET_CHARS",
     "RetryHold",
     "SQLiteCache",
@@ -32,11 +40,14 @@ __all__ = [
     "cache_key",
     "cache_root",
     "canonical_json",
+    "dataset_file",
+    "default_download_dir",
     "iter_jsonl",
     "load_json",
     "parse_retry_after",
     "read_csv_file",
     "read_jsonl_tolerant",
+    "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",
     "snippet",

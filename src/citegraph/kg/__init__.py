@@ -1,5 +1,11 @@
-"""Knowledge-graph layer: typed records, the :class:`KnowledgeGraph` protocol and its backends."""
+"""Knowledge-graph layer: typed records, the :class:`KnowledgeGraph` protocol and its backends.
 
+Label level (KaLMA, CONNER): :class:`KnowledgeGraph` over the embedded :class:`OxigraphKG` or a
+remote :class:`SparqlEndpointKG`. Id level (CAQA): :class:`IdGraph` (``OxigraphKG.ids``), with
+Wikidata's IRI namespaces (:data:`WIKIDATA_ENTITY`, :data:`WIKIDATA_DIRECT`) and :func:`is_qid`.
+"""
+
+from citegraph.kg._id_graph import IdGraph
 from citegraph.kg._loaders import (
     load_biokalma_kg,
     load_codex_kg,
@@ -7,11 +13,16 @@ from citegraph.kg._loaders import (
     load_pathquestion_kg,
     load_rdf_kg,
 )
+from citegraph.kg._ondisk import LoadOptions
 from citegraph.kg._oxigraph import OxigraphKG
 from citegraph.kg._protocol import KnowledgeGraph
+from citegraph.kg._rdf import WD as WIKIDATA_ENTITY
+from citegraph.kg._rdf import WDT as WIKIDATA_DIRECT
+from citegraph.kg._rdf import is_qid
 from citegraph.kg._sparql_client import SparqlClient
 from citegraph.kg._sparql_config import (
     SparqlClientConfig,
+    SparqlOptions,
     qlever_wikidata,
     user_agent_for,
     virtuoso,
@@ -24,15 +35,21 @@ from citegraph.kg._types import Entity, Subgraph, Triple
 
 __all__ = [
     "KALMA_RELATION_NAMES",
+    "WIKIDATA_DIRECT",
+    "WIKIDATA_ENTITY",
     "Entity",
+    "IdGraph",
     "KnowledgeGraph",
+    "LoadOptions",
     "OpenedKG",
     "OxigraphKG",
     "SparqlClient",
     "SparqlClientConfig",
     "SparqlEndpointKG",
+    "SparqlOptions",
     "Subgraph",
     "Triple",
+    "is_qid",
     "load_biokalma_kg",
     "load_codex_kg",
     "load_grailqa_kg",

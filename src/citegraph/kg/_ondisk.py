@@ -21,7 +21,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from pyoxigraph import Quad, Store
 
@@ -31,6 +31,18 @@ from citegraph.kg._rdf import SCHEMA_VERSION
 
 #: Receives one human-readable message per stage of a load; the CLI renders it.
 ProgressCallback = Callable[[str], None]
+
+
+class LoadOptions(TypedDict, total=False):
+    """How a dataset KG is loaded (the ``load_*_kg`` functions, :meth:`OxigraphKG.from_source`)."""
+
+    cache_dir: str | Path | None
+    """Where on-disk stores are cached (default ``$CITEGRAPH_CACHE/kg``)."""
+    use_cache: bool
+    """``False`` loads into memory and writes nothing (default ``True``)."""
+    progress: ProgressCallback | None
+    """Receives a message per stage."""
+
 
 MARKER = "COMPLETE.json"
 STORE_DIR = "store"

@@ -16,12 +16,23 @@ from pathlib import Path
 
 from pyoxigraph import BlankNode, NamedNode, Quad, Store
 
-from citegraph.errors import KGError, KGQueryError
+from citegraph.errors import ConfigError, KGError, KGQueryError
 from citegraph.kg import _rdf as rdf
-from citegraph.kg._ondisk import ProgressCallback, count_facts
+from citegraph.kg._id_graph import IdGraph
+from citegraph.kg._ondisk import (
+    STORE_DIR,
+    ProgressCallback,
+    build_entry,
+    count_facts,
+    default_cache_dir,
+    hash_sources,
+    read_marker,
+)
 from citegraph.kg._oxigraph_view import StoreView
 from citegraph.kg._rdf import FACT_GRAPH, Node
+from citegraph.kg._sources import source_loader
 from citegraph.kg._types import Entity, Subgraph, Triple
+from citegraph.kg._writer import triples_to_quads
 
 
 class OxigraphKG(StoreView):
@@ -49,6 +60,7 @@ class OxigraphKG(StoreView):
         #: The cache entry directory, for stores opened from disk.
         self.path = path
         self._n_facts = n_facts
+        self._ids: IdGraph | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -61,8 +73,6 @@ class OxigraphKG(StoreView):
     @classmethod
     def open(cls, entry: str | Path) -> OxigraphKG:
         """Open a complete on-disk cache entry (``<cache_dir>/<hash>/``) read-only."""
-        from citegraph.kg._ondisk import STORE_DIR, read_marker
-
         entry = Path(entry)
         marker = read_marker(entry)
         if marker is None:
@@ -90,7 +100,8 @@ class OxigraphKG(StoreView):
         """Load source files with a registered loader, through the on-disk cache.
 
         Args:
-            kind: The loader: ``"biokalma"``, ``"codex"`` or ``"rdf"`` (N-Triples, Turtle, ...).
+            kind: The loader: ``"biokalma"``, ``"codex"``, ``"pathquestion"``, ``"grailqa"`` or
+                ``"rdf"`` (N-Triples, Turtle, ...); see :mod:`citegraph.kg._sources`.
             paths: The source files (see the loader for what each expects).
             cache_dir: Where cache entries live; default ``$CITEGRAPH_CACHE/kg`` or
                 ``~/.cache/citegraph/kg``.
@@ -101,15 +112,37 @@ class OxigraphKG(StoreView):
             The store; ``imported`` says whether this call imported or reused a cache entry.
 
         Raises:
+            ConfigError: an unknown ``kind``, or no files.
             DataError: a source file is malformed (the message names the file and line).
             DataNotFoundError: a source file is missing.
         """
-        from citegraph.kg._loaders import open_source
-
-        return open_source(
-            kind, [Path(p) for p in paths], cache_dir=cache_dir, use_cache=use_cache,
-            progress=progress,
-        )  # fmt: skip
+        loader = source_loader(kind)
+        files = [Path(p) for p in paths]
+        if not files:
+            raise ConfigError(f"no source files given for the {kind} loader")
+        source_hash = hash_sources(loader.name, loader.version, files)
+        if not use_cache:
+            if progress:
+                progress(f"loading {kind} into memory ({len(files)} files)")
+            return cls.in_memory(loader.read(files), source_hash=source_hash)
+        root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
+        entry = root / source_hash
+        imported = False
+        if read_marker(entry) is None:
+            if progress:
+                progress(f"importing {kind} ({len(files)} files) into {entry}")
+            meta = {
+                "loader": loader.name,
+                "loader_version": loader.version,
+                "files": [p.name for p in files],
+            }
+            build_entry(root, source_hash, loader.read(files), meta, progress)
+            imported = True
+        elif progress:
+            progress(f"opening cached {kind} store {entry}")
+        kg = cls.open(entry)
+        kg.imported = imported
+        return kg
 
     def to_memory(self) -> OxigraphKG:
         """A writable in-memory copy (use it to add or remove facts from a cached store)."""
@@ -130,6 +163,13 @@ class OxigraphKG(StoreView):
     def store(self) -> Store:
         """The underlying pyoxigraph store (for SPARQL with ``substitutions``)."""
         return self._store
+
+    @property
+    def ids(self) -> IdGraph:
+        """Id-level reads: entities and relations by id, facts as id triples (CAQA's view)."""
+        if self._ids is None:
+            self._ids = IdGraph(self._store)
+        return self._ids
 
     def __len__(self) -> int:
         """Number of facts (default-graph triples)."""
@@ -259,8 +299,6 @@ class OxigraphKG(StoreView):
             KGError: the store is a read-only cache (use :meth:`to_memory`), or an id cannot be
                 an IRI.
         """
-        from citegraph.kg._writer import triples_to_quads
-
         if self.read_only:
             raise KGError("this KG is a read-only on-disk cache; call to_memory() to change it")
         quads, relations = triples_to_quads(self, triples)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -30,6 +30,7 @@ from citegraph.errors import ConfigError
 __all__ = [
     "DEFAULT_USER_AGENT",
     "SparqlClientConfig",
+    "SparqlOptions",
     "qlever_wikidata",
     "user_agent_for",
     "virtuoso",
@@ -135,12 +136,27 @@ class SparqlClientConfig(BaseModel):
             )
 
 
+class SparqlOptions(TypedDict, total=False):
+    """The :class:`SparqlClientConfig` fields a preset's caller may set (see the fields)."""
+
+    require_contact: bool
+    method: Literal["GET", "POST"]
+    max_concurrency: int
+    connect_timeout: float
+    read_timeout: float
+    max_retries: int
+    max_retry_wait: float
+    backoff_base: float
+    cache_path: str | Path | None
+    cache_max_age: float | None
+
+
 def _preset(
     endpoint: str,
     contact: str | None,
     user_agent_: str | None,
-    defaults: dict[str, Any],
-    overrides: dict[str, Any],
+    defaults: SparqlOptions,
+    overrides: SparqlOptions,
 ) -> SparqlClientConfig:
     if contact is not None and user_agent_ is not None:
         raise ConfigError("give either contact or user_agent, not both")
@@ -155,7 +171,7 @@ def _preset(
 
 
 def wikidata(
-    contact: str | None = None, *, user_agent: str | None = None, **overrides: Any
+    contact: str | None = None, *, user_agent: str | None = None, **overrides: Unpack[SparqlOptions]
 ) -> SparqlClientConfig:
     """Config for the Wikidata Query Service: one request at a time, contact required.
 
@@ -167,19 +183,23 @@ def wikidata(
     Raises:
         ConfigError: no contact information was given (Wikimedia's User-Agent policy).
     """
-    defaults = {"max_concurrency": 1, "require_contact": True}
+    defaults: SparqlOptions = {"max_concurrency": 1, "require_contact": True}
     return _preset(WIKIDATA_URL, contact, user_agent, defaults, overrides)
 
 
 def qlever_wikidata(
-    contact: str | None = None, *, user_agent: str | None = None, **overrides: Any
+    contact: str | None = None, *, user_agent: str | None = None, **overrides: Unpack[SparqlOptions]
 ) -> SparqlClientConfig:
     """Config for QLever's Wikidata endpoint (contact optional but polite)."""
     return _preset(QLEVER_WIKIDATA_URL, contact, user_agent, {"max_concurrency": 2}, overrides)
 
 
 def virtuoso(
-    url: str, contact: str | None = None, *, user_agent: str | None = None, **overrides: Any
+    url: str,
+    contact: str | None = None,
+    *,
+    user_agent: str | None = None,
+    **overrides: Unpack[SparqlOptions],
 ) -> SparqlClientConfig:
     """Config for a Virtuoso (or any SPARQL 1.1) endpoint at ``url``."""
     return _preset(url, contact, user_agent, {}, overrides)

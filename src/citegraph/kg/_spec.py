@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from citegraph.errors import ConfigError
-from citegraph.io import cache_root
+from citegraph.io import cache_root, resolve_data_dir
 from citegraph.kg._load_pathquestion import PATHQUESTION_KBS
 from citegraph.kg._loaders import (
     load_biokalma_kg,
@@ -72,8 +72,6 @@ def open_kg(
         ConfigError: unknown spec, or Wikidata without a contact.
         DataNotFoundError: the dataset files are missing (the message says how to fetch them).
     """
-    from citegraph.datasets import resolve_data_dir
-
     spec = spec.strip()
     if spec in ("biokalma", "codex-s"):
         root = resolve_data_dir(data_dir)

@@ -1,23 +1,21 @@
-"""Turning :class:`~citegraph.kg.Triple` records into quads for :meth:`OxigraphKG.add_triples`."""
+"""Turning :class:`~citegraph.kg.Triple` records into quads for :meth:`OxigraphKG.add_triples`
+(the store is read through its :class:`StoreView`, to add only the labels it lacks)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode, Quad
 
 from citegraph.errors import KGError
 from citegraph.kg import _rdf as rdf
+from citegraph.kg._oxigraph_view import StoreView
 from citegraph.kg._rdf import Node, Term
 from citegraph.kg._types import Triple
 
-if TYPE_CHECKING:
-    from citegraph.kg._oxigraph import OxigraphKG
-
 
 def triples_to_quads(
-    kg: OxigraphKG, triples: Iterable[Triple]
+    kg: StoreView, triples: Iterable[Triple]
 ) -> tuple[list[Quad], list[tuple[NamedNode, str]]]:
     """The fact quads of ``triples`` plus the label and property quads the store still lacks.
 

@@ -1,0 +1,93 @@
+"""What a build's records become: the train / dev / test files, Table 4 and the build metrics.
+
+Everything here reads the question records of ``samples.jsonl`` alone (no KG, no model), so a
+build split over machines (``--shard``) and merged (``citegraph runs merge``) is split by
+question over all its questions and writes the same files as one unsharded build. The files list
+questions in natural id order (``sqwd-codex-s:2`` before ``sqwd-codex-s:10``), each question's
+samples in category order, whatever order the questions finished in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from citegraph.caqa._samples_io import write_samples
+from citegraph.caqa._types import CaqaSample
+from citegraph.caqa.build._splits import assign_splits, render_statistics, statistics
+from citegraph.io import atomic_write
+from citegraph.runs import FAILED, Record
+
+#: Counted by kind: the entity in a reason is kept in the question's record only.
+_ENTITY_IN_REASON = re.compile(r"\b(answer|replacement) (?!entit)\S+")
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """A sort key that orders the digit runs of ``text`` by number (``q2`` before ``q10``)."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(text)
+        if part
+    )
+
+
+def by_question(records: Sequence[Record]) -> list[Record]:
+    """The question records in natural id order."""
+    return sorted(records, key=lambda r: natural_key(str(r.get("id"))))
+
+
+def samples_by_split(
+    records: Sequence[Record], fractions: tuple[float, float, float], seed: int
+) -> dict[str, list[CaqaSample]]:
+    """The samples of the finished questions, by split (each question's group goes to one)."""
+    samples = [
+        CaqaSample.model_validate(s)
+        for r in by_question(records)
+        if r.get("status") == "ok"
+        for s in r.get("samples", [])
+    ]
+    return assign_splits(samples, fractions, seed)
+
+
+def build_metrics(
+    records: Sequence[Record], by_split: dict[str, list[CaqaSample]]
+) -> dict[str, Any]:
+    """The build's metrics from its question records: what was built, skipped, failed and why."""
+    records = by_question(records)
+    status = Counter(r.get("status") for r in records)
+    unavailable: Counter[str] = Counter()
+    for r in records:
+        for category, reason in (r.get("unavailable") or {}).items():
+            kind = _ENTITY_IN_REASON.sub(r"\1 <entity>", reason)
+            unavailable[f"{category}: {kind}"] += 1
+    ok = [r for r in records if r.get("status") == "ok"]
+    return {
+        "n_samples": sum(len(part) for part in by_split.values()),
+        "records": {
+            "ok": status.get("ok", 0),
+            "skipped": status.get("skipped", 0),
+            "failed": status.get(FAILED, 0),
+        },
+        "skipped": dict(Counter(r["reason"] for r in records if r.get("status") == "skipped")),
+        "failed": [
+            {"id": r["id"], "error": r.get("error")} for r in records if r.get("status") == FAILED
+        ],
+        "extensions": dict(Counter(r.get("extension") for r in ok)),
+        "extensions_drawn": dict(Counter(r.get("extension_drawn") for r in ok)),
+        "unavailable": dict(unavailable.most_common()),
+        "statistics": statistics(by_split),
+    }
+
+
+def write_build_files(path: Path, by_split: dict[str, list[CaqaSample]]) -> None:
+    """``train.jsonl``, ``dev.jsonl``, ``test.jsonl``, ``stats.md`` and ``stats.json``."""
+    for split, part in by_split.items():
+        write_samples(path / f"{split}.jsonl", part)
+    table = statistics(by_split)
+    atomic_write(path / "stats.md", render_statistics(table))
+    atomic_write(path / "stats.json", json.dumps(table, indent=2) + "\n")

@@ -1,0 +1,31 @@
+"""What ``caqa judge`` reads: a CAQA split (or any JSONL of samples), or ``attributionbench``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from citegraph.caqa._samples_io import load_caqa_split
+from citegraph.caqa._types import CaqaSample
+from citegraph.caqa.judge._attributionbench import attributionbench_path, load_attributionbench
+from citegraph.io import resolve_data_dir
+from citegraph.runs import sha256_file
+
+ATTRIBUTIONBENCH = "attributionbench"
+
+
+def read_samples(data: str, *, data_dir: str | Path | None = None) -> tuple[list[CaqaSample], str]:
+    """The samples named by ``data`` and the SHA-256 of the file they came from.
+
+    Args:
+        data: ``attributionbench`` (the human-labelled dev set in the data directory) or a path
+            to a JSONL of :class:`CaqaSample` (a ``caqa build`` split).
+        data_dir: Where the datasets are (for ``attributionbench``).
+
+    Raises:
+        DataNotFoundError: the file is missing.
+        DataError: a bad line (the message names the file, line and field).
+    """
+    if data == ATTRIBUTIONBENCH:
+        path = attributionbench_path(resolve_data_dir(data_dir))
+        return load_attributionbench(path), sha256_file(path)
+    return load_caqa_split(data), sha256_file(data)
