@@ -119,3 +119,25 @@ def test_cli_generate_in_shards(data_dir: Path, tmp_path: Path) -> None:
         main, ["conner", "generate", *common, "--shard", "2/2", "--out", str(tmp_path / "x")]
     )
     assert bad.exit_code != 0 and "0 <= i < N" in bad.output
+
+
+def test_cli_score_in_shards_then_runs_merge_and_report(data_dir: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    common = ["conner", "score", "gold", "--task", "wow", "--metrics", "factuality"]
+    common += ["--data-dir", str(data_dir), "--limit", "5"]
+    for out, extra in (("whole", []), ("s0", ["--shard", "0/2"]), ("s1", ["--shard", "1/2"])):
+        result = runner.invoke(main, [*common, *extra, "--out", str(tmp_path / out)])
+        assert result.exit_code == 0, result.output
+    merged = tmp_path / "merged"
+    result = runner.invoke(main, ["runs", "merge", str(tmp_path / "s0"), str(tmp_path / "s1")])
+    assert result.exit_code != 0  # --out is required
+    result = runner.invoke(
+        main, ["runs", "merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--out", str(merged)]
+    )
+    assert result.exit_code == 0, result.output
+    whole = json.loads((tmp_path / "whole" / "metrics.json").read_text())
+    whole.pop("seconds")
+    assert json.loads((merged / "metrics.json").read_text()) == whole
+    result = runner.invoke(main, ["runs", "report", str(tmp_path / "whole")])
+    assert result.exit_code == 0, result.output
+    assert json.loads((tmp_path / "whole" / "metrics.json").read_text()) == whole
