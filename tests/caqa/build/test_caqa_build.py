@@ -99,7 +99,9 @@ def test_kgqa_sets_build_and_resume(tmp_path: Path, data_dir: Path) -> None:
     again = build_caqa(tmp_path / "sq", config, data_dir=data_dir)
     assert again.n_resumed == 96 and again.n_samples == first.n_samples
     pq = build_caqa(
-        tmp_path / "pq", CaqaBuildConfig(questions="pathquestion-2h"), data_dir=data_dir,
+        tmp_path / "pq",
+        CaqaBuildConfig(questions="pathquestion-2h"),
+        data_dir=data_dir,
         runtime=Runtime(limit=40),
     )
     kinds = Counter(s.complexity for s in _all_samples(tmp_path / "pq"))

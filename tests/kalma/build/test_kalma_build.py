@@ -255,4 +255,3 @@ def test_shards_merge_to_the_single_build(kg_dir, tmp_path) -> None:
                  "complex_question_graph.json", "stats.json", "human_check.csv"):  # fmt: skip
         merged_file = (tmp_path / "merged" / name).read_text()
         assert merged_file == (tmp_path / "whole" / name).read_text(), name
-

@@ -29,8 +29,8 @@ from citegraph.caqa.build._text import (
     answer_statement,
     extend_question,
     join_names,
-    question_from_query,
     keeps_question,
+    question_from_query,
     verbalise_facts,
 )
 from citegraph.caqa.queries._query import LogicalQuery, is_variable

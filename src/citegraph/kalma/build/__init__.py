@@ -2,12 +2,38 @@
 name disambiguation, evolutionary question generation, and the ``kalma.build`` task."""
 
 from citegraph.kalma.build._config import BuildConfig
-from citegraph.kalma.build._pairs import PERSON_RELATIONS, PersonPair, filter_complete, is_complete_name, read_pairs_csv, sample_pairs
-from citegraph.kalma.build._disambiguate import Resolution, disambiguate, disambiguate_many, resolution_counts
+from citegraph.kalma.build._disambiguate import (
+    Resolution,
+    disambiguate,
+    disambiguate_many,
+    resolution_counts,
+)
 from citegraph.kalma.build._evolve import Evolution, EvolveConfig, Round, evolve
-from citegraph.kalma.build._select import PerplexityFn, RelationCounts, ScoredCandidate, Selection, candidate_facts, relation_counts, select_fact, specificity
+from citegraph.kalma.build._pairs import (
+    PERSON_RELATIONS,
+    PersonPair,
+    filter_complete,
+    is_complete_name,
+    read_pairs_csv,
+    sample_pairs,
+)
+from citegraph.kalma.build._select import (
+    PerplexityFn,
+    RelationCounts,
+    ScoredCandidate,
+    Selection,
+    candidate_facts,
+    relation_counts,
+    select_fact,
+    specificity,
+)
+from citegraph.kalma.build._task import (
+    BuildResult,
+    KalmaBuildTask,
+    build_benchmark,
+    build_benchmark_async,
+)
 from citegraph.kalma.build._templates import fact_sentence, relation_class
-from citegraph.kalma.build._task import BuildResult, KalmaBuildTask, build_benchmark, build_benchmark_async
 
 __all__ = [
     "PERSON_RELATIONS",

@@ -40,8 +40,8 @@ from citegraph.kalma.build._select import (
     select_fact,
 )
 from citegraph.kalma.build._templates import fact_sentence
-from citegraph.kalma.parse._paper import parse_answer
 from citegraph.kalma.parse._brackets import strip_citations
+from citegraph.kalma.parse._paper import parse_answer
 from citegraph.kg import Subgraph, Triple
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 

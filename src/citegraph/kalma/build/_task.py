@@ -37,9 +37,9 @@ from citegraph.runs import (
     Record,
     Runtime,
     Task,
+    blocking,
     given_or_loaded,
     register_task,
-    blocking,
     run_task,
 )
 

@@ -1,0 +1,171 @@
+"""The layout's rules, read from the source with ``ast``:
+
+- a package's private modules (``citegraph.X._y``, or ``citegraph.X.sub._y``) are imported only
+  from inside that top-level package X; other packages use X's face;
+- no import circles between modules (every import counts, function-level ones too, except those
+  under ``if TYPE_CHECKING:``); a package's ``__init__`` is a module like the others, so a module
+  that imports its own package's face from inside it makes a circle;
+- no circles between the top-level packages either (``kg -> datasets -> kg``);
+- no public function takes ``**options: Any``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+ROOT = SRC / "citegraph"
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _type_checking_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for inner in node.body:
+                lines.update(range(inner.lineno, (inner.end_lineno or inner.lineno) + 1))
+    return lines
+
+
+def imports_of(name: str) -> Iterator[tuple[str, int]]:
+    """``(imported module, line)`` for each citegraph import of module ``name``."""
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skip = _type_checking_lines(tree)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if getattr(node, "lineno", None) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")
+                anchor = anchor[: len(anchor) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                full = f"{base}.{alias.name}"
+                yield (full if full in MODULES else base), node.lineno
+
+
+def module_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for name in MODULES:
+        targets = set()
+        for target, _ in imports_of(name):
+            while target and target not in MODULES:
+                target = target.rpartition(".")[0]
+            if target.startswith("citegraph") and target != name:
+                targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def top_package(name: str) -> str:
+    parts = name.split(".")
+    return ".".join(parts[:2])
+
+
+def test_private_modules_are_imported_only_inside_their_package() -> None:
+    offences = []
+    for name, path in MODULES.items():
+        own = top_package(name)
+        for target, line in imports_of(name):
+            parts = target.split(".")
+            private = any(p.startswith("_") and p != "__init__" for p in parts[2:])
+            if target.startswith("citegraph.") and private and top_package(target) != own:
+                offences.append(f"{path.relative_to(SRC)}:{line} imports {target}")
+    assert offences == []
+
+
+def test_no_import_circles_between_modules() -> None:
+    assert cycles(module_graph()) == []
+
+
+def test_no_import_circles_between_packages() -> None:
+    packages: dict[str, set[str]] = {}
+    for name, targets in module_graph().items():
+        own = top_package(name)
+        packages.setdefault(own, set()).update(
+            top_package(t) for t in targets if top_package(t) != own
+        )
+    assert cycles(packages) == []
+
+
+def public_functions(tree: ast.Module) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Module-level functions and methods of module-level classes, public by name; click
+    command callbacks (decorated with ``.command(...)``) are the CLI's, not an API."""
+    for node in tree.body:
+        inner = node.body if isinstance(node, ast.ClassDef) else [node]
+        for fn in inner:
+            if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            decorators = [ast.unparse(d) for d in fn.decorator_list]
+            if fn.name.startswith("_") or any(".command(" in d for d in decorators):
+                continue
+            yield fn
+
+
+def test_no_public_function_takes_loose_options() -> None:
+    offences = []
+    for path in MODULES.values():
+        for node in public_functions(ast.parse(path.read_text(encoding="utf-8"))):
+            kwarg = node.args.kwarg
+            if kwarg is not None:
+                annotation = ast.unparse(kwarg.annotation) if kwarg.annotation else "Any"
+                if annotation in ("Any", "object"):
+                    offences.append(f"{path.relative_to(SRC)}:{node.lineno} {node.name}")
+    assert offences == []
+
+
+def test_the_cycle_finder_finds_circles() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []
