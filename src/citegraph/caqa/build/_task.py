@@ -43,10 +43,10 @@ from citegraph.runs import (
     Record,
     Runtime,
     Task,
+    blocking,
     given_or_loaded,
     opened,
     register_task,
-    run_sync,
     run_task,
 )
 
@@ -261,18 +261,6 @@ def _config_of(info: dict[str, Any]) -> CaqaBuildConfig:
     return CaqaBuildConfig.model_validate({k: v for k, v in info["config"].items() if k in fields})
 
 
-def build_caqa(
-    out: str | Path,
-    config: CaqaBuildConfig,
-    *,
-    data_dir: str | Path | None = None,
-    model: ChatModel | None = None,
-    runtime: Runtime | None = None,
-) -> CaqaBuildResult:
-    """Blocking form of :func:`build_caqa_async`."""
-    return run_sync(build_caqa_async(out, config, data_dir=data_dir, model=model, runtime=runtime))
-
-
 async def build_caqa_async(
     out: str | Path,
     config: CaqaBuildConfig,
@@ -306,6 +294,9 @@ async def build_caqa_async(
         n_failed=metrics["records"]["failed"],
         n_resumed=outcome.n_resumed,
     )
+
+
+build_caqa = blocking(build_caqa_async)
 
 
 def _read_questions(config: CaqaBuildConfig, data_dir: str | Path | None) -> _Questions:

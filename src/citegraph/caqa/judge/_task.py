@@ -44,9 +44,9 @@ from citegraph.runs import (
     Record,
     Runtime,
     Task,
+    blocking,
     given_or_loaded,
     register_task,
-    run_sync,
     run_task,
     sha256_file,
 )
@@ -293,21 +293,6 @@ def _in_data_order(records: Sequence[Record], info: dict[str, Any]) -> list[Reco
     return sorted(records, key=lambda r: position.get(str(r.get("id")), len(position)))
 
 
-def judge_caqa(
-    out: str | Path,
-    config: CaqaJudgeConfig,
-    *,
-    data_dir: str | Path | None = None,
-    evaluator: Evaluator | None = None,
-    runtime: Runtime | None = None,
-) -> CaqaJudgeResult:
-    """Blocking form of :func:`judge_caqa_async`."""
-    coroutine = judge_caqa_async(
-        out, config, data_dir=data_dir, evaluator=evaluator, runtime=runtime
-    )
-    return run_sync(coroutine)
-
-
 async def judge_caqa_async(
     out: str | Path,
     config: CaqaJudgeConfig,
@@ -341,3 +326,6 @@ async def judge_caqa_async(
         n_failed=outcome.metrics["n_failed"],
         n_resumed=outcome.n_resumed,
     )
+
+
+judge_caqa = blocking(judge_caqa_async)
