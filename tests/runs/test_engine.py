@@ -19,8 +19,10 @@ from citegraph.runs import (
     Record,
     Runtime,
     Task,
+    TaskResult,
     finalize,
     merge_runs,
+    recorded_config,
     register_task,
     run_sync,
     run_task,
@@ -223,3 +225,34 @@ def test_run_sync_refuses_a_running_loop() -> None:
             run_sync(nothing())
 
     asyncio.run(inside())
+
+
+class SquareResult(TaskResult):
+    n_items: int
+
+    @classmethod
+    def own_fields(cls, outcome: Any) -> dict[str, Any]:
+        return {"n_items": len(outcome.items)}
+
+
+def test_a_task_result_reads_the_outcome(tmp_path: Path) -> None:
+    run(tmp_path, Calls(fail={3}))
+    outcome = run(tmp_path, Calls(fail={3}))
+    result = SquareResult.of(outcome)
+    assert (result.out, result.metrics) == (tmp_path, outcome.metrics)
+    assert (result.n_failed, result.n_resumed, result.n_items) == (1, 5, 6)
+
+
+def test_recorded_config_drops_what_run_config_added(tmp_path: Path) -> None:
+    outcome = run(tmp_path, Calls(), n=3, offset=2)
+    assert outcome.info["config"]["task"] == "testing.square"
+    assert recorded_config(SquareConfig, outcome.info) == SquareConfig(n=3, offset=2)
+
+
+def test_concurrency_for_prefers_the_runtime_then_the_model() -> None:
+    class Limited:
+        concurrency = 3
+
+    assert Runtime(concurrency=5).concurrency_for(Limited(), 1) == 5
+    assert Runtime().concurrency_for(Limited(), 1) == 3
+    assert Runtime().concurrency_for(object(), 2) == 2

@@ -6,6 +6,8 @@ task into a run directory (``run.json``, append-only ``samples.jsonl``, ``metric
 resume, retry of failed items, ``limit``, ``shard``, bounded concurrency or batching and progress,
 all set by one :class:`Runtime`. The registry maps the ``task`` name in ``run.json`` to its task,
 so :func:`finalize` (``runs report``) and :func:`merge_runs` work for the runs of every task.
+A public entry point builds its task, calls :func:`run_task` and returns a :class:`TaskResult`
+subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
 """
 
 from citegraph.runs._engine import (
@@ -26,9 +28,10 @@ from citegraph.runs._provenance import (
     sha256_json,
 )
 from citegraph.runs._registry import register_task, registered_tasks, task_of_run, task_type
+from citegraph.runs._result import TaskResult
 from citegraph.runs._rundir import FAILED, METRICS_FILE, RUN_FILE, SAMPLES_FILE, RunDir
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
-from citegraph.runs._task import Record, Task, opened
+from citegraph.runs._task import Record, Task, opened, recorded_config
 
 __all__ = [
     "FAILED",
@@ -41,6 +44,7 @@ __all__ = [
     "RunOutcome",
     "Runtime",
     "Task",
+    "TaskResult",
     "blocking",
     "canonical_json",
     "finalize",
@@ -50,6 +54,7 @@ __all__ = [
     "package_versions",
     "parse_shard",
     "read_run_info",
+    "recorded_config",
     "register_task",
     "registered_tasks",
     "run_pending",

@@ -77,6 +77,12 @@ class Runtime(BaseModel):
         """``(i, N)`` from ``shard``, or None."""
         return None if self.shard is None else parse_shard(self.shard)
 
+    def concurrency_for(self, model: object, default: int) -> int:
+        """Work calls in flight for a task whose calls go to ``model``: this runtime's
+        ``concurrency``, else the model's own request limit (its ``concurrency`` attribute,
+        when it has one that is set), else ``default``."""
+        return self.concurrency or int(getattr(model, "concurrency", 0) or default)
+
     def select(self, items: Sequence[T]) -> list[T]:
         """The items this call works on: the first ``limit``, then this shard's share.
 

@@ -37,7 +37,7 @@ A minimal task::
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar
@@ -48,11 +48,22 @@ from citegraph.runs._runtime import Runtime
 
 ItemT = TypeVar("ItemT")
 ModelsT = TypeVar("ModelsT")
+ConfigT = TypeVar("ConfigT", bound=BaseModel)
 T = TypeVar("T")
 
 Record = dict[str, Any]
 """One line of ``samples.jsonl``: a JSON object with an ``id``; ``status: failed`` marks an item
 to try again on resume."""
+
+
+def recorded_config(config_type: type[ConfigT], info: Mapping[str, Any]) -> ConfigT:
+    """The config a run was started with, read back from its ``run.json`` (``info``): the
+    ``config`` entry without what :meth:`Task.run_config` added to it (the task's name, the
+    models' names), validated as ``config_type``. What :meth:`Task.summarize` needs when it
+    works from the run directory alone."""
+    recorded = info["config"]
+    fields = config_type.model_fields
+    return config_type.model_validate({k: v for k, v in recorded.items() if k in fields})
 
 
 @asynccontextmanager

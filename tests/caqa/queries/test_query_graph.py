@@ -99,3 +99,20 @@ def test_has_relation_looks_one_way() -> None:
     assert not kg.has_relation("afg", "country")
     assert kg.has_relation("afg", "country", outgoing=False)
     assert not kg.has_relation("nobody", "country")
+
+
+def test_facts_for_keeps_answers_and_patterns() -> None:
+    kg = tiny_kg(KG_FACTS, labels=LABELS)
+    query = path_query("najib", ["country", "language"])
+    g = kg.ground(query)
+    assert g.facts_for(query) == g.facts_for(query, g.answers)
+    assert set(g.facts_for(query, ["dari"])) == set(
+        facts(("najib", "country", "afg"), ("afg", "language", "dari"))
+    )
+    second = (query.edges[1],)
+    assert set(g.facts_for(query, edges=second)) == set(
+        facts(("afg", "language", "pashto"), ("afg", "language", "dari"))
+    )
+    assert g.facts_for(query, ["dari"], second) == facts(("afg", "language", "dari"))
+    assert second[0].bound_by({"?v1": "afg", "?a": "dari"})
+    assert not second[0].bound_by({"?a": "dari"})

@@ -175,21 +175,6 @@ def _with_edges(query: LogicalQuery, edges: tuple[QueryEdge, ...], operator: str
     )
 
 
-def _edge_facts(
-    grounding: Grounding, edges: tuple[QueryEdge, ...], query: LogicalQuery
-) -> tuple[Fact, ...]:
-    """The grounded facts of ``edges`` (a subset of the query's patterns)."""
-    known = set(grounding.facts)
-    out: dict[Fact, None] = {}
-    for binding in grounding.bindings:
-        for edge in edges:
-            if all(t in binding or not is_variable(t) for t in edge.terms()):
-                fact = edge.bind(binding)
-                if fact in known:
-                    out.setdefault(fact, None)
-    return tuple(out)
-
-
 def _leaf_subjects(query: LogicalQuery) -> list[str]:
     """Constant entities that end a branch (the subject entities), sorted."""
     degree: dict[str, int] = {}
@@ -246,7 +231,7 @@ def _try_union(
     if problem:
         return problem
     how = f"union over {len(others)} {partners} entit{'y' if len(others) == 1 else 'ies'}"
-    return extended, grounding, _edge_facts(grounding, new, extended), how
+    return extended, grounding, grounding.facts_for(extended, edges=new), how
 
 
 def _try_attach(
@@ -321,7 +306,7 @@ def _try_branch(
             problem = found
             continue
         how = f"added branch ({edge.subject}, {relation}, {edge.object})"
-        return extended, grounding, _edge_facts(grounding, (edge,), extended), how
+        return extended, grounding, grounding.facts_for(extended, edges=(edge,)), how
     return problem
 
 

@@ -141,17 +141,7 @@ def _branch_facts(ctx: _Context, branch: tuple[QueryEdge, ...]) -> tuple[Fact, .
     """The facts of a branch's own patterns (those no other branch shares), for every binding."""
     others = {e for b in ctx.query.branches() if b != branch for e in b}
     own = [e for e in branch if e not in others] or list(branch)
-    wanted, known = set(ctx.answers), set(ctx.support)
-    out: dict[Fact, None] = {}
-    for binding in ctx.grounding.bindings:
-        if binding.get(ctx.query.answer) not in wanted:
-            continue
-        for edge in own:
-            if all(t in binding or not is_variable(t) for t in edge.terms()):
-                fact = edge.bind(binding)
-                if fact in known:
-                    out.setdefault(fact, None)
-    return tuple(out)
+    return ctx.grounding.facts_for(ctx.query, ctx.answers, own)
 
 
 def _insufficient(ctx: _Context, rng: random.Random) -> _Outcome:

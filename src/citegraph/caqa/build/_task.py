@@ -41,12 +41,15 @@ from citegraph.kg import OxigraphKG, open_kg
 from citegraph.models import ChatModel, chat_model, default_response_cache
 from citegraph.runs import (
     Record,
+    RunOutcome,
     Runtime,
     Task,
+    TaskResult,
+    blocking,
     given_or_loaded,
     opened,
+    recorded_config,
     register_task,
-    run_sync,
     run_task,
 )
 
@@ -101,17 +104,16 @@ class CaqaBuildConfig(BaseModel):
         return value
 
 
-class CaqaBuildResult(BaseModel):
+class CaqaBuildResult(TaskResult):
     """What :func:`build_caqa` produced."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    n_questions: int = Field(description="Questions of this call (after limit and shard).")
+    n_samples: int = Field(description="CAQA samples built from them.")
 
-    out: Path
-    metrics: dict[str, Any]
-    n_questions: int
-    n_samples: int
-    n_failed: int
-    n_resumed: int
+    @classmethod
+    def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
+        """The questions of the call and the samples built."""
+        return {"n_questions": len(outcome.items), "n_samples": outcome.metrics["n_samples"]}
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,7 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
 
     def concurrency(self, models: Textualiser, runtime: Runtime) -> int:
         """Questions in flight: the runtime's, else the text model's request limit, else 4."""
-        model = getattr(models, "model", None)
-        return runtime.concurrency or int(getattr(model, "concurrency", 0) or 4)
+        return runtime.concurrency_for(getattr(models, "model", None), 4)
 
     async def work(self, batch: Sequence[KGQASample], models: Textualiser) -> list[Record]:
         """The record of each question (``status`` ok, skipped or failed)."""
@@ -218,7 +219,7 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
         """What was built, skipped and failed, Table 4, and the setup from ``run.json``."""
-        config = _config_of(info)
+        config = recorded_config(CaqaBuildConfig, info)
         fractions = parse_fractions(config.splits)
         metrics = build_metrics(records, samples_by_split(records, fractions, config.seed))
         metrics["setup"] = {
@@ -251,26 +252,9 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
         cls, path: Path, records: Sequence[Record], metrics: dict[str, Any], info: dict[str, Any]
     ) -> None:
         """The split files and Table 4 (``stats.md``, ``stats.json``)."""
-        config = _config_of(info)
+        config = recorded_config(CaqaBuildConfig, info)
         fractions = parse_fractions(config.splits)
         write_build_files(path, samples_by_split(records, fractions, config.seed))
-
-
-def _config_of(info: dict[str, Any]) -> CaqaBuildConfig:
-    fields = CaqaBuildConfig.model_fields
-    return CaqaBuildConfig.model_validate({k: v for k, v in info["config"].items() if k in fields})
-
-
-def build_caqa(
-    out: str | Path,
-    config: CaqaBuildConfig,
-    *,
-    data_dir: str | Path | None = None,
-    model: ChatModel | None = None,
-    runtime: Runtime | None = None,
-) -> CaqaBuildResult:
-    """Blocking form of :func:`build_caqa_async`."""
-    return run_sync(build_caqa_async(out, config, data_dir=data_dir, model=model, runtime=runtime))
 
 
 async def build_caqa_async(
@@ -296,16 +280,10 @@ async def build_caqa_async(
         ConfigError: bad options, a remote KG, or ``out`` holds another build.
     """
     task = CaqaBuildTask(config, data_dir=data_dir, model=model)
-    outcome = await run_task(task, out, runtime)
-    metrics = outcome.metrics
-    return CaqaBuildResult(
-        out=Path(out),
-        metrics=metrics,
-        n_questions=len(outcome.items),
-        n_samples=metrics["n_samples"],
-        n_failed=metrics["records"]["failed"],
-        n_resumed=outcome.n_resumed,
-    )
+    return CaqaBuildResult.of(await run_task(task, out, runtime))
+
+
+build_caqa = blocking(build_caqa_async)
 
 
 def _read_questions(config: CaqaBuildConfig, data_dir: str | Path | None) -> _Questions:

@@ -42,11 +42,14 @@ from citegraph.metrics import BootstrapConfig
 from citegraph.runs import (
     FAILED,
     Record,
+    RunOutcome,
     Runtime,
     Task,
+    TaskResult,
+    blocking,
     given_or_loaded,
+    recorded_config,
     register_task,
-    run_sync,
     run_task,
     sha256_file,
 )
@@ -94,16 +97,17 @@ class CaqaJudgeConfig(BaseModel):
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0, description="Interval level.")
 
 
-class CaqaJudgeResult(BaseModel):
+class CaqaJudgeResult(TaskResult):
     """What :func:`judge_caqa` produced."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+    report: EvaluatorReport = Field(description="The report in ``metrics``, as read back.")
+    n_samples: int = Field(description="Samples of this call (after limit and shard).")
 
-    out: Path
-    report: EvaluatorReport
-    n_samples: int
-    n_failed: int
-    n_resumed: int
+    @classmethod
+    def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
+        """The report and the samples of the call."""
+        report = EvaluatorReport.from_metrics(outcome.metrics)
+        return {"report": report, "n_samples": len(outcome.items)}
 
 
 def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
@@ -205,7 +209,7 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
 
     def concurrency(self, models: Evaluator, runtime: Runtime) -> int:
         """Batches in flight: the runtime's, else the chat model's request limit, else 1."""
-        return runtime.concurrency or int(getattr(models, "concurrency", 0) or 1)
+        return runtime.concurrency_for(models, 1)
 
     async def work(self, batch: Sequence[CaqaSample], models: Evaluator) -> list[Record]:
         """One evaluator call per batch; a failed call's samples are recorded as failed."""
@@ -238,11 +242,8 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
 
 
 def _report_metrics(records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
-    run_config = info["config"]
-    config = CaqaJudgeConfig.model_validate(
-        {k: v for k, v in run_config.items() if k in CaqaJudgeConfig.model_fields}
-    )
-    name, label_set = run_config["evaluator_name"], run_config["label_set"]
+    config = recorded_config(CaqaJudgeConfig, info)
+    name, label_set = info["config"]["evaluator_name"], info["config"]["label_set"]
     judged = [r for r in records if r.get("status") != FAILED]
     binary = config.labels == "binary"
 
@@ -293,21 +294,6 @@ def _in_data_order(records: Sequence[Record], info: dict[str, Any]) -> list[Reco
     return sorted(records, key=lambda r: position.get(str(r.get("id")), len(position)))
 
 
-def judge_caqa(
-    out: str | Path,
-    config: CaqaJudgeConfig,
-    *,
-    data_dir: str | Path | None = None,
-    evaluator: Evaluator | None = None,
-    runtime: Runtime | None = None,
-) -> CaqaJudgeResult:
-    """Blocking form of :func:`judge_caqa_async`."""
-    coroutine = judge_caqa_async(
-        out, config, data_dir=data_dir, evaluator=evaluator, runtime=runtime
-    )
-    return run_sync(coroutine)
-
-
 async def judge_caqa_async(
     out: str | Path,
     config: CaqaJudgeConfig,
@@ -333,11 +319,7 @@ async def judge_caqa_async(
         DataError, DataNotFoundError: the samples or human labels cannot be read.
     """
     task = CaqaJudgeTask(config, data_dir=data_dir, evaluator=evaluator)
-    outcome = await run_task(task, out, runtime)
-    return CaqaJudgeResult(
-        out=Path(out),
-        report=EvaluatorReport.from_metrics(outcome.metrics),
-        n_samples=len(outcome.items),
-        n_failed=outcome.metrics["n_failed"],
-        n_resumed=outcome.n_resumed,
-    )
+    return CaqaJudgeResult.of(await run_task(task, out, runtime))
+
+
+judge_caqa = blocking(judge_caqa_async)

@@ -14,13 +14,13 @@ against the entity's types, which may live in the metadata graph.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
 from citegraph.caqa._types import Fact
-from citegraph.caqa.queries._query import LogicalQuery, is_variable
+from citegraph.caqa.queries._query import LogicalQuery, QueryEdge, is_variable
 from citegraph.errors import KGQueryError
 from citegraph.kg import IdGraph, OxigraphKG
 
@@ -41,14 +41,32 @@ class Grounding(BaseModel):
     """The KG facts of every solution, deduplicated, in query-pattern order."""
     truncated: bool = False
 
-    def facts_for(self, query: LogicalQuery, answers: Iterable[str]) -> tuple[Fact, ...]:
-        """The facts of the solutions whose answer is in ``answers`` (kept in query order)."""
-        wanted = set(answers)
+    def facts_for(
+        self,
+        query: LogicalQuery,
+        answers: Iterable[str] | None = None,
+        edges: Sequence[QueryEdge] | None = None,
+    ) -> tuple[Fact, ...]:
+        """The KG facts of the solutions whose answer is in ``answers`` (default: every
+        solution): what the query's patterns, or only ``edges`` among them, become under each
+        solution that binds all their variables; without repeats, in solution then pattern
+        order.
+
+        Args:
+            query: The grounded query.
+            answers: Keep the solutions of these answers only.
+            edges: Some of the query's patterns (an extension's new ones, one branch's own).
+        """
+        wanted = None if answers is None else set(answers)
+        known = self._fact_set
         out: dict[Fact, None] = {}
         for binding in self.bindings:
-            if binding.get(query.answer) in wanted:
-                for fact in query.facts(binding):
-                    if fact in self._fact_set:
+            if wanted is not None and binding.get(query.answer) not in wanted:
+                continue
+            for edge in query.edges if edges is None else edges:
+                if edge.bound_by(binding):
+                    fact = edge.bind(binding)
+                    if fact in known:
                         out.setdefault(fact, None)
         return tuple(out)
 

@@ -20,7 +20,7 @@ keeps paths paths and trees trees; adding a branch ``(e, r, ?a)`` makes a tree.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -46,6 +46,10 @@ class QueryEdge(BaseModel):
     def terms(self) -> tuple[str, str]:
         """``(subject, object)``."""
         return (self.subject, self.object)
+
+    def bound_by(self, binding: Mapping[str, str]) -> bool:
+        """Whether ``binding`` binds every variable of this pattern."""
+        return all(t in binding or not is_variable(t) for t in self.terms())
 
     def bind(self, binding: dict[str, str]) -> Fact:
         """The fact this pattern becomes under ``binding`` (every variable must be bound)."""
@@ -182,11 +186,7 @@ class LogicalQuery(BaseModel):
     def facts(self, binding: dict[str, str]) -> list[Fact]:
         """The facts of this query under one solution (union: only the patterns it satisfies
         are meaningful; the caller filters them against the KG)."""
-        return [
-            e.bind(binding)
-            for e in self.edges
-            if all(t in binding or not is_variable(t) for t in e.terms())
-        ]
+        return [e.bind(binding) for e in self.edges if e.bound_by(binding)]
 
     def to_json(self) -> dict:
         """The JSON form stored in samples (``LogicalQuery.model_validate`` reads it back)."""
