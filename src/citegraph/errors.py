@@ -76,42 +76,37 @@ class KGQueryError(KGError):
 
 
 class EndpointError(CitegraphError):
-    """A remote service failed: a SPARQL endpoint or an OpenAI-compatible model server."""
+    """A remote service failed: a SPARQL endpoint or an OpenAI-compatible model server.
 
-    def __init__(self, message: str, *, status: int | None = None, url: str | None = None) -> None:
+    ``status`` is the HTTP status (the class's ``default_status`` when the raiser gives none),
+    ``url`` the endpoint, ``retry_after`` the server's Retry-After in seconds when it sent one.
+    """
+
+    #: The status recorded when none is given (429 for :class:`RateLimited`).
+    default_status: int | None = None
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        url: str | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
-        self.status = status
+        self.status = status if status is not None else self.default_status
         self.url = url
+        self.retry_after = retry_after
 
 
 class RateLimited(EndpointError):
     """HTTP 429 Too Many Requests; ``retry_after`` is the server's Retry-After in seconds."""
 
-    def __init__(
-        self,
-        message: str,
-        *,
-        retry_after: float | None = None,
-        status: int | None = 429,
-        url: str | None = None,
-    ) -> None:
-        super().__init__(message, status=status, url=url)
-        self.retry_after = retry_after
+    default_status = 429
 
 
 class ServerError(EndpointError):
-    """HTTP 5xx from the endpoint: worth retrying."""
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        retry_after: float | None = None,
-        status: int | None = None,
-        url: str | None = None,
-    ) -> None:
-        super().__init__(message, status=status, url=url)
-        self.retry_after = retry_after
+    """HTTP 5xx from the endpoint: worth retrying (after ``retry_after`` seconds when given)."""
 
 
 class ClientError(EndpointError):

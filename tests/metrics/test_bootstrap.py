@@ -13,7 +13,10 @@ from citegraph.metrics import (
     bootstrap_f1,
     bootstrap_micro_macro,
     f1_micro_macro,
+    join_reasons,
     micro_macro,
+    micro_macro_ci,
+    micro_macro_f1,
     percentile,
     with_bootstrap,
 )
@@ -106,3 +109,47 @@ def test_f1_interval_resamples_precision_and_recall_jointly() -> None:
     assert bootstrap_f1(precision, recall, config) == (micro_ci, macro_ci)
     with pytest.raises(ConfigError):
         bootstrap_f1(precision, recall[:-1], config)
+
+
+def test_micro_macro_ci_is_micro_macro_with_intervals_only_when_asked() -> None:
+    pairs = [(1, 2), (3, 3), (0, 0), None]
+    assert micro_macro_ci(pairs, None, mode="paper") == micro_macro(pairs, mode="paper")
+    config = BootstrapConfig(n_resamples=50, seed=3)
+    expected = with_bootstrap(micro_macro(pairs, zero_denominator="zero"), pairs, config, unit="a")
+    assert micro_macro_ci(pairs, config, zero_denominator="zero", unit="a") == expected
+
+
+def test_micro_macro_f1_aggregates_each_metric_and_f1_of_precision_and_recall() -> None:
+    precision = [(1, 2), (0, 0), (2, 2)]
+    recall = [(1, 3), (1, 1), None]
+    correctness = [(2, 2), (0, 0), (1, 2)]
+    config = BootstrapConfig(n_resamples=40, seed=1)
+    out = micro_macro_f1(
+        {"correctness": correctness, "precision": precision, "recall": recall},
+        config,
+        zero_denominators={"correctness": "zero", "precision": "zero"},
+        reasons={"recall": "why"},
+        mode="paper",
+        unit="answer",
+    )
+    assert set(out) == {"correctness", "precision", "recall", "f1"}
+    assert out["correctness"] == with_bootstrap(
+        micro_macro(correctness, zero_denominator="zero", mode="paper"),
+        correctness,
+        config,
+        unit="answer",
+    )
+    assert out["recall"].reason is None  # measured: the reason is kept only when unmeasured
+    micro_ci, macro_ci = bootstrap_f1(
+        precision, recall, config, precision_zero_denominator="zero", unit="answer"
+    )
+    f1 = f1_micro_macro(out["precision"], out["recall"], mode="paper")
+    assert out["f1"] == f1.model_copy(update={"micro_ci": micro_ci, "macro_ci": macro_ci})
+    plain = micro_macro_f1({"precision": precision, "recall": recall}, None)
+    assert plain["f1"].micro_ci is None and plain["precision"].zero_denominator == "exclude"
+
+
+def test_join_reasons_sorts_distinct_reasons_and_skips_empty_ones() -> None:
+    assert join_reasons(["b", None, "a", "b", ""]) == "a; b"
+    assert join_reasons([None, ""]) is None
+    assert join_reasons([]) is None

@@ -55,8 +55,10 @@ def _check_pairs(a: Sequence[object], b: Sequence[object]) -> None:
         raise ConfigError(f"paired observations needed, got {len(a)} and {len(b)} values")
 
 
-def _check_numbers(xs: Sequence[float]) -> None:
-    for v in xs:
+def _check_paired_numbers(x: Sequence[float], y: Sequence[float]) -> None:
+    """Raise :class:`ConfigError` unless ``x`` and ``y`` are paired and every value is finite."""
+    _check_pairs(x, y)
+    for v in (*x, *y):
         if not math.isfinite(v):
             raise ConfigError(f"values must be finite numbers, got {v!r}")
 
@@ -181,9 +183,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> Agreement:
     Raises:
         ConfigError: If the sequences differ in length or hold a non-finite value.
     """
-    _check_pairs(x, y)
-    _check_numbers(x)
-    _check_numbers(y)
+    _check_paired_numbers(x, y)
     return _pearson(x, y, "pearson")
 
 
@@ -214,9 +214,7 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> Agreement:
     Raises:
         ConfigError: If the sequences differ in length or hold a non-finite value.
     """
-    _check_pairs(x, y)
-    _check_numbers(x)
-    _check_numbers(y)
+    _check_paired_numbers(x, y)
     return _pearson(average_ranks(x), average_ranks(y), "spearman")
 
 
@@ -238,9 +236,7 @@ def somers_d(x: Sequence[float], y: Sequence[float]) -> Agreement:
     Raises:
         ConfigError: If the sequences differ in length or hold a non-finite value.
     """
-    _check_pairs(x, y)
-    _check_numbers(x)
-    _check_numbers(y)
+    _check_paired_numbers(x, y)
     n = len(x)
     concordant = discordant = untied_x = 0
     for i in range(n):
@@ -273,9 +269,8 @@ def somers_d_p_value(x: Sequence[float], y: Sequence[float]) -> tuple[float | No
         >>> round(somers_d_p_value([0, 1, 2, 2], [0.1, 0.4, 0.3, 0.9])[0], 4)  # Z = 3 / sqrt(5)
         0.1797
     """
+    _check_pairs(x, y)
     n = len(x)
-    if n != len(y):
-        raise ConfigError(f"paired observations needed, got {len(x)} and {len(y)} values")
     if n < 2:
         return None, "needs at least 2 pairs"
     c = [0] * n

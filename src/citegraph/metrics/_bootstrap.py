@@ -9,7 +9,8 @@ would change. Resamples on which the statistic is unmeasured (``None``, e.g. no 
 the resample) are left out and counted (``n_valid``). Several statistics can be computed on the
 same resamples (:func:`bootstrap_many`), so that e.g. an F1 interval uses matching precision and
 recall resamples. The RNG is stdlib :class:`random.Random` seeded from the config: results are
-deterministic for a seed.
+deterministic for a seed. :func:`micro_macro_ci` and :func:`micro_macro_f1` give the point
+estimates with their intervals when a config is given, as the KaLMA reports do.
 """
 
 from __future__ import annotations
@@ -25,12 +26,16 @@ from citegraph.metrics._ratio import (
     MicroMacro,
     RatioPair,
     ZeroDenominator,
+    f1_micro_macro,
     f1_score,
     macro_value,
+    micro_macro,
     micro_value,
 )
 
 T = TypeVar("T")
+#: A metric's name (a ``str`` or a ``Literal`` of names).
+M = TypeVar("M", bound=str)
 
 #: A statistic of a list of samples; ``None`` when it cannot be measured on that list.
 Statistic = Callable[[Sequence[T]], float | None]
@@ -209,3 +214,78 @@ def bootstrap_f1(
 
     cis = bootstrap_many(joint, {"micro": micro_f1, "macro": macro_f1}, config, unit=unit)
     return cis["micro"], cis["macro"]
+
+
+def micro_macro_ci(
+    pairs: Sequence[RatioPair],
+    config: BootstrapConfig | None,
+    *,
+    zero_denominator: ZeroDenominator = "exclude",
+    mode: str | None = None,
+    reason: str | None = None,
+    unit: str = "sample",
+) -> MicroMacro:
+    """:func:`~citegraph.metrics.micro_macro` of ``pairs``, with intervals when ``config`` is given.
+
+    Args:
+        pairs: Per-sample ``(numerator, denominator)`` or ``None`` (unmeasured).
+        config: Bootstrap settings; ``None`` for point estimates only.
+        zero_denominator, mode, reason: As in :func:`~citegraph.metrics.micro_macro`.
+        unit: Name of the resampling unit.
+    """
+    result = micro_macro(pairs, zero_denominator=zero_denominator, mode=mode, reason=reason)
+    return result if config is None else with_bootstrap(result, pairs, config, unit=unit)
+
+
+def micro_macro_f1(
+    pairs: Mapping[M, Sequence[RatioPair]],
+    config: BootstrapConfig | None,
+    *,
+    zero_denominators: Mapping[M, ZeroDenominator] | None = None,
+    reasons: Mapping[M, str | None] | None = None,
+    mode: str | None = None,
+    unit: str = "sample",
+) -> dict[str, MicroMacro]:
+    """Micro and macro averages of several ratio metrics, and the F1 of precision and recall.
+
+    Args:
+        pairs: Metric name -> per-sample pairs, ``"precision"`` and ``"recall"`` among them;
+            sample ``i`` is the same sample in every list.
+        config: Bootstrap settings; ``None`` for point estimates only.
+        zero_denominators: Metric -> macro policy (default ``"exclude"``).
+        reasons: Metric -> why it may be unmeasured (see :func:`~citegraph.metrics.micro_macro`).
+        mode: Scoring mode to record.
+        unit: Name of the resampling unit.
+
+    Returns:
+        Metric -> :func:`micro_macro_ci` of its pairs, and ``"f1"``:
+        :func:`~citegraph.metrics.f1_micro_macro` of precision and recall, with intervals from
+        resampling their pairs jointly (:func:`bootstrap_f1`) when ``config`` is given.
+    """
+    policies = zero_denominators or {}
+    why = reasons or {}
+    named: dict[str, Sequence[RatioPair]] = {}
+    results: dict[str, MicroMacro] = {}
+    for metric, metric_pairs in pairs.items():
+        named[metric] = metric_pairs
+        results[metric] = micro_macro_ci(
+            metric_pairs,
+            config,
+            zero_denominator=policies.get(metric, "exclude"),
+            mode=mode,
+            reason=why.get(metric),
+            unit=unit,
+        )
+    precision, recall = results["precision"], results["recall"]
+    f1 = f1_micro_macro(precision, recall, mode=mode)
+    if config is not None:
+        micro_ci, macro_ci = bootstrap_f1(
+            named["precision"],
+            named["recall"],
+            config,
+            precision_zero_denominator=precision.zero_denominator,
+            recall_zero_denominator=recall.zero_denominator,
+            unit=unit,
+        )
+        f1 = f1.model_copy(update={"micro_ci": micro_ci, "macro_ci": macro_ci})
+    return results | {"f1": f1}

@@ -129,6 +129,12 @@ def macro_value(
     return total / kept if kept else None
 
 
+def join_reasons(reasons: Iterable[str | None]) -> str | None:
+    """The distinct reasons given (``None`` and ``""`` skipped), sorted and joined with ``"; "``;
+    ``None`` when there is none: a ``reason`` for :func:`micro_macro` from per-sample reasons."""
+    return "; ".join(sorted({r for r in reasons if r})) or None
+
+
 def micro_macro(
     pairs: Sequence[RatioPair],
     *,

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from citegraph.kalma._result import RunDirResult
 from citegraph.kalma.build._config import BuildConfig
 from citegraph.kalma.build._disambiguate import Resolution
 from citegraph.kalma.build._item import BuildSelection, build_item, select_items
@@ -46,16 +47,11 @@ from citegraph.runs import (
 TASK = "kalma.build"
 
 
-class BuildResult(BaseModel):
-    """What :func:`build_benchmark` produced."""
+class BuildResult(RunDirResult):
+    """What :func:`build_benchmark` produced (``n_resumed``: items found already built)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    out: Path
-    metrics: dict[str, Any]
     n_items: int
     n_failed: int
-    n_resumed: int
 
 
 class BuildModels(BaseModel):
@@ -217,13 +213,7 @@ async def build_benchmark_async(
     task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
     outcome = await run_task(task, out, runtime)
     metrics = outcome.metrics
-    return BuildResult(
-        out=Path(out),
-        metrics=metrics,
-        n_items=metrics["n_items"],
-        n_failed=metrics["n_failed"],
-        n_resumed=outcome.n_resumed,
-    )
+    return BuildResult.of(outcome, n_items=metrics["n_items"], n_failed=metrics["n_failed"])
 
 
 build_benchmark = blocking(build_benchmark_async)

@@ -17,9 +17,10 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from citegraph.datasets import BioKaLMASample
+from citegraph.kalma._result import RunDirResult
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
@@ -41,15 +42,10 @@ from citegraph.runs import (
 )
 
 
-class RunResult(BaseModel):
-    """What :func:`run_kalma` produced."""
+class RunResult(RunDirResult):
+    """What :func:`run_kalma` produced (``n_resumed``: questions found already answered)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    out: Path
-    metrics: dict[str, Any]
     n_done_now: int = Field(description="Questions answered in this call.")
-    n_resumed: int = Field(description="Questions found already done in the run directory.")
     n_failed: int = Field(description="Questions whose model call failed (retried on resume).")
 
 
@@ -222,13 +218,7 @@ async def run_kalma_async(
         kg=kg,
     )
     outcome = await run_task(task, out, runtime)
-    return RunResult(
-        out=Path(out),
-        metrics=outcome.metrics,
-        n_done_now=outcome.n_done_now,
-        n_resumed=outcome.n_resumed,
-        n_failed=outcome.n_failed,
-    )
+    return RunResult.of(outcome, n_done_now=outcome.n_done_now, n_failed=outcome.n_failed)
 
 
 run_kalma = blocking(run_kalma_async)

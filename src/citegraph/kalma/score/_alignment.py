@@ -33,7 +33,7 @@ from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, 
 from citegraph.kalma.parse._types import ParsedAnswer
 from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
-from citegraph.metrics import BootstrapConfig, MicroMacro, micro_macro, with_bootstrap
+from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_ci
 from citegraph.models import NLIModel, NLIPair, NLIVerdict
 
 AlignmentMode = Mode
@@ -251,13 +251,8 @@ def aggregate_alignment(
         raise ConfigError(f"cap must be >= 0, got {limit}")
     kept = list(results[:limit]) if limit is not None else list(results)
     ratios = [None if r is None else r.ratio() for r in kept]
-    reasons = sorted(
-        {SKIPPED for r in kept if r is None}
-        | {r.unmeasured_reason for r in kept if r and r.unmeasured_reason}
-    )
-    summary = micro_macro(ratios, mode=the_mode, reason="; ".join(reasons) or None)
-    if bootstrap is not None:
-        summary = with_bootstrap(summary, ratios, bootstrap, unit="answer")
+    reason = join_reasons(SKIPPED if r is None else r.unmeasured_reason for r in kept)
+    summary = micro_macro_ci(ratios, bootstrap, mode=the_mode, reason=reason, unit="answer")
     sources = Counter(p.source for r in kept if r is not None for p in r.pairs)
     return AlignmentReport(
         mode=the_mode,

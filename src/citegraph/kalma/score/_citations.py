@@ -51,12 +51,10 @@ from citegraph.metrics import (
     MicroMacroRuns,
     RatioPair,
     ZeroDenominator,
-    bootstrap_f1,
-    f1_micro_macro,
     f1_score,
-    micro_macro,
+    join_reasons,
+    micro_macro_f1,
     summarise_micro_macro_runs,
-    with_bootstrap,
 )
 from citegraph.models import strip_accents
 
@@ -236,11 +234,6 @@ def score_citations(
     )
 
 
-def _reason(scores: Sequence[AnswerCitationScores], metric: str) -> str | None:
-    reasons = sorted({s.unmeasured[metric] for s in scores if metric in s.unmeasured})
-    return "; ".join(reasons) if reasons else None
-
-
 def aggregate_citation_scores(
     scores: Sequence[AnswerCitationScores],
     *,
@@ -273,33 +266,18 @@ def aggregate_citation_scores(
         "precision": zero_citations,
         "recall": "exclude",
     }
-    pairs = {m: [s.pair(m) for s in scores] for m in policies}
-    results: dict[str, MicroMacro] = {}
-    for metric, policy in policies.items():
-        result = micro_macro(
-            pairs[metric],
-            zero_denominator=policy,
-            mode=the_mode,
-            reason=_reason(scores, metric),
-        )
-        if bootstrap is not None:
-            result = with_bootstrap(result, pairs[metric], bootstrap, unit="answer")
-        results[metric] = result
-    f1 = f1_micro_macro(results["precision"], results["recall"], mode=the_mode)
-    if bootstrap is not None:
-        micro_ci, macro_ci = bootstrap_f1(
-            pairs["precision"],
-            pairs["recall"],
-            bootstrap,
-            precision_zero_denominator=zero_citations,
-            unit="answer",
-        )
-        f1 = f1.model_copy(update={"micro_ci": micro_ci, "macro_ci": macro_ci})
+    results = micro_macro_f1(
+        {m: [s.pair(m) for s in scores] for m in policies},
+        bootstrap,
+        zero_denominators=policies,
+        reasons={m: join_reasons(s.unmeasured.get(m) for s in scores) for m in policies},
+        mode=the_mode,
+        unit="answer",
+    )
     return CitationReport(
         mode=the_mode,
         normalize=next(iter(norms)) if norms else False,
         n_answers=len(scores),
-        f1=f1,
         **results,
     )
 

@@ -32,17 +32,12 @@ from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, 
 from citegraph.kalma.parse._types import ParsedAnswer
 from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
-from citegraph.metrics import (
-    BootstrapConfig,
-    MicroMacro,
-    bootstrap_f1,
-    f1_micro_macro,
-    micro_macro,
-    with_bootstrap,
-)
+from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_f1
 from citegraph.models import NLIModel, NLIPair
 
 NAMode = Mode
+NAMetric = Literal["precision", "recall"]
+_METRICS: tuple[NAMetric, ...] = ("precision", "recall")
 
 NO_NA_SENTENCE = "no [NA] sentence"
 NO_ABSENT = "empty absent-knowledge set"
@@ -77,7 +72,7 @@ class AnswerNAScores(NLISetup):
         default_factory=dict, description="Metric -> why this answer has no ratio for it."
     )
 
-    def pair(self, metric: Literal["precision", "recall"]) -> tuple[int, int]:
+    def pair(self, metric: NAMetric) -> tuple[int, int]:
         """``(numerator, denominator)``; denominator 0 when the ratio is unmeasured."""
         if metric == "precision":
             return (self.precision_num, self.precision_den)
@@ -202,26 +197,17 @@ def aggregate_na_scores(
         ConfigError: If the scores mix modes, hypothesis styles or NLI models.
     """
     the_mode, style, nli = common_setup(scores, mode, "scores")
-    results: dict[str, MicroMacro] = {}
-    pairs: dict[str, list[tuple[float, float] | None]] = {}
-    for metric in ("precision", "recall"):
-        pairs[metric] = [s.pair(metric) for s in scores]
-        reasons = sorted({s.unmeasured[metric] for s in scores if metric in s.unmeasured})
-        result = micro_macro(pairs[metric], mode=the_mode, reason="; ".join(reasons) or None)
-        if bootstrap is not None:
-            result = with_bootstrap(result, pairs[metric], bootstrap, unit="answer")
-        results[metric] = result
-    f1 = f1_micro_macro(results["precision"], results["recall"], mode=the_mode)
-    if bootstrap is not None:
-        micro_ci, macro_ci = bootstrap_f1(
-            pairs["precision"], pairs["recall"], bootstrap, unit="answer"
-        )
-        f1 = f1.model_copy(update={"micro_ci": micro_ci, "macro_ci": macro_ci})
+    results = micro_macro_f1(
+        {m: [s.pair(m) for s in scores] for m in _METRICS},
+        bootstrap,
+        reasons={m: join_reasons(s.unmeasured.get(m) for s in scores) for m in _METRICS},
+        mode=the_mode,
+        unit="answer",
+    )
     return NAReport(
         mode=the_mode,
         hypothesis_style=style,
         nli=nli,
         n_answers=len(scores),
-        f1=f1,
         **results,
     )

@@ -28,6 +28,7 @@ from citegraph.datasets import (
     read_gold,
 )
 from citegraph.errors import DataError
+from citegraph.kalma._result import RunDirResult
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._report import build_metrics
@@ -44,15 +45,10 @@ from citegraph.runs import (
 )
 
 
-class ScoreResult(BaseModel):
-    """What :func:`score_answers` produced."""
+class ScoreResult(RunDirResult):
+    """What :func:`score_answers` produced (``n_resumed``: answers found already scored)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    out: Path
-    metrics: dict[str, Any]
     n_scored_now: int = Field(description="Answers scored in this call (the rest were resumed).")
-    n_resumed: int = Field(description="Answers found already scored in the run directory.")
 
 
 class _Inputs(BaseModel):
@@ -209,12 +205,7 @@ async def score_answers_async(
         runtime = runtime.model_copy(update={"batch_size": config.batch_size})
     task = KalmaScoreTask(config, answers_path, gold_path=gold_path, data_dir=data_dir, nli=nli)
     outcome = await run_task(task, out, runtime)
-    return ScoreResult(
-        out=Path(out),
-        metrics=outcome.metrics,
-        n_scored_now=outcome.n_done_now,
-        n_resumed=outcome.n_resumed,
-    )
+    return ScoreResult.of(outcome, n_scored_now=outcome.n_done_now)
 
 
 score_answers = blocking(score_answers_async)
