@@ -23,9 +23,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.kalma._result import RunDirResult
 from citegraph.kalma.build._config import BuildConfig
 from citegraph.kalma.build._disambiguate import Resolution
 from citegraph.kalma.build._item import BuildSelection, build_item, select_items
@@ -36,8 +35,10 @@ from citegraph.models import ChatModel, chat_model, default_response_cache
 from citegraph.runs import (
     FAILED,
     Record,
+    RunOutcome,
     Runtime,
     Task,
+    TaskResult,
     blocking,
     given_or_loaded,
     register_task,
@@ -47,11 +48,15 @@ from citegraph.runs import (
 TASK = "kalma.build"
 
 
-class BuildResult(RunDirResult):
+class BuildResult(TaskResult):
     """What :func:`build_benchmark` produced (``n_resumed``: items found already built)."""
 
-    n_items: int
-    n_failed: int
+    n_items: int = Field(description="Items of the build (pairs that resolved).")
+
+    @classmethod
+    def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
+        """``n_items`` from the build's metrics."""
+        return {"n_items": outcome.metrics["n_items"]}
 
 
 class BuildModels(BaseModel):
@@ -212,8 +217,7 @@ async def build_benchmark_async(
     selection = await select_items(config, kg=kg, data_dir=data_dir)
     task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
     outcome = await run_task(task, out, runtime)
-    metrics = outcome.metrics
-    return BuildResult.of(outcome, n_items=metrics["n_items"], n_failed=metrics["n_failed"])
+    return BuildResult.of(outcome)
 
 
 build_benchmark = blocking(build_benchmark_async)

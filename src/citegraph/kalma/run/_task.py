@@ -20,7 +20,6 @@ from typing import Any
 from pydantic import Field
 
 from citegraph.datasets import BioKaLMASample
-from citegraph.kalma._result import RunDirResult
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
@@ -32,8 +31,10 @@ from citegraph.models import ChatModel, NLIModel, chat_model, default_response_c
 from citegraph.runs import (
     Record,
     RunDir,
+    RunOutcome,
     Runtime,
     Task,
+    TaskResult,
     blocking,
     finalize,
     given_or_loaded,
@@ -42,11 +43,15 @@ from citegraph.runs import (
 )
 
 
-class RunResult(RunDirResult):
+class RunResult(TaskResult):
     """What :func:`run_kalma` produced (``n_resumed``: questions found already answered)."""
 
     n_done_now: int = Field(description="Questions answered in this call.")
-    n_failed: int = Field(description="Questions whose model call failed (retried on resume).")
+
+    @classmethod
+    def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
+        """``n_done_now``: questions worked on in this call."""
+        return {"n_done_now": outcome.n_done_now}
 
 
 @register_task
@@ -218,7 +223,7 @@ async def run_kalma_async(
         kg=kg,
     )
     outcome = await run_task(task, out, runtime)
-    return RunResult.of(outcome, n_done_now=outcome.n_done_now, n_failed=outcome.n_failed)
+    return RunResult.of(outcome)
 
 
 run_kalma = blocking(run_kalma_async)

@@ -28,15 +28,16 @@ from citegraph.datasets import (
     read_gold,
 )
 from citegraph.errors import DataError
-from citegraph.kalma._result import RunDirResult
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._report import build_metrics
 from citegraph.models import NLIModel, nli_model
 from citegraph.runs import (
     Record,
+    RunOutcome,
     Runtime,
     Task,
+    TaskResult,
     blocking,
     opened,
     register_task,
@@ -45,10 +46,15 @@ from citegraph.runs import (
 )
 
 
-class ScoreResult(RunDirResult):
+class ScoreResult(TaskResult):
     """What :func:`score_answers` produced (``n_resumed``: answers found already scored)."""
 
     n_scored_now: int = Field(description="Answers scored in this call (the rest were resumed).")
+
+    @classmethod
+    def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
+        """``n_scored_now``: answers scored in this call."""
+        return {"n_scored_now": outcome.n_done_now}
 
 
 class _Inputs(BaseModel):
@@ -205,7 +211,7 @@ async def score_answers_async(
         runtime = runtime.model_copy(update={"batch_size": config.batch_size})
     task = KalmaScoreTask(config, answers_path, gold_path=gold_path, data_dir=data_dir, nli=nli)
     outcome = await run_task(task, out, runtime)
-    return ScoreResult.of(outcome, n_scored_now=outcome.n_done_now)
+    return ScoreResult.of(outcome)
 
 
 score_answers = blocking(score_answers_async)
