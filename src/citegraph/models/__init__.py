@@ -1,7 +1,12 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
-from citegraph.models._backend_options import NLI3Options, NLIOptions, RerankerOptions
+from citegraph.models._backend_options import (
+    LMScorerOptions,
+    NLI3Options,
+    NLIOptions,
+    RerankerOptions,
+)
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
 from citegraph.models._chat_hf import HFChat, load_causal_lm, resolve_dtype
@@ -36,7 +41,8 @@ from citegraph.models._hf_common import (
     require_transformers,
     resolve_model_path,
 )
-from citegraph.models._lm_scorer import CausalLMScorer, LMScorer, TokenScores, causal_lm_scorer
+from citegraph.models._lm_scorer import CausalLMScorer, causal_lm_scorer
+from citegraph.models._lm_scores import LMScorer, TokenScores
 from citegraph.models._nli3 import (
     CONTRADICTION_LABELS,
     HFNLI3,
@@ -94,6 +100,7 @@ __all__ = [
     "HFEmbeddingModel",
     "HFTextScorer",
     "LMScorer",
+    "LMScorerOptions",
     "LexicalNLI",
     "LexicalNLI3",
     "MockChat",

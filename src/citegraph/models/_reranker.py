@@ -31,10 +31,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Unpack, cast
+from typing import Any, Literal, Unpack
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._backend_options import RerankerOptions, check_options
+from citegraph.models._backend_options import RerankerOptions, build_checked
 from citegraph.models._hf_common import (
     HeldModel,
     check_batching,
@@ -255,6 +255,4 @@ def reranker_model(spec: str, **options: Unpack[RerankerOptions]) -> CrossEncode
         raise ConfigError(f"unknown reranker spec {spec!r}; expected 'hf:<hub id or path>'")
     if not path.strip():
         raise ConfigError(f"reranker spec {spec!r} has no hub id or path after 'hf:'")
-    given = cast(dict[str, Any], options)
-    check_options(spec, CrossEncoderReranker, given, what="reranker")
-    return CrossEncoderReranker(path.strip(), **given)
+    return build_checked(spec, CrossEncoderReranker, options, path.strip(), what="reranker")
