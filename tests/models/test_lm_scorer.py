@@ -24,8 +24,8 @@ pytest.importorskip("tokenizers")
 
 from _tiny_models import build_random_causal_lm, build_tiny_causal_lm  # noqa: E402
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
-from citegraph.models._chat_local import LOCAL_CHAT_NAME  # noqa: E402
 from citegraph.models import (  # noqa: E402
+    LOCAL_CHAT_NAME,
     CausalLMScorer,
     LMScorer,
     TokenScores,
