@@ -34,8 +34,10 @@ from citegraph.models._embeddings import (
     locate_minilm,
 )
 from citegraph.models._hf_common import (
+    LoadedModel,
     check_batching,
     effective_max_length,
+    load_hf_model,
     load_pretrained,
     quiet_loading,
     require_transformers,
@@ -103,6 +105,7 @@ __all__ = [
     "LMScorerOptions",
     "LexicalNLI",
     "LexicalNLI3",
+    "LoadedModel",
     "MockChat",
     "NLI3Model",
     "NLI3Options",
@@ -131,6 +134,7 @@ __all__ = [
     "find_entailment_index",
     "find_three_way_indices",
     "load_causal_lm",
+    "load_hf_model",
     "load_pretrained",
     "local_chat",
     "locate_minilm",

@@ -41,10 +41,7 @@ from citegraph.models._hf_common import (
     classifier_logits,
     effective_max_length,
     in_worker_thread,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
-    resolve_model_path,
+    load_hf_model,
 )
 
 __all__ = ["CrossEncoderReranker", "HFTextScorer", "reranker_model"]
@@ -87,17 +84,9 @@ class _SequenceClassifier(HeldModel):
         label_index: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
-        torch, transformers = require_transformers()
-        self._path = resolve_model_path(path)
-        with quiet_loading(transformers):
-            tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
-            )
-            model = load_pretrained(
-                transformers.AutoModelForSequenceClassification.from_pretrained,
-                self._path,
-                "model",
-            )
+        torch, tokenizer, model, self._path = load_hf_model(
+            path, "AutoModelForSequenceClassification"
+        )
         config = model.config
         labels = {int(i): str(v) for i, v in config.id2label.items()}
         self._readout, self._index = _choose_readout(
