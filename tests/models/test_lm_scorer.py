@@ -24,8 +24,8 @@ pytest.importorskip("tokenizers")
 
 from _tiny_models import build_random_causal_lm, build_tiny_causal_lm  # noqa: E402
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
-from citegraph.models._chat_local import LOCAL_CHAT_NAME  # noqa: E402
-from citegraph.models._lm_scorer import (  # noqa: E402
+from citegraph.models import (  # noqa: E402
+    LOCAL_CHAT_NAME,
     CausalLMScorer,
     LMScorer,
     TokenScores,
@@ -256,7 +256,7 @@ def test_local_smollm2_prefers_fluent_text(smollm2_cache: Path) -> None:
 
 
 def test_budget_batches_cut_by_count_and_padded_size() -> None:
-    from citegraph.models._lm_scorer import budget_batches
+    from citegraph.models._lm_inputs import budget_batches
 
     # widths sorted longest first; batch_size 3, budget 100 padded positions
     widths = [120, 60, 40, 30, 30, 10, 10, 10, 10]

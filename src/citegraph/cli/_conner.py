@@ -4,19 +4,20 @@ select the best, and correlate the metrics with human ratings (the CONNER paper)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
 import click
 
-from citegraph.cli._console import console, progress_bar, reports_errors
+from citegraph.cli._console import console, note_failed, reports_errors
 from citegraph.cli._options import (
+    EXISTING_FILE,
     data_dir_option,
     engine_options,
     options_from_model,
     run_dir_options,
     runtime_from,
+    showing_progress,
 )
 from citegraph.conner import (
     AcquireResult,
@@ -33,17 +34,11 @@ from citegraph.conner import (
     score_knowledge,
     select_run,
 )
-from citegraph.runs import Runtime
 
 
 @click.group("conner")
 def conner_group() -> None:
     """CONNER: reference-free evaluation of generated or retrieved knowledge."""
-
-
-def _showing(runtime: Runtime, update: Callable[[int, int], None]) -> Runtime:
-    """``runtime`` reporting its progress to a progress bar."""
-    return runtime.model_copy(update={"progress": update})
 
 
 def _report_acquired(result: AcquireResult) -> None:
@@ -72,8 +67,8 @@ def generate_command(data_dir: Path | None, out: Path, overwrite: bool, **option
     """Generate knowledge for a task's test items with a chat model (Tables 11-12 prompts)."""
     runtime = runtime_from(options, overwrite=overwrite)
     config = ConnerGenerateConfig(**options)
-    with progress_bar("generating knowledge") as update:
-        result = generate_run(out, config, data_dir=data_dir, runtime=_showing(runtime, update))
+    with showing_progress(runtime, "generating knowledge") as live:
+        result = generate_run(out, config, data_dir=data_dir, runtime=live)
     _report_acquired(result)
 
 
@@ -120,14 +115,10 @@ def score_command(
     runtime = runtime_from(options, overwrite=overwrite)
     chosen: dict[str, Any] = {} if metrics.strip() == "all" else {"metrics": metrics}
     config = ConnerScoreConfig(knowledge=knowledge, **chosen, **options)
-    with progress_bar("scoring knowledge") as update:
-        result = score_knowledge(out, config, data_dir=data_dir, runtime=_showing(runtime, update))
+    with showing_progress(runtime, "scoring knowledge") as live:
+        result = score_knowledge(out, config, data_dir=data_dir, runtime=live)
     console.print(render_score(result.metrics), markup=False, highlight=False, soft_wrap=True)
-    if result.n_failed:
-        console.print(
-            f"{result.n_failed} items failed (left out; re-run the command to retry)",
-            style="yellow",
-        )
+    note_failed(result.n_failed, "items")
     console.print(
         f"{result.n_samples} items ({result.n_resumed} resumed) in "
         f"{result.metrics['seconds']} s -> {result.out}",
@@ -182,14 +173,9 @@ def select_command(data_dir: Path | None, out: Path, overwrite: bool, **options:
     config = ConnerSelectConfig(**parts["select"])
     generate = ConnerGenerateConfig(**parts["generate"])
     score = ConnerScoreConfig(knowledge="-", **parts["score"])
-    with progress_bar("selecting knowledge") as update:
+    with showing_progress(runtime, "selecting knowledge") as live:
         result = select_run(
-            out,
-            config,
-            generate=generate,
-            score=score,
-            data_dir=data_dir,
-            runtime=_showing(runtime, update),
+            out, config, generate=generate, score=score, data_dir=data_dir, runtime=live
         )
     _report_acquired(result)
 
@@ -198,7 +184,7 @@ def select_command(data_dir: Path | None, out: Path, overwrite: bool, **options:
 @click.argument("runs", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
 @click.option(
     "--ratings",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=EXISTING_FILE,
     required=True,
     help="CSV: id,<metric>,... with human ratings 0/1/2 (blank: not rated).",
 )

@@ -116,6 +116,15 @@ def progress_bar(
         yield update
 
 
+def note_failed(n_failed: int, what: str) -> None:
+    """When ``n_failed`` of a run's ``what`` (items, samples...) failed, say so in yellow: they
+    are left out of the metrics and tried again when the command is re-run."""
+    if n_failed:
+        console.print(
+            f"{n_failed} {what} failed (left out; re-run the command to retry)", style="yellow"
+        )
+
+
 def echo_path(label: str, path: object) -> None:
     """Print ``label: path`` in the house style."""
     click.echo(f"{label}: {path}")

@@ -8,14 +8,18 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 from pydantic import BaseModel
 
+from citegraph.cli._console import command_line, progress_bar
 from citegraph.runs import Runtime
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def _click_type(annotation: Any) -> tuple[Any, bool]:
@@ -74,6 +78,12 @@ contact_option = click.option(
 )
 """``--contact``: goes into the User-Agent Wikidata requires."""
 
+EXISTING_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+"""The click type of an argument or option naming a file that must exist."""
+
+EXISTING_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
+"""The click type of an argument or option naming a directory that must exist (a run)."""
+
 data_dir_option = click.option(
     "--data-dir",
     type=click.Path(path_type=Path),
@@ -97,15 +107,9 @@ limit_option = click.option(
 """``--limit``: run on the first N items; a later, larger limit resumes the run."""
 
 
-def runtime_options(func: Callable[..., Any]) -> Callable[..., Any]:
-    """``--limit``, ``--concurrency`` and ``--no-cache``: how a run runs, not what it computes."""
-    func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
-        func
-    )
-    func = click.option(
-        "--concurrency", type=int, default=None, help="Model requests in flight at once."
-    )(func)
-    return limit_option(func)
+def _count_option(flag: str, help_text: str) -> Callable[[F], F]:
+    """An option taking a whole number >= 1, None when not given (the task's own default)."""
+    return click.option(flag, type=click.IntRange(min=1), default=None, help=help_text)
 
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -115,17 +119,9 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
         func
     )
-    func = click.option(
-        "--batch-size",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Items per model call (default: the task's).",
-    )(func)
-    func = click.option(
-        "--concurrency",
-        type=click.IntRange(min=1),
-        default=None,
-        help="Model calls in flight at once (default: the model's or the task's).",
+    func = _count_option("--batch-size", "Items per model call (default: the task's).")(func)
+    func = _count_option(
+        "--concurrency", "Model calls in flight at once (default: the model's or the task's)."
     )(func)
     func = click.option(
         "--shard",
@@ -144,8 +140,6 @@ def runtime_from(
 ) -> Runtime:
     """The :class:`~citegraph.runs.Runtime` of a command's :func:`engine_options` (popped from
     ``options``), with the command line recorded."""
-    from citegraph.cli._console import command_line
-
     return Runtime(
         limit=options.pop("limit", None),
         shard=options.pop("shard", None),
@@ -156,3 +150,11 @@ def runtime_from(
         command=command_line(),
         progress=progress,
     )
+
+
+@contextmanager
+def showing_progress(runtime: Runtime, description: str) -> Iterator[Runtime]:
+    """``runtime`` reporting its progress to a :func:`~citegraph.cli._console.progress_bar`
+    labelled ``description``, shown while the block runs."""
+    with progress_bar(description) as update:
+        yield runtime.model_copy(update={"progress": update})

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from citegraph.cli._console import console, reports_errors
+from citegraph.cli._options import EXISTING_DIR
 from citegraph.runs import RunDir, finalize, merge_runs, read_run_info, task_of_run
 
 
@@ -17,9 +18,7 @@ def runs_group() -> None:
 
 
 @runs_group.command("merge")
-@click.argument(
-    "shards", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path)
-)
+@click.argument("shards", nargs=-1, required=True, type=EXISTING_DIR)
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Merged run directory.")
 @click.option("--overwrite", is_flag=True, help="Replace what --out holds.")
 @reports_errors
@@ -35,7 +34,7 @@ def merge_command(shards: tuple[Path, ...], out: Path, overwrite: bool) -> None:
 
 
 @runs_group.command("report")
-@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("run_dir", type=EXISTING_DIR)
 @reports_errors
 def report_command(run_dir: Path) -> None:
     """Recompute metrics.json from samples.jsonl (no model needed) and print it.
@@ -111,12 +110,7 @@ _COMPARE = ("alignment", "correctness", "precision", "recall", "f1", "na_precisi
 
 
 @runs_group.command("compare")
-@click.argument(
-    "run_dirs",
-    nargs=-1,
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-)
+@click.argument("run_dirs", nargs=-1, required=True, type=EXISTING_DIR)
 @click.option("--kind", type=click.Choice(["micro", "macro"]), default="micro", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
 @reports_errors

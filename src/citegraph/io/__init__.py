@@ -9,7 +9,7 @@ chat client and the SPARQL client.
 
 from citegraph.io._atomic import atomic_write
 from citegraph.io._cache_dir import CACHE_ENV, cache_root
-from citegraph.io._csv_file import read_csv_file
+from citegraph.io._csv_file import numbered_rows, read_csv_file
 from citegraph.io._data_dir import (
     DATA_ENV,
     dataset_file,
@@ -44,6 +44,7 @@ __all__ = [
     "default_download_dir",
     "iter_jsonl",
     "load_json",
+    "numbered_rows",
     "parse_retry_after",
     "read_csv_file",
     "read_jsonl_tolerant",

@@ -1,9 +1,10 @@
-"""Reading a CSV file with errors that name the file: missing file, bad encoding, bad CSV."""
+"""Reading a CSV file with errors that name the file (missing file, bad encoding, bad CSV) and
+the line (:func:`numbered_rows`)."""
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO, TypeVar
 
@@ -35,3 +36,18 @@ def read_csv_file(path: str | Path, read_rows: Callable[[TextIO, Path], T], *, w
         raise DataError(f"not UTF-8: {exc.reason}", path=path) from exc
     except csv.Error as exc:
         raise DataError(f"malformed CSV: {exc}", path=path) from exc
+
+
+def numbered_rows(lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
+    """The CSV rows of ``lines`` that hold a non-blank cell, each with the line it starts on
+    (1-based; a quoted cell may span lines), for errors that name the line.
+
+    Raises:
+        csv.Error: malformed CSV (:func:`read_csv_file` turns it into a :class:`DataError`).
+    """
+    reader = csv.reader(lines)
+    next_line = 1
+    for row in reader:
+        line, next_line = next_line, reader.line_num + 1
+        if any(cell.strip() for cell in row):
+            yield line, row

@@ -1,7 +1,12 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
-from citegraph.models._backend_options import NLI3Options, NLIOptions, RerankerOptions
+from citegraph.models._backend_options import (
+    LMScorerOptions,
+    NLI3Options,
+    NLIOptions,
+    RerankerOptions,
+)
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
 from citegraph.models._chat_hf import HFChat, load_causal_lm, resolve_dtype
@@ -29,14 +34,17 @@ from citegraph.models._embeddings import (
     locate_minilm,
 )
 from citegraph.models._hf_common import (
+    LoadedModel,
     check_batching,
     effective_max_length,
+    load_hf_model,
     load_pretrained,
     quiet_loading,
     require_transformers,
     resolve_model_path,
 )
-from citegraph.models._lm_scorer import CausalLMScorer, LMScorer, TokenScores, causal_lm_scorer
+from citegraph.models._lm_scorer import CausalLMScorer, causal_lm_scorer
+from citegraph.models._lm_scores import LMScorer, TokenScores
 from citegraph.models._nli3 import (
     CONTRADICTION_LABELS,
     HFNLI3,
@@ -94,8 +102,10 @@ __all__ = [
     "HFEmbeddingModel",
     "HFTextScorer",
     "LMScorer",
+    "LMScorerOptions",
     "LexicalNLI",
     "LexicalNLI3",
+    "LoadedModel",
     "MockChat",
     "NLI3Model",
     "NLI3Options",
@@ -124,6 +134,7 @@ __all__ = [
     "find_entailment_index",
     "find_three_way_indices",
     "load_causal_lm",
+    "load_hf_model",
     "load_pretrained",
     "local_chat",
     "locate_minilm",

@@ -1,19 +1,22 @@
 """Keyword options of the model backends, typed for the spec factories.
 
-:func:`~citegraph.models.nli_model`, :func:`~citegraph.models.nli3_model` and
-:func:`~citegraph.models.reranker_model` build a backend from a spec string (``"lexical"``,
-``"hf:<path>"``...), so the options a call may pass depend on the spec. The TypedDicts below name
-every option of every backend (a type checker sees a misspelt name); :func:`check_options` then
-refuses, naming the spec, an option the chosen backend does not take.
+:func:`~citegraph.models.nli_model`, :func:`~citegraph.models.nli3_model`,
+:func:`~citegraph.models.reranker_model` and :func:`~citegraph.models.causal_lm_scorer` build a
+backend from a spec string (``"lexical"``, ``"hf:<path>"``...), so the options a call may pass
+depend on the spec. The TypedDicts below name every option of every backend (a type checker sees
+a misspelt name); :func:`build_checked` then refuses, naming the spec, an option the chosen
+backend does not take (:func:`check_options`) before it builds the backend.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Mapping
-from typing import Any, TypedDict
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, TypeVar
 
 from citegraph.errors import ConfigError
+
+_B = TypeVar("_B")
 
 
 class NLIOptions(TypedDict, total=False):
@@ -49,13 +52,26 @@ class RerankerOptions(TypedDict, total=False):
     label_index: int | None
 
 
-def keyword_names(cls: type) -> set[str]:
+class LMScorerOptions(TypedDict, total=False):
+    """Options of :meth:`CausalLMScorer.load` that :func:`causal_lm_scorer` passes on."""
+
+    device: str
+    dtype: Any
+    batch_size: int
+    max_batch_tokens: int
+    max_length: int | None
+    prepend_bos: bool
+
+
+def keyword_names(cls: Callable[..., Any]) -> set[str]:
     """The keyword-only parameters of ``cls``'s constructor."""
     params = inspect.signature(cls).parameters.values()
     return {p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY}
 
 
-def check_options(spec: str, cls: type, options: Mapping[str, Any], *, what: str = "NLI") -> None:
+def check_options(
+    spec: str, cls: Callable[..., Any], options: Mapping[str, Any], *, what: str = "NLI"
+) -> None:
     """Refuse options that the backend ``cls`` chosen by ``spec`` does not take.
 
     Raises:
@@ -68,3 +84,20 @@ def check_options(spec: str, cls: type, options: Mapping[str, Any], *, what: str
             f"unknown option(s) {unknown} for {what} spec {spec!r}; "
             f"allowed: {', '.join(sorted(allowed))}"
         )
+
+
+def build_checked(
+    spec: str,
+    cls: Callable[..., _B],
+    options: Mapping[str, Any],
+    *args: Any,
+    what: str = "NLI",
+) -> _B:
+    """``cls(*args, **options)``, after :func:`check_options` refused options ``cls`` does not
+    take (so a misspelt option fails, naming ``spec``, before any model is loaded).
+
+    Raises:
+        ConfigError: An option the backend does not take.
+    """
+    check_options(spec, cls, options, what=what)
+    return cls(*args, **options)

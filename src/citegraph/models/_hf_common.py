@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
@@ -73,6 +73,33 @@ def load_pretrained(loader: Callable[[str], _T], path: str, what: str) -> _T:
     except Exception as exc:  # transformers raises OSError, ValueError, KeyError, ...
         hint = "" if Path(path).exists() else " (not a local directory; hub lookup failed)"
         raise ModelError(f"could not load the {what} from {path!r}{hint}: {exc}") from exc
+
+
+class LoadedModel(NamedTuple):
+    """What :func:`load_hf_model` loaded: the torch module, the tokenizer and the model (on the
+    CPU, not yet in eval mode), and the resolved path or hub id."""
+
+    torch: Any
+    tokenizer: Any
+    model: Any
+    source: str
+
+
+def load_hf_model(path: str | Path, auto_class: str, *, extra: str = "nli") -> LoadedModel:
+    """Load the tokenizer and the ``transformers.<auto_class>`` model at ``path`` (a local model
+    directory or a hub id), without progress bars.
+
+    Raises:
+        MissingDependency: torch or transformers is missing (the message names ``extra``).
+        ConfigError: ``path`` is empty.
+        ModelError: ``path`` is a missing local path, or the tokenizer or model fails to load.
+    """
+    torch, transformers = require_transformers(extra)
+    source = resolve_model_path(path)
+    with quiet_loading(transformers):
+        tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, source, "tokenizer")
+        model = load_pretrained(getattr(transformers, auto_class).from_pretrained, source, "model")
+    return LoadedModel(torch, tokenizer, model, source)
 
 
 class HeldModel:
@@ -148,17 +175,11 @@ class HFBackend:
     auto_class: ClassVar[str]
 
     def __init__(self, path: str | Path, *, batch_size: int, device: str) -> None:
-        torch, transformers = require_transformers()
-        self._path = resolve_model_path(path)
-        self._torch = torch
-        with quiet_loading(transformers):
-            self._tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
-            )
-            model = load_pretrained(
-                getattr(transformers, self.auto_class).from_pretrained, self._path, "model"
-            )
-        self._model = model.to(device).eval()
+        loaded = load_hf_model(path, self.auto_class)
+        self._path = loaded.source
+        self._torch = loaded.torch
+        self._tokenizer = loaded.tokenizer
+        self._model = loaded.model.to(device).eval()
         self._device = device
         self._batch_size = batch_size
         self._lock = threading.Lock()

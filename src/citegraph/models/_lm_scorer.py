@@ -41,104 +41,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from typing import Any, Unpack
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.models._backend_options import LMScorerOptions
 from citegraph.models._chat_hf import load_causal_lm
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
+from citegraph.models._lm_inputs import ScoreItem, budget_batches, pair_item, text_item
+from citegraph.models._lm_scores import TokenScores
 
-__all__ = ["CausalLMScorer", "LMScorer", "TokenScores", "causal_lm_scorer"]
+__all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
 #: Padded positions per forward pass (inputs x width) unless told otherwise.
 DEFAULT_MAX_BATCH_TOKENS = 8192
-_FIRST_TOKEN = "only the first token, which has no prediction (prepend_bos=False)"
-
-
-class TokenScores(BaseModel):
-    """The negative log-likelihood of the scored tokens of one text or continuation."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    sum_nll: float = Field(ge=0.0, description="Sum of -ln P(token | earlier tokens), in nats.")
-    n_tokens: int = Field(ge=0, description="How many tokens were scored.")
-    token_logprobs: tuple[float, ...] | None = Field(
-        default=None, description="ln P of each scored token, in order, when asked for."
-    )
-    n_truncated: int = Field(default=0, ge=0, description="Input tokens dropped by max_length.")
-    reason: str | None = Field(
-        default=None, description="Why nothing was scored (set exactly when n_tokens == 0)."
-    )
-
-    @model_validator(mode="after")
-    def _check(self) -> TokenScores:
-        if (self.n_tokens == 0) != (self.reason is not None):
-            raise ValueError("reason is given exactly when no token was scored")
-        if self.n_tokens == 0 and self.sum_nll != 0.0:
-            raise ValueError("sum_nll must be 0 when no token was scored")
-        if self.token_logprobs is not None and len(self.token_logprobs) != self.n_tokens:
-            raise ValueError("token_logprobs must hold one value per scored token")
-        return self
-
-    @property
-    def measured(self) -> bool:
-        """Whether any token was scored (else :attr:`mean_nll` and :attr:`perplexity` are None)."""
-        return self.n_tokens > 0
-
-    @property
-    def mean_nll(self) -> float | None:
-        """Mean NLL per scored token (the cross-entropy), or None when nothing was scored."""
-        return self.sum_nll / self.n_tokens if self.n_tokens else None
-
-    @property
-    def perplexity(self) -> float | None:
-        """``exp(mean_nll)``; None when nothing was scored (see :attr:`reason`), never NaN."""
-        mean = self.mean_nll
-        if mean is None:
-            return None
-        return math.exp(mean) if mean < 700.0 else math.inf
-
-
-@runtime_checkable
-class LMScorer(Protocol):
-    """Batched causal-LM scores; results are in input order, one per input."""
-
-    @property
-    def name(self) -> str:
-        """A stable description of the model, recorded with every number."""
-        ...
-
-    async def score(
-        self, texts: Sequence[str], *, token_logprobs: bool = False
-    ) -> list[TokenScores]:
-        """The NLL of each whole text."""
-        ...
-
-    async def score_continuations(
-        self, pairs: Sequence[tuple[str, str]], *, token_logprobs: bool = False
-    ) -> list[TokenScores]:
-        """The NLL of each ``(prefix, continuation)``'s continuation tokens given the prefix."""
-        ...
-
-    async def perplexities(self, texts: Sequence[str]) -> list[float | None]:
-        """The perplexity of each text (None when nothing could be scored)."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Item:
-    """Model input ids; ``ids[start:]`` are scored (``start >= 1``)."""
-
-    ids: list[int]
-    start: int
-    n_truncated: int
-    reason: str | None  # set when nothing is scored
 
 
 class CausalLMScorer(HeldModel):
@@ -267,7 +185,7 @@ class CausalLMScorer(HeldModel):
         with self._lock:
             tokenizer = self._live()[1]
             encoded = self._encode(tokenizer, texts)
-            items = [self._text_item(ids) for ids in encoded]
+            items = [text_item(ids, self._limit, self._bos is not None) for ids in encoded]
             return self._run(items, token_logprobs)
 
     def score_continuations_sync(
@@ -282,7 +200,10 @@ class CausalLMScorer(HeldModel):
             tokenizer = self._live()[1]
             prefixes = self._encode(tokenizer, [p for p, _ in pairs])
             joined = self._encode(tokenizer, [p + c for p, c in pairs])
-            items = [self._pair_item(p, j) for p, j in zip(prefixes, joined, strict=True)]
+            bos = self._bos is not None
+            items = [
+                pair_item(p, j, self._limit, bos) for p, j in zip(prefixes, joined, strict=True)
+            ]
             return self._run(items, token_logprobs)
 
     def _live(self) -> tuple[Any, Any]:
@@ -305,34 +226,7 @@ class CausalLMScorer(HeldModel):
         head = [] if self._bos is None else [self._bos]
         return [head + list(row) for row in ids]
 
-    def _text_item(self, ids: list[int]) -> _Item:
-        head = 0 if self._bos is None else 1
-        if len(ids) == head:
-            return _Item(ids, 1, 0, "empty text")
-        kept = ids[: self._limit]
-        reason = _FIRST_TOKEN if len(kept) < 2 else None
-        return _Item(kept, 1, len(ids) - len(kept), reason)
-
-    def _pair_item(self, prefix: list[int], joined: list[int]) -> _Item:
-        shared = next(
-            (i for i, (a, b) in enumerate(zip(prefix, joined, strict=False)) if a != b),
-            min(len(prefix), len(joined)),
-        )
-        if shared == len(joined):
-            return _Item(joined, 1, 0, "empty continuation")
-        start = max(shared, 1)
-        if start == len(joined):
-            return _Item(joined, 1, 0, _FIRST_TOKEN)
-        excess = len(joined) - self._limit
-        if excess <= 0:
-            return _Item(joined, start, 0, None)
-        head = 0 if self._bos is None else 1
-        if excess <= start - 1 - head:  # drop the oldest prefix tokens (BOS stays first)
-            return _Item(joined[:head] + joined[head + excess :], start - excess, excess, None)
-        # the continuation alone is too long: its predecessor and its first tokens
-        return _Item(joined[start - 1 : start - 1 + self._limit], 1, excess, None)
-
-    def _run(self, items: Sequence[_Item], keep: bool) -> list[TokenScores]:
+    def _run(self, items: Sequence[ScoreItem], keep: bool) -> list[TokenScores]:
         results: list[TokenScores | None] = [None] * len(items)
         for i, item in enumerate(items):
             if item.reason is not None:
@@ -353,7 +247,7 @@ class CausalLMScorer(HeldModel):
                 results[i] = scores
         return [r for r in results if r is not None]
 
-    def _forward(self, batch: Sequence[_Item], keep: bool) -> list[TokenScores]:
+    def _forward(self, batch: Sequence[ScoreItem], keep: bool) -> list[TokenScores]:
         """Score one batch: right-padded, one forward pass, per-row log-softmax and gather."""
         torch, model = self._torch, self._live()[0]
         width = max(len(item.ids) for item in batch)
@@ -391,22 +285,6 @@ class CausalLMScorer(HeldModel):
         return out
 
 
-def budget_batches(
-    widths: Sequence[int], batch_size: int, max_tokens: int
-) -> list[tuple[int, int]]:
-    """Cut inputs sorted by length, longest first, into ``[begin, end)`` batches of at most
-    ``batch_size`` inputs whose padded size (inputs x the first, widest, input) stays within
-    ``max_tokens``; an input wider than ``max_tokens`` gets a batch of its own."""
-    batches: list[tuple[int, int]] = []
-    begin = 0
-    while begin < len(widths):
-        fits = max(1, max_tokens // max(1, widths[begin]))
-        end = min(len(widths), begin + min(batch_size, fits))
-        batches.append((begin, end))
-        begin = end
-    return batches
-
-
 def _check_options(batch_size: int, max_length: int | None) -> None:
     check_batching(batch_size, max_length)
     if max_length is not None and max_length < 2:
@@ -416,15 +294,7 @@ def _check_options(batch_size: int, max_length: int | None) -> None:
 
 
 def causal_lm_scorer(
-    spec: str,
-    *,
-    device: str = "cpu",
-    dtype: Any = None,
-    batch_size: int = 8,
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
-    max_length: int | None = None,
-    prepend_bos: bool = False,
-    cache_dir: str | Path | None = None,
+    spec: str, *, cache_dir: str | Path | None = None, **options: Unpack[LMScorerOptions]
 ) -> CausalLMScorer:
     """Build the causal-LM scorer ``spec`` names.
 
@@ -432,9 +302,9 @@ def causal_lm_scorer(
         spec: ``"local"`` (the embedded SmolLM2-135M-Instruct, converted once into the models
             cache, see :func:`~citegraph.models.converted_model_dir`), ``"hf:<hub id or path>"``
             (a ``.gguf`` path loads that file), or a local model folder or ``.gguf`` path.
-        device, dtype, batch_size, max_batch_tokens, max_length, prepend_bos: As
-            :meth:`CausalLMScorer.load`.
         cache_dir: The models cache for ``"local"`` (default ``$CITEGRAPH_CACHE/models``).
+        **options: As :meth:`CausalLMScorer.load` (``device``, ``dtype``, ``batch_size``,
+            ``max_batch_tokens``, ``max_length``, ``prepend_bos``).
 
     Raises:
         ConfigError: An unknown spec or a bad option.
@@ -445,14 +315,6 @@ def causal_lm_scorer(
         >>> scorer = causal_lm_scorer("local")  # doctest: +SKIP
         >>> scorer.score_sync(["Paris is the capital of France."])[0].perplexity  # doctest: +SKIP
     """
-    options: dict[str, Any] = {
-        "device": device,
-        "dtype": dtype,
-        "batch_size": batch_size,
-        "max_batch_tokens": max_batch_tokens,
-        "max_length": max_length,
-        "prepend_bos": prepend_bos,
-    }
     text = spec.strip()
     if text == "local":
         from citegraph.models._chat_local import LOCAL_CHAT_NAME, converted_model_dir

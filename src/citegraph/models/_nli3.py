@@ -23,12 +23,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, Unpack, cast, runtime_checkable
+from typing import Any, Protocol, Unpack, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
-from citegraph.models._backend_options import NLI3Options, check_options
+from citegraph.models._backend_options import NLI3Options, build_checked
 from citegraph.models._hf_common import (
     HFBackend,
     check_batching,
@@ -280,14 +280,11 @@ def nli3_model(spec: str, **options: Unpack[NLI3Options]) -> NLI3Model:
         'lexical'
     """
     spec = spec.strip()
-    given = cast(dict[str, Any], options)
     if spec == "lexical":
-        check_options(spec, LexicalNLI3, given)
-        return LexicalNLI3(**given)
+        return build_checked(spec, LexicalNLI3, options)
     kind, sep, path = spec.partition(":")
     if kind != "hf" or not sep:
         raise ConfigError(f"unknown three-way NLI spec {spec!r}; expected {_FORMS}")
     if not path.strip():
         raise ConfigError(f"NLI spec {spec!r} has no model path or hub id after 'hf:'")
-    check_options(spec, HFNLI3, given)
-    return HFNLI3(path.strip(), **given)
+    return build_checked(spec, HFNLI3, options, path.strip())

@@ -16,14 +16,15 @@ from __future__ import annotations
 from typing import Any, Unpack, cast
 
 from citegraph.errors import ConfigError
-from citegraph.models._backend_options import NLIOptions, check_options
+from citegraph.models._backend_options import NLIOptions, build_checked
+from citegraph.models._hf_common import HFBackend
 from citegraph.models._nli_cascade import CascadeNLI
 from citegraph.models._nli_hf import HFClassifierNLI
 from citegraph.models._nli_lexical import LexicalNLI
 from citegraph.models._nli_protocol import NLIModel
 from citegraph.models._nli_t5 import TrueT5NLI
 
-_MODEL_KINDS: dict[str, type[HFClassifierNLI] | type[TrueT5NLI]] = {
+_MODEL_KINDS: dict[str, type[HFBackend]] = {
     "hf": HFClassifierNLI,
     "t5": TrueT5NLI,
 }
@@ -31,15 +32,14 @@ _LEXICAL_OPTIONS = frozenset({"year_only_dates"})
 _FORMS = "'lexical', 'hf:<path>', 't5:<path>', 'lexical+hf:<path>', 'lexical+t5:<path>'"
 
 
-def _model(spec: str, full_spec: str, options: dict[str, Any]) -> HFClassifierNLI | TrueT5NLI:
+def _model(spec: str, full_spec: str, options: dict[str, Any]) -> HFBackend:
     kind, sep, path = spec.partition(":")
     cls = _MODEL_KINDS.get(kind) if sep else None
     if cls is None:
         raise ConfigError(f"unknown NLI spec {full_spec!r}; expected one of {_FORMS}")
     if not path.strip():
         raise ConfigError(f"NLI spec {full_spec!r} has no model path or hub id after '{kind}:'")
-    check_options(full_spec, cls, options)
-    return cls(path.strip(), **options)
+    return build_checked(full_spec, cls, options, path.strip())
 
 
 def nli_model(spec: str, **options: Unpack[NLIOptions]) -> NLIModel:
@@ -67,8 +67,7 @@ def nli_model(spec: str, **options: Unpack[NLIOptions]) -> NLIModel:
     spec = spec.strip()
     given = cast(dict[str, Any], options)
     if spec == "lexical":
-        check_options(spec, LexicalNLI, given)
-        return LexicalNLI(**given)
+        return build_checked(spec, LexicalNLI, given)
     if spec.startswith("lexical+"):
         lexical_options = {k: v for k, v in given.items() if k in _LEXICAL_OPTIONS}
         model_options = {k: v for k, v in given.items() if k not in _LEXICAL_OPTIONS}

@@ -31,20 +31,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Unpack, cast
+from typing import Any, Literal, Unpack
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._backend_options import RerankerOptions, check_options
+from citegraph.models._backend_options import RerankerOptions, build_checked
 from citegraph.models._hf_common import (
     HeldModel,
     check_batching,
     classifier_logits,
     effective_max_length,
     in_worker_thread,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
-    resolve_model_path,
+    load_hf_model,
 )
 
 __all__ = ["CrossEncoderReranker", "HFTextScorer", "reranker_model"]
@@ -87,17 +84,9 @@ class _SequenceClassifier(HeldModel):
         label_index: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
-        torch, transformers = require_transformers()
-        self._path = resolve_model_path(path)
-        with quiet_loading(transformers):
-            tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, self._path, "tokenizer"
-            )
-            model = load_pretrained(
-                transformers.AutoModelForSequenceClassification.from_pretrained,
-                self._path,
-                "model",
-            )
+        torch, tokenizer, model, self._path = load_hf_model(
+            path, "AutoModelForSequenceClassification"
+        )
         config = model.config
         labels = {int(i): str(v) for i, v in config.id2label.items()}
         self._readout, self._index = _choose_readout(
@@ -255,6 +244,4 @@ def reranker_model(spec: str, **options: Unpack[RerankerOptions]) -> CrossEncode
         raise ConfigError(f"unknown reranker spec {spec!r}; expected 'hf:<hub id or path>'")
     if not path.strip():
         raise ConfigError(f"reranker spec {spec!r} has no hub id or path after 'hf:'")
-    given = cast(dict[str, Any], options)
-    check_options(spec, CrossEncoderReranker, given, what="reranker")
-    return CrossEncoderReranker(path.strip(), **given)
+    return build_checked(spec, CrossEncoderReranker, options, path.strip(), what="reranker")

@@ -18,22 +18,27 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field
 
 from citegraph.conner._types import Knowledge
-from citegraph.conner.acquire._generate import GeneratedKnowledge, Progress, run_bounded
+from citegraph.conner.acquire._generate import (
+    GeneratedKnowledge,
+    GenerationOutcome,
+    Progress,
+    run_bounded,
+    single_task,
+)
 from citegraph.conner.acquire._prompts import (
     DEFAULT_DEMO_MAX_WORDS,
     DEFAULT_SHOTS,
     PromptTemplate,
     answer_prompt,
-    default_template,
-    get_template,
     prompt_messages,
     prompt_version,
     select_demonstrations,
+    template_of_kind,
 )
-from citegraph.datasets import ConnerSample, ConnerTask
+from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig
 
@@ -42,35 +47,21 @@ __all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
 _LABEL = re.compile(r"^\s*(?:answer|speaker\s*2)\s*:\s*", re.IGNORECASE)
 
 
-class GeneratedAnswer(BaseModel):
+class GeneratedAnswer(GenerationOutcome):
     """The downstream answer generated for one sample from one knowledge text, or the error."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    result_field = "answer"
 
-    id: str = Field(description="The sample id.")
     answer: str | None = Field(description="The extracted answer; None on error.")
-    error: str | None = Field(default=None, description="Why no answer was generated.")
-    raw_text: str | None = Field(default=None, description="The model's text before extraction.")
     model: str = Field(description="The answering model's name.")
     knowledge_source: str | None = Field(
         default=None, description="The source of the knowledge the answer was generated from."
     )
-    prompt_version: str = Field(description="The answer prompt's version.")
-    demonstrations: tuple[str, ...] = Field(
-        default=(), description="Ids of the few-shot demonstrations, in prompt order."
-    )
-    finish_reason: str | None = Field(default=None, description="As the model reported it.")
     too_long: bool = Field(
         default=False,
         description="The error is that the prompt exceeds the model's context (retrying will "
         "not help).",
     )
-
-    @model_validator(mode="after")
-    def _one_of(self) -> GeneratedAnswer:
-        if (self.answer is None) == (self.error is None):
-            raise ValueError("exactly one of answer and error is set")
-        return self
 
 
 def extract_answer(text: str) -> str:
@@ -81,18 +72,6 @@ def extract_answer(text: str) -> str:
         if line:
             return line
     return ""
-
-
-def _answer_template(template: PromptTemplate | str | None, task: ConnerTask) -> PromptTemplate:
-    if template is None:
-        return default_template("answer-few-shot", task)
-    chosen = get_template(template) if isinstance(template, str) else template
-    if chosen.kind != "answer-few-shot" or chosen.task != task:
-        raise ConfigError(
-            f"prompt {chosen.id!r} is a {chosen.kind} prompt for {chosen.task!r}, not an "
-            f"answer-few-shot prompt for {task!r}"
-        )
-    return chosen
 
 
 def _index(knowledge: Sequence[Knowledge | GeneratedKnowledge]) -> dict[str, Any]:
@@ -144,10 +123,7 @@ async def generate_answers(
     samples = list(samples)
     if not samples:
         return []
-    tasks = {s.task for s in samples}
-    if len(tasks) > 1:
-        raise ConfigError(f"samples mix tasks {sorted(tasks)}; answer one task at a time")
-    chosen = _answer_template(template, samples[0].task)
+    chosen = template_of_kind(template, "answer-few-shot", single_task(samples, "answer"))
     version = prompt_version(chosen, shots=shots, seed=seed)
     config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
     by_id = _index(knowledge)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -26,15 +26,15 @@ from citegraph.conner._types import Knowledge
 from citegraph.conner.acquire._prompts import (
     DEFAULT_DEMO_MAX_WORDS,
     DEFAULT_SHOTS,
+    PromptKind,
     PromptTemplate,
-    default_template,
-    get_template,
     knowledge_prompt,
     prompt_messages,
     prompt_version,
     select_demonstrations,
+    template_of_kind,
 )
-from citegraph.datasets import ConnerSample
+from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
 
@@ -46,15 +46,20 @@ _R = TypeVar("_R")
 _NEXT_EXAMPLE = re.compile(r"\n\s*Topic:")
 
 
-class GeneratedKnowledge(BaseModel):
-    """The outcome of generating knowledge for one sample: knowledge, or the error."""
+class GenerationOutcome(BaseModel):
+    """What one prompt for one sample gave: the result (the field :attr:`result_field` names) or
+    the error, exactly one of them, with the prompt's version and the model's raw text."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    result_field: ClassVar[str]
+    """The field that holds the result (None exactly when ``error`` is set)."""
+
     id: str = Field(description="The sample id.")
-    knowledge: Knowledge | None = Field(description="The cleaned knowledge; None on error.")
     error: str | None = Field(default=None, description="Why generation failed.")
-    raw_text: str | None = Field(default=None, description="The model's text before cleaning.")
+    raw_text: str | None = Field(
+        default=None, description="The model's text before cleaning or extraction."
+    )
     prompt_version: str = Field(description="The prompt's version (see citegraph.conner).")
     demonstrations: tuple[str, ...] = Field(
         default=(), description="Ids of the few-shot demonstrations, in prompt order."
@@ -62,15 +67,35 @@ class GeneratedKnowledge(BaseModel):
     finish_reason: str | None = Field(default=None, description="As the model reported it.")
 
     @model_validator(mode="after")
-    def _one_of(self) -> GeneratedKnowledge:
-        if (self.knowledge is None) == (self.error is None):
-            raise ValueError("exactly one of knowledge and error is set")
+    def _one_of(self) -> Self:
+        if (getattr(self, self.result_field) is None) == (self.error is None):
+            raise ValueError(f"exactly one of {self.result_field} and error is set")
         return self
+
+
+class GeneratedKnowledge(GenerationOutcome):
+    """The outcome of generating knowledge for one sample: knowledge, or the error."""
+
+    result_field = "knowledge"
+
+    knowledge: Knowledge | None = Field(description="The cleaned knowledge; None on error.")
 
     @property
     def ok(self) -> bool:
         """Whether knowledge was generated."""
         return self.knowledge is not None
+
+
+def single_task(samples: Sequence[ConnerSample], doing: str) -> ConnerTask:
+    """The task every sample (at least one) is of.
+
+    Raises:
+        ConfigError: The samples mix tasks (the message says to ``doing`` one at a time).
+    """
+    tasks = {s.task for s in samples}
+    if len(tasks) > 1:
+        raise ConfigError(f"samples mix tasks {sorted(tasks)}; {doing} one task at a time")
+    return samples[0].task
 
 
 def clean_knowledge(text: str) -> str:
@@ -111,20 +136,15 @@ async def run_bounded(
 
 
 def _knowledge_template(
-    prompt: str, template: PromptTemplate | str | None, task: Literal["nq", "wow"]
+    prompt: str, template: PromptTemplate | str | None, task: ConnerTask
 ) -> PromptTemplate:
-    kinds = {"zero-shot": "knowledge-zero-shot", "few-shot": "knowledge-few-shot"}
+    kinds: dict[str, PromptKind] = {
+        "zero-shot": "knowledge-zero-shot",
+        "few-shot": "knowledge-few-shot",
+    }
     if prompt not in kinds:
         raise ConfigError(f"prompt must be 'zero-shot' or 'few-shot', got {prompt!r}")
-    if template is None:
-        return default_template(kinds[prompt], task)  # type: ignore[arg-type]
-    chosen = get_template(template) if isinstance(template, str) else template
-    if chosen.kind != kinds[prompt] or chosen.task != task:
-        raise ConfigError(
-            f"prompt {chosen.id!r} is a {chosen.kind} prompt for {chosen.task!r}, not a "
-            f"{kinds[prompt]} prompt for {task!r}"
-        )
-    return chosen
+    return template_of_kind(template, kinds[prompt], task)
 
 
 async def generate_knowledge(
@@ -170,10 +190,7 @@ async def generate_knowledge(
     samples = list(samples)
     if not samples:
         return []
-    tasks = {s.task for s in samples}
-    if len(tasks) > 1:
-        raise ConfigError(f"samples mix tasks {sorted(tasks)}; generate one task at a time")
-    chosen = _knowledge_template(prompt, template, samples[0].task)
+    chosen = _knowledge_template(prompt, template, single_task(samples, "generate"))
     few = chosen.target is not None
     demo_seed = seed if demo_seed is None else demo_seed
     version = prompt_version(chosen, shots=shots, seed=demo_seed)

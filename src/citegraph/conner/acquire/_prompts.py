@@ -177,6 +177,27 @@ def select_demonstrations(
     return rng.sample(eligible, min(shots, len(eligible)))
 
 
+def template_of_kind(
+    template: PromptTemplate | str | None, kind: PromptKind, task: ConnerTask
+) -> PromptTemplate:
+    """``template`` (a template or its id; None: the paper's best of ``kind`` for ``task``),
+    checked to be of ``kind`` and for ``task``.
+
+    Raises:
+        ConfigError: Unknown id, or a template of another kind or task.
+    """
+    if template is None:
+        return default_template(kind, task)
+    chosen = get_template(template) if isinstance(template, str) else template
+    if chosen.kind != kind or chosen.task != task:
+        article = "an" if kind.startswith("a") else "a"
+        raise ConfigError(
+            f"prompt {chosen.id!r} is a {chosen.kind} prompt for {chosen.task!r}, not "
+            f"{article} {kind} prompt for {task!r}"
+        )
+    return chosen
+
+
 def _resolve(
     template: PromptTemplate | str | None, kind: PromptKind, task: ConnerTask
 ) -> PromptTemplate:

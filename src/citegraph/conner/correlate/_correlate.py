@@ -28,7 +28,6 @@ scored 0.
 
 from __future__ import annotations
 
-import csv
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.conner._types import MetricValue
 from citegraph.errors import ConfigError, DataError
-from citegraph.io import read_csv_file
+from citegraph.io import numbered_rows, read_csv_file
 from citegraph.metrics import Agreement, pearson, somers_d, spearman
 
 __all__ = [
@@ -108,16 +107,11 @@ def _rating(cell: str, path: Path, line: int, field: str) -> int | None:
 
 
 def _read_rows(lines: Iterable[str], path: Path) -> dict[tuple[str, str], int]:
-    reader = csv.reader(lines)
     header: tuple[int, list[tuple[int, str]]] | None = None
     width = 0
     seen: set[str] = set()
     out: dict[tuple[str, str], int] = {}
-    next_line = 1
-    for row in reader:
-        line, next_line = next_line, reader.line_num + 1
-        if not any(cell.strip() for cell in row):
-            continue
+    for line, row in numbered_rows(lines):
         if header is None:
             header, width = _header(row, path, line), len(row)
             continue
