@@ -24,6 +24,7 @@ from citegraph.runs import (
     merge_runs,
     recorded_config,
     register_task,
+    run_bounded,
     run_sync,
     run_task,
     task_of_run,
@@ -256,3 +257,27 @@ def test_concurrency_for_prefers_the_runtime_then_the_model() -> None:
     assert Runtime(concurrency=5).concurrency_for(Limited(), 1) == 5
     assert Runtime().concurrency_for(Limited(), 1) == 3
     assert Runtime().concurrency_for(object(), 2) == 2
+
+
+def test_run_bounded_keeps_order_bounds_concurrency_and_reports_progress() -> None:
+    in_flight = peak = 0
+    seen: list[tuple[int, int]] = []
+
+    async def slow_square(x: int) -> int:
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        await asyncio.sleep(0.01 * (5 - x))
+        in_flight -= 1
+        return x * x
+
+    squares = run_sync(
+        run_bounded(
+            [1, 2, 3, 4], slow_square, concurrency=2, progress=lambda d, t: seen.append((d, t))
+        )
+    )
+    assert squares == [1, 4, 9, 16]
+    assert peak == 2
+    assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
+    with pytest.raises(ConfigError, match="concurrency"):
+        run_sync(run_bounded([1], slow_square, concurrency=0))

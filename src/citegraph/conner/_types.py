@@ -10,12 +10,11 @@ be measured (never 0, never NaN), plus what computed it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any, Literal, Self, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.runs import RunOutcome
+from citegraph.runs import RunOutcome, TaskResult
 
 #: The six perspectives, plus the two coherence levels and the factuality vector's parts.
 Metric = Literal[
@@ -57,27 +56,15 @@ class MetricValue(BaseModel):
     )
 
 
-class RunResult(BaseModel):
+class RunResult(TaskResult):
     """What a CONNER run produced: its directory, its metrics and its counts."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    out: Path
-    metrics: dict[str, Any]
     n_samples: int = Field(description="Items of this call (after limit and shard).")
-    n_failed: int = Field(description="Of those, items that failed (retried on the next call).")
-    n_resumed: int = Field(description="Of those, items found done in the run directory.")
 
     @classmethod
-    def of(cls, outcome: RunOutcome[Any]) -> Self:
-        """The result of a finished engine run."""
-        return cls(
-            out=outcome.out,
-            metrics=outcome.metrics,
-            n_samples=len(outcome.items),
-            n_failed=outcome.n_failed,
-            n_resumed=outcome.n_resumed,
-        )
+    def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
+        """``n_samples``: the items of this call."""
+        return {"n_samples": len(outcome.items)}
 
 
 def _item_key(record: dict[str, Any]) -> tuple[str, int, str]:

@@ -20,7 +20,7 @@ from citegraph.runs._engine import (
 )
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
-from citegraph.runs._pending import run_pending, run_pending_batches
+from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
 from citegraph.runs._provenance import (
     canonical_json,
     package_versions,
@@ -57,6 +57,7 @@ __all__ = [
     "recorded_config",
     "register_task",
     "registered_tasks",
+    "run_bounded",
     "run_pending",
     "run_pending_batches",
     "run_sync",

@@ -6,9 +6,11 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
+from citegraph.errors import ConfigError
 from citegraph.runs._rundir import RunDir
 
 T = TypeVar("T")
+R = TypeVar("R")
 Progress = Callable[[int, int], None]
 
 
@@ -86,3 +88,35 @@ async def run_pending_batches(
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     return n_resumed, len(todo)
+
+
+async def run_bounded(
+    items: Sequence[T],
+    work: Callable[[T], Awaitable[R]],
+    *,
+    concurrency: int,
+    progress: Progress | None = None,
+) -> list[R]:
+    """``work(item)`` for every item, at most ``concurrency`` at a time; results in input order.
+
+    For work inside one task that is not a run of its own (the candidates of a pair, the plans
+    of a generation batch). ``progress(done, total)`` is called after each item.
+
+    Raises:
+        ConfigError: ``concurrency`` < 1.
+    """
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
+    gate = asyncio.Semaphore(concurrency)
+    done = 0
+
+    async def one(item: T) -> R:
+        nonlocal done
+        async with gate:
+            result = await work(item)
+        done += 1
+        if progress is not None:
+            progress(done, len(items))
+        return result
+
+    return list(await asyncio.gather(*(one(item) for item in items)))

@@ -11,7 +11,6 @@ from citegraph.conner.acquire._generate import (
     GeneratedKnowledge,
     clean_knowledge,
     generate_knowledge,
-    run_bounded,
 )
 from citegraph.conner.acquire._knowledge_io import (
     GOLD,
@@ -111,7 +110,6 @@ __all__ = [
     "retrieve_knowledge",
     "retrieve_run",
     "retrieve_run_async",
-    "run_bounded",
     "select_demonstrations",
     "task_corpus",
 ]

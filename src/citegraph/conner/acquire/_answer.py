@@ -25,7 +25,6 @@ from citegraph.conner.acquire._generate import (
     GeneratedKnowledge,
     GenerationOutcome,
     Progress,
-    run_bounded,
     single_task,
 )
 from citegraph.conner.acquire._prompts import (
@@ -41,6 +40,7 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig
+from citegraph.runs import run_bounded
 
 __all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
 

@@ -15,9 +15,8 @@ said nothing; metrics treat it as unmeasured), not as an error.
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -37,8 +36,9 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.runs import run_bounded
 
-__all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge", "run_bounded"]
+__all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge"]
 
 Progress = Callable[[int, int], None]
 _T = TypeVar("_T")
@@ -102,37 +102,6 @@ def clean_knowledge(text: str) -> str:
     """Strip whitespace and drop a continuation that starts a new ``Topic:`` example."""
     match = _NEXT_EXAMPLE.search(text)
     return (text[: match.start()] if match else text).strip()
-
-
-async def run_bounded(
-    items: Sequence[_T],
-    work: Callable[[_T], Awaitable[_R]],
-    *,
-    concurrency: int,
-    progress: Progress | None = None,
-) -> list[_R]:
-    """``work(item)`` for every item, at most ``concurrency`` at a time; results in input order.
-
-    ``progress(done, total)`` is called after each item.
-
-    Raises:
-        ConfigError: ``concurrency`` < 1.
-    """
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
-    gate = asyncio.Semaphore(concurrency)
-    done = 0
-
-    async def one(item: _T) -> _R:
-        nonlocal done
-        async with gate:
-            result = await work(item)
-        done += 1
-        if progress is not None:
-            progress(done, len(items))
-        return result
-
-    return list(await asyncio.gather(*(one(item) for item in items)))
 
 
 def _knowledge_template(

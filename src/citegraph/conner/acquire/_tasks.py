@@ -121,7 +121,7 @@ class GenerateTask(KnowledgeTask[ChatModel]):
 
     def concurrency(self, models: ChatModel, runtime: Runtime) -> int:
         """Requests in flight: the runtime's, else the model's own limit, else 4."""
-        return runtime.concurrency or int(getattr(models, "concurrency", 0) or 4)
+        return runtime.concurrency_for(models, 4)
 
     async def work(self, batch: Sequence[ConnerSample], models: ChatModel) -> list[Record]:
         """Generate the batch's knowledge; a failed call is a failed record."""

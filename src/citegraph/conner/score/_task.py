@@ -34,7 +34,16 @@ from citegraph.conner.score._models import ScoreModels, load_score_models
 from citegraph.conner.score._summary import score_summary
 from citegraph.conner.score._work import score_batch
 from citegraph.datasets import ConnerSample
-from citegraph.runs import Record, Runtime, Task, blocking, given_or_loaded, register_task, run_task
+from citegraph.runs import (
+    Record,
+    Runtime,
+    Task,
+    blocking,
+    given_or_loaded,
+    recorded_config,
+    register_task,
+    run_task,
+)
 
 __all__ = ["ConnerScoreResult", "ScoreTask", "score_knowledge", "score_knowledge_async"]
 
@@ -101,12 +110,9 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
         """The score summary, the models and their notes, and the items without knowledge."""
-        recorded = info["config"]
-        config = ConnerScoreConfig.model_validate(
-            {k: v for k, v in recorded.items() if k in ConnerScoreConfig.model_fields}
-        )
+        config = recorded_config(ConnerScoreConfig, info)
         return score_summary(records, config) | {
-            "setup": {"models": recorded.get("models", {}), "notes": model_notes(config)},
+            "setup": {"models": info["config"].get("models", {}), "notes": model_notes(config)},
             "n_knowledge_missing": sum(1 for r in records if "knowledge_missing" in r),
         }
 

@@ -28,12 +28,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.errors import ConfigError, KGQueryError
+from citegraph.errors import KGQueryError
 from citegraph.kalma.build._links import Connection, connected_pairs
 from citegraph.kalma.build._pairs import CANDIDATE_LIMIT, PERSON_TYPE, PersonPair
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import find_candidates
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph, Triple
+from citegraph.runs import run_bounded
 
 Status = Literal["resolved", "ambiguous", "unresolved"]
 STATUSES: tuple[Status, ...] = ("resolved", "ambiguous", "unresolved")
@@ -172,21 +173,11 @@ async def disambiguate_many(
     Raises:
         ConfigError: ``concurrency`` is below 1.
     """
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be >= 1, got {concurrency}")
-    semaphore = asyncio.Semaphore(concurrency)
-    done = 0
 
     async def one(pair: PersonPair) -> Resolution:
-        nonlocal done
-        async with semaphore:
-            result = await disambiguate(pair, kg, person_type=person_type, limit=limit)
-        done += 1
-        if progress is not None:
-            progress(done, len(pairs))
-        return result
+        return await disambiguate(pair, kg, person_type=person_type, limit=limit)
 
-    return list(await asyncio.gather(*(one(p) for p in pairs)))
+    return await run_bounded(pairs, one, concurrency=concurrency, progress=progress)
 
 
 def resolution_counts(resolutions: Sequence[Resolution]) -> dict[str, int]:

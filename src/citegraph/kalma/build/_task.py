@@ -125,7 +125,7 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
 
     def concurrency(self, models: BuildModels, runtime: Runtime) -> int:
         """Items evolving at once: ``--concurrency``, else the model's request limit, else 2."""
-        return runtime.concurrency or int(getattr(models.model, "concurrency", 0) or 2)
+        return runtime.concurrency_for(models.model, 2)
 
     async def work(
         self, batch: Sequence[tuple[str, Resolution]], models: BuildModels

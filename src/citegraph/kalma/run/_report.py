@@ -21,12 +21,12 @@ from citegraph.kalma.run._config import RunConfig, gold_source
 from citegraph.kalma.score._report import METRICS, build_metrics
 from citegraph.kalma.score._text_quality import TextQuality, aggregate_text_quality
 from citegraph.metrics import f1_score, summarise_runs
+from citegraph.runs import recorded_config
 
 
 def run_config_of(info: dict[str, Any]) -> RunConfig:
     """The :class:`RunConfig` recorded in a run's ``run.json``."""
-    fields = {k: v for k, v in info["config"].items() if k in RunConfig.model_fields}
-    return RunConfig(**fields)
+    return recorded_config(RunConfig, info)
 
 
 def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -> dict[str, Any]:

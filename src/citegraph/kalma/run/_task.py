@@ -149,7 +149,7 @@ class KalmaRunTask(Task[BioKaLMASample, RunModels]):
 
     def concurrency(self, models: RunModels, runtime: Runtime) -> int:
         """Questions in flight: ``--concurrency``, else the server's request limit, else 4."""
-        return runtime.concurrency or int(getattr(models.answerer, "concurrency", None) or 4)
+        return runtime.concurrency_for(models.answerer, 4)
 
     async def work(self, batch: Sequence[BioKaLMASample], models: RunModels) -> list[Record]:
         inputs = self.inputs

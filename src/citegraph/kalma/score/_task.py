@@ -40,6 +40,7 @@ from citegraph.runs import (
     TaskResult,
     blocking,
     opened,
+    recorded_config,
     register_task,
     run_task,
     sha256_file,
@@ -143,10 +144,9 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
-        recorded = info["config"]
-        config = ScoreConfig(**{k: v for k, v in recorded.items() if k in ScoreConfig.model_fields})
+        config = recorded_config(ScoreConfig, info)
         gold_given = "gold" in (info.get("data") or {})
-        return build_metrics(records, config, recorded["nli_name"], gold_given=gold_given)
+        return build_metrics(records, config, info["config"]["nli_name"], gold_given=gold_given)
 
     @classmethod
     def order(cls, records: Sequence[Record]) -> list[Record]:
