@@ -16,17 +16,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-ROOT = SRC / "citegraph"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(SRC).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def modules_under(src: Path) -> dict[str, Path]:
+    """Every module of the ``citegraph`` package under ``src``, by dotted name (a package is
+    its ``__init__``). ``benchmarks/layout_figures.py`` reads any checkout with it."""
+    out = {}
+    for path in sorted((src / "citegraph").rglob("*.py")):
+        parts = list(path.relative_to(src).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
 
 
-MODULES = {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+MODULES = modules_under(SRC)
 
 
 def _type_checking_lines(tree: ast.Module) -> set[int]:
@@ -38,9 +42,9 @@ def _type_checking_lines(tree: ast.Module) -> set[int]:
     return lines
 
 
-def imports_of(name: str) -> Iterator[tuple[str, int]]:
+def imports_of(name: str, modules: dict[str, Path] = MODULES) -> Iterator[tuple[str, int]]:
     """``(imported module, line)`` for each citegraph import of module ``name``."""
-    path = MODULES[name]
+    path = modules[name]
     tree = ast.parse(path.read_text(encoding="utf-8"))
     skip = _type_checking_lines(tree)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -58,15 +62,16 @@ def imports_of(name: str) -> Iterator[tuple[str, int]]:
                 base = ".".join([*anchor, base] if base else anchor)
             for alias in node.names:
                 full = f"{base}.{alias.name}"
-                yield (full if full in MODULES else base), node.lineno
+                yield (full if full in modules else base), node.lineno
 
 
-def module_graph() -> dict[str, set[str]]:
+def module_graph(modules: dict[str, Path] = MODULES) -> dict[str, set[str]]:
+    """Module -> the citegraph modules it imports."""
     graph: dict[str, set[str]] = {}
-    for name in MODULES:
+    for name in modules:
         targets = set()
-        for target, _ in imports_of(name):
-            while target and target not in MODULES:
+        for target, _ in imports_of(name, modules):
+            while target and target not in modules:
                 target = target.rpartition(".")[0]
             if target.startswith("citegraph") and target != name:
                 targets.add(target)
