@@ -124,7 +124,7 @@ async def run_task(
             )
         finally:
             run.close()
-        records = _selected(run, [key for key, _ in pairs])
+        records = run.newest([key for key, _ in pairs])
         metrics = task.metrics(records, run.info, models)
     write_metrics(type(task), run, records, metrics)
     return RunOutcome(
@@ -155,8 +155,3 @@ def write_metrics(
     """``metrics.json`` atomically, then the task's other output files."""
     run.write_metrics(metrics)
     task_type.write_outputs(run.path, records, metrics, run.info)
-
-
-def _selected(run: RunDir, keys: Sequence[str]) -> list[Record]:
-    latest = {str(r.get("id")): r for r in run.records}
-    return [latest[key] for key in keys if key in latest]

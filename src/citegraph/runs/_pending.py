@@ -8,10 +8,10 @@ from typing import Any, TypeVar
 
 from citegraph.errors import ConfigError
 from citegraph.runs._rundir import RunDir
+from citegraph.runs._runtime import Progress
 
 T = TypeVar("T")
 R = TypeVar("R")
-Progress = Callable[[int, int], None]
 
 
 async def run_pending(

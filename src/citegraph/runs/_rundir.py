@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -52,6 +53,10 @@ class RunDir:
     def records(self) -> list[dict[str, Any]]:
         """The newest record of each id, in order of first appearance."""
         return list(self._latest.values())
+
+    def newest(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+        """The newest record of each of ``ids`` that has one, in the order of ``ids``."""
+        return [self._latest[i] for i in ids if i in self._latest]
 
     @property
     def done(self) -> set[str]:

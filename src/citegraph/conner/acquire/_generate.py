@@ -16,7 +16,7 @@ said nothing; metrics treat it as unmeasured), not as an error.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -36,11 +36,10 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
-from citegraph.runs import run_bounded
+from citegraph.runs import Progress, run_bounded
 
 __all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge"]
 
-Progress = Callable[[int, int], None]
 _T = TypeVar("_T")
 _R = TypeVar("_R")
 _NEXT_EXAMPLE = re.compile(r"\n\s*Topic:")

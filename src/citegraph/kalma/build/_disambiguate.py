@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -34,11 +34,10 @@ from citegraph.kalma.build._pairs import CANDIDATE_LIMIT, PERSON_TYPE, PersonPai
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import find_candidates
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph, Triple
-from citegraph.runs import run_bounded
+from citegraph.runs import Progress, run_bounded
 
 Status = Literal["resolved", "ambiguous", "unresolved"]
 STATUSES: tuple[Status, ...] = ("resolved", "ambiguous", "unresolved")
-Progress = Callable[[int, int], None]
 
 
 class Resolution(BaseModel):
