@@ -21,7 +21,9 @@ from citegraph.runs import (
     Task,
     TaskResult,
     finalize,
+    in_id_order,
     merge_runs,
+    natural_key,
     recorded_config,
     register_task,
     run_bounded,
@@ -281,3 +283,10 @@ def test_run_bounded_keeps_order_bounds_concurrency_and_reports_progress() -> No
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
     with pytest.raises(ConfigError, match="concurrency"):
         run_sync(run_bounded([1], slow_square, concurrency=0))
+
+
+def test_natural_id_order_numbers_digit_runs() -> None:
+    ids = ["specific-10", "specific-2", "nq:11", "nq:9", "wow-seen:0", "specific-1"]
+    ordered = [r["id"] for r in in_id_order([{"id": i} for i in ids])]
+    assert ordered == ["nq:9", "nq:11", "specific-1", "specific-2", "specific-10", "wow-seen:0"]
+    assert natural_key("q2") < natural_key("q10") < natural_key("qa")

@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.runs import RunOutcome, TaskResult
+from citegraph.runs import RunOutcome, TaskResult, in_id_order
 
 #: The six perspectives, plus the two coherence levels and the factuality vector's parts.
 Metric = Literal[
@@ -67,13 +67,8 @@ class RunResult(TaskResult):
         return {"n_samples": len(outcome.items)}
 
 
-def _item_key(record: dict[str, Any]) -> tuple[str, int, str]:
-    prefix, _, row = str(record.get("id")).rpartition(":")
-    return (prefix, int(row), "") if row.isdigit() else (prefix, -1, row)
-
-
 def in_item_order(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Records of CONNER items (ids ``nq:<row>``, ``wow-seen:<row>``...) in dataset order, as a
     run works through them: what ``runs report`` / ``runs merge`` sum in, so that the merged
     shards of a run give the same floating-point means as the run done in one go."""
-    return sorted(records, key=_item_key)
+    return in_id_order(records)

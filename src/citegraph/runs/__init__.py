@@ -31,7 +31,7 @@ from citegraph.runs._registry import register_task, registered_tasks, task_of_ru
 from citegraph.runs._result import TaskResult
 from citegraph.runs._rundir import FAILED, METRICS_FILE, RUN_FILE, SAMPLES_FILE, RunDir
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
-from citegraph.runs._task import Record, Task, opened, recorded_config
+from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
 
 __all__ = [
     "FAILED",
@@ -49,7 +49,9 @@ __all__ = [
     "canonical_json",
     "finalize",
     "given_or_loaded",
+    "in_id_order",
     "merge_runs",
+    "natural_key",
     "opened",
     "package_versions",
     "parse_shard",

@@ -36,6 +36,7 @@ A minimal task::
 
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -64,6 +65,26 @@ def recorded_config(config_type: type[ConfigT], info: Mapping[str, Any]) -> Conf
     recorded = info["config"]
     fields = config_type.model_fields
     return config_type.model_validate({k: v for k, v in recorded.items() if k in fields})
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
+    """A sort key that orders the digit runs of ``text`` by number (``q2`` before ``q10``)."""
+    return tuple(
+        (0, int(part), "") if part.isdigit() else (1, 0, part)
+        for part in _DIGITS.split(text)
+        if part
+    )
+
+
+def in_id_order(records: Sequence[Record]) -> list[Record]:
+    """Records by natural order of their ids (``specific-2`` before ``specific-10``, ``nq:2``
+    before ``nq:10``): dataset order for ids that number their items, which is what
+    :meth:`Task.order` of such tasks returns, so that merged shards are summed (and
+    bootstrapped) in the order of the run done in one go."""
+    return sorted(records, key=lambda r: natural_key(str(r.get("id"))))
 
 
 @asynccontextmanager

@@ -20,25 +20,10 @@ from citegraph.caqa._samples_io import write_samples
 from citegraph.caqa._types import CaqaSample
 from citegraph.caqa.build._splits import assign_splits, render_statistics, statistics
 from citegraph.io import atomic_write
-from citegraph.runs import FAILED, Record
+from citegraph.runs import FAILED, Record, in_id_order
 
 #: Counted by kind: the entity in a reason is kept in the question's record only.
 _ENTITY_IN_REASON = re.compile(r"\b(answer|replacement) (?!entit)\S+")
-_DIGITS = re.compile(r"(\d+)")
-
-
-def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
-    """A sort key that orders the digit runs of ``text`` by number (``q2`` before ``q10``)."""
-    return tuple(
-        (0, int(part), "") if part.isdigit() else (1, 0, part)
-        for part in _DIGITS.split(text)
-        if part
-    )
-
-
-def by_question(records: Sequence[Record]) -> list[Record]:
-    """The question records in natural id order."""
-    return sorted(records, key=lambda r: natural_key(str(r.get("id"))))
 
 
 def samples_by_split(
@@ -47,7 +32,7 @@ def samples_by_split(
     """The samples of the finished questions, by split (each question's group goes to one)."""
     samples = [
         CaqaSample.model_validate(s)
-        for r in by_question(records)
+        for r in in_id_order(records)
         if r.get("status") == "ok"
         for s in r.get("samples", [])
     ]
@@ -58,7 +43,7 @@ def build_metrics(
     records: Sequence[Record], by_split: dict[str, list[CaqaSample]]
 ) -> dict[str, Any]:
     """The build's metrics from its question records: what was built, skipped, failed and why."""
-    records = by_question(records)
+    records = in_id_order(records)
     status = Counter(r.get("status") for r in records)
     unavailable: Counter[str] = Counter()
     for r in records:

@@ -41,6 +41,7 @@ from citegraph.runs import (
     TaskResult,
     blocking,
     given_or_loaded,
+    in_id_order,
     register_task,
     run_task,
 )
@@ -179,7 +180,7 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
     @classmethod
     def order(cls, records: Sequence[Record]) -> list[Record]:
         """Item order (``item-<i>`` by ``i``)."""
-        return sorted(records, key=lambda r: int(str(r["id"]).rpartition("-")[2]))
+        return in_id_order(records)
 
 
 def _perplexity(spec: str) -> tuple[PerplexityFn, str]:

@@ -39,6 +39,7 @@ from citegraph.runs import (
     Task,
     TaskResult,
     blocking,
+    in_id_order,
     opened,
     recorded_config,
     register_task,
@@ -151,12 +152,7 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
     @classmethod
     def order(cls, records: Sequence[Record]) -> list[Record]:
         """Dataset order (``<split>-<i>`` by ``i``)."""
-        return sorted(records, key=lambda r: _position(str(r["id"])))
-
-
-def _position(sample_id: str) -> int:
-    _, _, index = sample_id.rpartition("-")
-    return int(index) if index.isdigit() else -1
+        return in_id_order(records)
 
 
 def _check_ids(
