@@ -21,13 +21,14 @@ from citegraph.caqa import (
     render_report,
     render_statistics,
 )
-from citegraph.cli._console import console, progress_bar, reports_errors
+from citegraph.cli._console import console, note_failed, progress_bar, reports_errors
 from citegraph.cli._options import (
     data_dir_option,
     engine_options,
     options_from_model,
     run_dir_options,
     runtime_from,
+    showing_progress,
 )
 
 
@@ -47,9 +48,9 @@ def build_command(data_dir: Path | None, out: Path, overwrite: bool, **options: 
 
     --shard i/N builds a share of the questions; `citegraph runs merge` of the shards makes the
     splits from all of them."""
-    with progress_bar("building CAQA samples") as update:
-        runtime = runtime_from(options, overwrite=overwrite, progress=update)
-        result = build_caqa(out, CaqaBuildConfig(**options), data_dir=data_dir, runtime=runtime)
+    runtime = runtime_from(options, overwrite=overwrite)
+    with showing_progress(runtime, "building CAQA samples") as live:
+        result = build_caqa(out, CaqaBuildConfig(**options), data_dir=data_dir, runtime=live)
     m = result.metrics
     console.print(render_statistics(m["statistics"]), markup=False, soft_wrap=True)
     console.print(
@@ -75,16 +76,12 @@ def judge_command(
     """Judge samples (a CAQA split or 'attributionbench') with an evaluator and score it.
 
     Samples go to the evaluator in batches of --batch-size (default 8)."""
-    with progress_bar("judging") as update:
-        runtime = runtime_from(options, overwrite=overwrite, progress=update)
-        config = CaqaJudgeConfig(data=data, **options)
-        result = judge_caqa(out, config, data_dir=data_dir, runtime=runtime)
+    runtime = runtime_from(options, overwrite=overwrite)
+    config = CaqaJudgeConfig(data=data, **options)
+    with showing_progress(runtime, "judging") as live:
+        result = judge_caqa(out, config, data_dir=data_dir, runtime=live)
     console.print(render_report(result.report), markup=False, highlight=False, soft_wrap=True)
-    if result.n_failed:
-        console.print(
-            f"{result.n_failed} samples failed (left out; re-run the command to retry)",
-            style="yellow",
-        )
+    note_failed(result.n_failed, "samples")
     console.print(f"-> {result.out}", highlight=False)
 
 

@@ -17,6 +17,7 @@ from citegraph.cli._options import (
     options_from_model,
     run_dir_options,
     runtime_from,
+    showing_progress,
 )
 from citegraph.kalma import KalmaRules, RetrievalConfig, ScoreConfig, score_answers
 from citegraph.runs import Runtime
@@ -79,13 +80,15 @@ def run_score(
     runtime: Runtime | None = None,
 ) -> None:
     """Score, show progress, print the table (shared by ``kalma score`` and ``demo``)."""
-    runtime = runtime or Runtime(command=command_line())
-    with progress_bar("scoring answers") as update:
+    runtime = (runtime or Runtime(command=command_line())).model_copy(
+        update={"overwrite": overwrite}
+    )
+    with showing_progress(runtime, "scoring answers") as live:
         result = score_answers(
             answers,
             out,
             config,
-            runtime=runtime.model_copy(update={"overwrite": overwrite, "progress": update}),
+            runtime=live,
             gold_path=gold,
             data_dir=data_dir,
         )

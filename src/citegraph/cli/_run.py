@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from citegraph.cli._console import command_line, console, progress_bar, reports_errors
+from citegraph.cli._console import command_line, console, reports_errors
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
@@ -16,6 +16,7 @@ from citegraph.cli._options import (
     options_from_model,
     run_dir_options,
     runtime_from,
+    showing_progress,
 )
 from citegraph.kalma import (
     BuildConfig,
@@ -96,11 +97,11 @@ def run_one(
         f"kalma run: {config.split} questions, model {config.model}, prompt {config.prompt}, "
         f"seed {config.seed} -> {out}"
     )
-    with progress_bar("answering questions") as update:
+    with showing_progress(runtime, "answering questions") as live:
         result = run_kalma(
             out,
             config,
-            runtime=runtime.model_copy(update={"progress": update}),
+            runtime=live,
             data_dir=data_dir,
             contact=contact,
         )
@@ -187,11 +188,11 @@ def build_command(
         f"kalma build: {source}, KG {config.kg}, model {config.model}, LM {config.lm}, "
         f"{config.rounds} rounds, alpha {config.alpha} -> {out}"
     )
-    with progress_bar("building items") as update:
+    with showing_progress(runtime, "building items") as live:
         result = build_benchmark(
             out,
             config,
-            runtime=runtime.model_copy(update={"progress": update}),
+            runtime=live,
             data_dir=data_dir,
         )
     m = result.metrics
