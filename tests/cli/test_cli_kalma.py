@@ -68,7 +68,18 @@ def _score_demo(tmp_path: Path, data_dir: Path, nli: str) -> dict:
         ],
     )
     assert result.exit_code == 0, result.output
+    # one warning line, only when the lexical stand-in alone decided alignment and [NA]
+    warned = [line for line in result.output.splitlines() if line.startswith("warning:")]
+    assert len(warned) == (1 if nli == "lexical" else 0), result.output
     return json.loads((out / "metrics.json").read_text())
+
+
+def test_score_with_the_lexical_stand_in_warns(tmp_path: Path, data_dir: Path) -> None:
+    """The default NLI is the lexical matcher: the metrics are computed, the table names it, and
+    one warning line says it is a stand-in and which flag passes a real model."""
+    metrics = _score_demo(tmp_path, data_dir, "lexical")
+    assert metrics["config"]["nli_name"] == "lexical"
+    assert metrics["na_edge_case"]["decided_by"] == ["lexical-overlap (stand-in)"]
 
 
 def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path) -> None:

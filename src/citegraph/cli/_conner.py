@@ -9,7 +9,7 @@ from typing import Any, cast
 
 import click
 
-from citegraph.cli._console import console, note_failed, reports_errors
+from citegraph.cli._console import console, note_failed, reports_errors, warn
 from citegraph.cli._options import (
     EXISTING_FILE,
     data_dir_option,
@@ -33,6 +33,7 @@ from citegraph.conner import (
     retrieve_run,
     score_knowledge,
     select_run,
+    stand_in_warning,
 )
 
 
@@ -118,6 +119,7 @@ def score_command(
     with showing_progress(runtime, "scoring knowledge") as live:
         result = score_knowledge(out, config, data_dir=data_dir, runtime=live)
     console.print(render_score(result.metrics), markup=False, highlight=False, soft_wrap=True)
+    warn(stand_in_warning(config))
     note_failed(result.n_failed, "items")
     console.print(
         f"{result.n_samples} items ({result.n_resumed} resumed) in "

@@ -125,6 +125,14 @@ def note_failed(n_failed: int, what: str) -> None:
         )
 
 
+def warn(line: str | None) -> None:
+    """Print ``warning: <line>`` in yellow, once; nothing for ``None``."""
+    if line:
+        console.print(
+            f"warning: {line}", style="yellow", markup=False, highlight=False, soft_wrap=True
+        )
+
+
 def echo_path(label: str, path: object) -> None:
     """Print ``label: path`` in the house style."""
     click.echo(f"{label}: {path}")

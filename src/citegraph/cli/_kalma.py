@@ -8,7 +8,7 @@ from typing import Any
 import click
 from rich.table import Table
 
-from citegraph.cli._console import command_line, console, progress_bar, reports_errors
+from citegraph.cli._console import command_line, console, progress_bar, reports_errors, warn
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
@@ -95,6 +95,7 @@ def run_score(
     if result.n_resumed:
         console.print(f"Resumed: {result.n_resumed} answers were already scored in {out}.")
     print_metrics(result.metrics)
+    warn(config.stand_in_warning(result.metrics["config"]["nli_name"]))
     console.print(f"Wrote {out / 'metrics.json'} and {out / 'samples.jsonl'}")
 
 

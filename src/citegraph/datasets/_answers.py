@@ -7,7 +7,9 @@ mode says, never dropped.
 ``gold.jsonl``: one ``{"id": "...", "knowledge": [["Q206534", "place of birth", "Newark"], ...]}``
 per line: the question's minimum knowledge set. An optional ``"absent"`` list of triples in the
 same form is the absent-knowledge ground truth of the conscious-incompetence setting (the facts
-removed from the KG the model saw); [NA] recall and precision use it.
+removed from the KG the model saw); [NA] recall and precision use it. An optional
+``"knowledge_injected"`` list (``kalma build`` writes it) is the injected facts alone, without
+the round-1 labels: the authors' no_round1 gold, which reference-mode [NA] scoring uses.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ class GoldRecord(BaseModel):
     knowledge: tuple[Triple, ...] = Field(description="The minimum knowledge set.")
     absent: tuple[Triple, ...] | None = Field(
         default=None, description="Facts removed from the KG the model saw (for [NA] metrics)."
+    )
+    knowledge_injected: tuple[Triple, ...] | None = Field(
+        default=None,
+        description="The injected facts alone (the authors' no_round1 gold), when the file has "
+        "them.",
     )
 
 
@@ -86,10 +93,12 @@ def read_gold(path: str | Path) -> dict[str, GoldRecord]:
         if "knowledge" not in obj:
             raise DataError("missing field", path=path, line=lineno, field="knowledge")
         knowledge = _triples(obj["knowledge"], path, lineno, "knowledge")
-        absent = None
-        if obj.get("absent") is not None:
-            absent = _triples(obj["absent"], path, lineno, "absent")
-        out[sid] = GoldRecord(id=sid, knowledge=knowledge, absent=absent)
+        optional = {
+            field: _triples(obj[field], path, lineno, field)
+            for field in ("absent", "knowledge_injected")
+            if obj.get(field) is not None
+        }
+        out[sid] = GoldRecord(id=sid, knowledge=knowledge, **optional)
     return out
 
 

@@ -62,6 +62,14 @@ class KalmaRules(BaseModel):
     na_counts_matched_pairs: bool = False
     """[NA] precision and recall count entailed pairs (both can exceed 1)."""
 
+    na_not_answering_is_correct: bool = True
+    """An [NA] sentence that does not answer the question counts as correct in [NA] precision
+    (the paper's §4.5 edge case; the authors' eval_NA.py has no such rule)."""
+
+    na_gold_injected_only: bool = False
+    """[NA] scoring takes the gold file's injected-only set (``knowledge_injected``, the authors'
+    no_round1 gold) when it has one."""
+
     judge_script_prompt: bool = False
     """The text-quality judge gets the script's text."""
 
@@ -126,6 +134,8 @@ _REFERENCE = KalmaRules(
     alignment_cap=REFERENCE_CAP,
     na_absent_is_uncited_gold=True,
     na_counts_matched_pairs=True,
+    na_not_answering_is_correct=False,
+    na_gold_injected_only=True,
     judge_script_prompt=True,
     judge_script_score=True,
     judge_first_n=True,

@@ -1,7 +1,7 @@
 """``conner score``: the six perspectives over a task's knowledge as one resumable, shardable
 run (:class:`ScoreTask`), its configuration, models, summary and text table."""
 
-from citegraph.conner.score._config import ConnerScoreConfig, model_notes
+from citegraph.conner.score._config import ConnerScoreConfig, model_notes, stand_in_warning
 from citegraph.conner.score._models import ScoreModels, load_score_models
 from citegraph.conner.score._summary import read_score_values, render_score, score_summary
 from citegraph.conner.score._task import (
@@ -27,4 +27,5 @@ __all__ = [
     "score_knowledge",
     "score_knowledge_async",
     "score_summary",
+    "stand_in_warning",
 ]

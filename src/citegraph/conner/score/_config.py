@@ -105,6 +105,31 @@ class ConnerScoreConfig(TaskChoice):
         return "factuality" in self.metrics and self.evidence != "gold"
 
 
+def stand_in_warning(config: ConnerScoreConfig) -> str | None:
+    """One line naming the metrics a stand-in model decided and the flag that passes the
+    paper's kind of model; ``None`` when no stand-in decided a metric."""
+    uses = set(config.metrics)
+    parts = []
+    if config.nli.strip() == "lexical" and (chosen := uses & {"factuality", "validity"}):
+        parts.append(
+            f"{', '.join(sorted(chosen))} by the lexical word-overlap stand-in "
+            "(pass --nli hf:<MNLI model>)"
+        )
+    if "relevance" in uses and config.reranker.strip().startswith("embedding:"):
+        parts.append(
+            f"relevance by {config.reranker} cosine similarity (pass --reranker hf:<cross-encoder>)"
+        )
+    lm_metrics = uses & {"coherence_sent", "informativeness", "helpfulness"}
+    if config.lm == "local" and lm_metrics:
+        parts.append(
+            f"{', '.join(sorted(lm_metrics))} by SmolLM2-135M (pass --lm hf:<causal LM>, the "
+            "paper: GPT-Neo-2.7B, LLaMA-65B)"
+        )
+    if not parts:
+        return None
+    return f"{config.mode}-mode metrics decided by stand-ins: " + "; ".join(parts)
+
+
 def model_notes(config: ConnerScoreConfig) -> dict[str, str]:
     """For each model role, a note when the model is not what the paper used (a stand-in)."""
     notes: dict[str, str] = {}

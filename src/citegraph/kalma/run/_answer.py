@@ -73,7 +73,7 @@ async def answer_and_score(
             sample_id=sample.id,
         )
         graphs = tuple(removal.graphs)
-        entry = GoldRecord(id=entry.id, knowledge=entry.knowledge, absent=tuple(removal.removed))
+        entry = entry.model_copy(update={"absent": tuple(removal.removed)})
         record["removed"] = [t.as_list() for t in removal.removed]
         record["removal_note"] = removal.reason
     answer = await generate_answer(

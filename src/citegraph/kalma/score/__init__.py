@@ -30,6 +30,14 @@ from citegraph.kalma.score._na import (
     aggregate_na_scores,
     score_na,
 )
+from citegraph.kalma.score._na_edge import (
+    EDGE_HYPOTHESIS,
+    EDGE_PROMPT_VERSION,
+    AnswersQuestion,
+    LexicalAnswersQuestion,
+    NLIAnswersQuestion,
+    answers_question_check,
+)
 from citegraph.kalma.score._nli import render_fact
 from citegraph.kalma.score._task import (
     KalmaScoreTask,
@@ -52,6 +60,8 @@ from citegraph.kalma.score._text_quality import (
 
 __all__ = [
     "CRITERIA",
+    "EDGE_HYPOTHESIS",
+    "EDGE_PROMPT_VERSION",
     "GEVAL_VERSION",
     "JUDGE_CONFIG",
     "AlignedPair",
@@ -60,15 +70,18 @@ __all__ = [
     "AnswerAlignment",
     "AnswerCitationScores",
     "AnswerNAScores",
+    "AnswersQuestion",
     "CitationMode",
     "CitationReport",
     "CitationRunsSummary",
     "CitationVerdict",
     "CriterionScore",
     "KalmaScoreTask",
+    "LexicalAnswersQuestion",
     "NAEntailment",
     "NAMode",
     "NAReport",
+    "NLIAnswersQuestion",
     "ScoreConfig",
     "ScoreItem",
     "ScoreResult",
@@ -79,6 +92,7 @@ __all__ = [
     "aggregate_citation_scores",
     "aggregate_na_scores",
     "aggregate_text_quality",
+    "answers_question_check",
     "combine_citation_runs",
     "judge_messages",
     "judge_text_quality",

@@ -51,6 +51,17 @@ class ScoringOptions(BaseModel):
         """The parser actually used."""
         return self.parser or self.mode
 
+    def stand_in_warning(self, nli_name: str) -> str | None:
+        """One line when the lexical matcher (a stand-in for the paper's TRUE NLI model)
+        decided alignment and [NA], naming the flag that passes a real model; else ``None``."""
+        if nli_name.split("(")[0] != "lexical":
+            return None
+        return (
+            f"{self.mode}-mode alignment and [NA] precision / recall decided by the lexical "
+            "matcher, a stand-in for the paper's TRUE NLI model (pass --nli t5:<TRUE model>, "
+            "--nli hf:<NLI model> or --nli lexical+hf:<NLI model>)"
+        )
+
     @property
     def rules(self) -> KalmaRules:
         """The paper or reference rules of :attr:`mode` and the parser, chosen once here."""

@@ -21,7 +21,7 @@ from citegraph.kalma.score._alignment import AnswerAlignment, score_alignment_ma
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._na import AnswerNAScores, score_na
-from citegraph.kg import Subgraph
+from citegraph.kg import Subgraph, Triple
 from citegraph.models import NLIModel
 
 NO_ABSENT = "no absent-knowledge set (gold 'absent' field) for this answer"
@@ -73,28 +73,50 @@ async def score_items(
             mode=rules,
             normalize=config.normalize,
         )
-        na = await _score_na(answer, item.gold, rules, config, model)
+        na = await _score_na(answer, item, rules, config, model)
         out.append(_record(item, answer, citations, alignment, na))
     return out
 
 
 async def _score_na(
     answer: ParsedAnswer,
-    entry: GoldRecord | None,
+    item: ScoreItem,
     rules: KalmaRules,
     config: ScoringOptions,
     model: NLIModel,
 ) -> AnswerNAScores | None:
+    entry = item.gold
     if entry is None:
         return None
+    gold_set = None
     if rules.na_absent_is_uncited_gold:
         # The authors' eval_NA.py: absent = gold (no_round1) facts the answer does not cite.
-        absent = entry.knowledge
+        absent, gold_set = na_gold_set(entry, rules)
     elif entry.absent is None:
         return None
     else:
         absent = entry.absent
-    return await score_na(answer, absent, model, mode=rules, hypothesis=config.hypothesis)
+    return await score_na(
+        answer,
+        absent,
+        model,
+        mode=rules,
+        hypothesis=config.hypothesis,
+        question=item.question,
+        gold_set=gold_set,
+    )
+
+
+def na_gold_set(entry: GoldRecord, rules: KalmaRules) -> tuple[tuple[Triple, ...], str]:
+    """The gold facts reference-mode [NA] scoring starts from, and the set's name.
+
+    The authors' ``eval_NA.py`` reads ``gold_used_knowledge_no_round1.json``: the injected facts
+    without the round-1 labels. A gold record that has them (``knowledge_injected``, as
+    ``kalma build`` writes) gives that set; otherwise the minimum knowledge set ``knowledge``.
+    """
+    if rules.na_gold_injected_only and entry.knowledge_injected is not None:
+        return entry.knowledge_injected, "knowledge_injected"
+    return entry.knowledge, "knowledge"
 
 
 def _record(

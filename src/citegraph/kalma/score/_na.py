@@ -7,12 +7,19 @@ as the authors' code; ``"natural"`` renders ``"<subject name> <relation> <value>
 ``Triple -> str`` works). All pairs of one answer go to the model in one batched call, duplicates
 removed.
 
-``mode="paper"`` (default, Figure 3)
+``mode="paper"`` (default, Figure 3 and §4.5)
     The absent set is the knowledge removed from the KG. Precision: per [NA] sentence, 1 iff it
-    entails at least one absent fact, averaged over [NA] sentences. Recall: per absent fact, 1 iff
-    at least one [NA] sentence entails it, averaged over absent facts.
+    entails at least one absent fact, averaged over [NA] sentences; and, given the question, the
+    §4.5 edge case: "If an NA-marked sentence does not answer the question at all, it is
+    considered correct in the [NA] precision calculation." Every [NA] sentence that entails no
+    absent fact goes to an :class:`~citegraph.kalma.score.AnswersQuestion` decider (by default
+    chosen from the NLI model, :func:`~citegraph.kalma.score.answers_question_check`); those it
+    finds not answering count as correct, and are recorded in ``edge_case`` with the decider's
+    name in ``edge_check``. Recall: per absent fact, 1 iff at least one [NA] sentence entails
+    it, averaged over absent facts (the edge case does not touch recall).
 ``mode="reference"`` (the authors' ``eval_NA.py``)
-    Pass the gold (no_round1) set: the absent set is its facts that the answer does *not* cite.
+    Pass the gold no_round1 set (the injected facts only; :func:`na_gold_set` picks it from a
+    gold record): the absent set is its facts that the answer does *not* cite. No edge case.
     ``matched`` = number of entailed (NA sentence, absent fact) pairs; precision = matched / #NA
     sentences, recall = matched / #absent (so both can exceed 1). Only answers with at least one
     [NA] sentence enter either denominator.
@@ -23,13 +30,16 @@ count as missed for recall. An empty absent set leaves recall unmeasured for tha
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from citegraph.errors import ModelError
 from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, style_name
 from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.score._na_edge import AnswersQuestion, answers_question_check
 from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_f1
@@ -71,6 +81,21 @@ class AnswerNAScores(NLISetup):
     unmeasured: dict[str, str] = Field(
         default_factory=dict, description="Metric -> why this answer has no ratio for it."
     )
+    edge_case: tuple[int, ...] = Field(
+        default=(),
+        description="[NA] sentences counted correct only because they do not answer the "
+        "question (paper §4.5).",
+    )
+    edge_check: str | None = Field(
+        default=None,
+        description="What decided the §4.5 edge case; None when the rule was not applied "
+        "(reference mode, or no question given).",
+    )
+    gold_set: str | None = Field(
+        default=None,
+        description="Reference mode: the gold set the absent facts came from "
+        "('knowledge_injected' or 'knowledge').",
+    )
 
     def pair(self, metric: NAMetric) -> tuple[int, int]:
         """``(numerator, denominator)``; denominator 0 when the ratio is unmeasured."""
@@ -86,6 +111,16 @@ class NAReport(NLISetup):
     precision: MicroMacro
     recall: MicroMacro
     f1: MicroMacro = Field(description="Micro F1 from micro P/R, macro F1 from macro P/R.")
+    n_edge_case: int = Field(
+        default=0, description="[NA] sentences counted correct by the §4.5 edge case."
+    )
+    edge_checks: tuple[str, ...] = Field(
+        default=(), description="What decided the edge case (empty: the rule was not applied)."
+    )
+    gold_sets: dict[str, int] = Field(
+        default_factory=dict,
+        description="Reference mode: answers per gold set their absent facts came from.",
+    )
 
 
 async def score_na(
@@ -95,6 +130,9 @@ async def score_na(
     *,
     mode: NAMode | KalmaRules = "paper",
     hypothesis: HypothesisStyle = "relation_value",
+    question: str | None = None,
+    edge_check: AnswersQuestion | None = None,
+    gold_set: str | None = None,
 ) -> AnswerNAScores:
     """[NA] precision and recall of one answer.
 
@@ -105,6 +143,11 @@ async def score_na(
         nli: The entailment model; called once with every distinct pair.
         mode: ``"paper"`` or ``"reference"`` (see the module docstring).
         hypothesis: How a fact becomes the hypothesis text.
+        question: The question; paper mode needs it for the §4.5 edge case (without it the edge
+            case is not applied, and ``edge_check`` stays ``None``).
+        edge_check: Who decides whether a sentence answers the question (default:
+            :func:`~citegraph.kalma.score.answers_question_check` of ``nli``).
+        gold_set: Reference mode: the name of the gold set ``absent`` came from, recorded.
 
     Returns:
         The scores with every pair's verdict.
@@ -146,9 +189,15 @@ async def score_na(
     entailed = [
         (p.sentence_index, j) for p, (_, j) in zip(pairs, wanted, strict=True) if p.entailed
     ]
+    edge: tuple[int, ...] = ()
+    edge_name = None
+    if rules.na_not_answering_is_correct and question is not None:
+        checker = edge_check or answers_question_check(nli)
+        edge_name = checker.name
+        edge = await _not_answering(answer, na_idx, {i for i, _ in entailed}, question, checker)
     unmeasured: dict[str, str] = {}
     if not rules.na_counts_matched_pairs:
-        p_num, p_den = len({i for i, _ in entailed}), len(na_idx)
+        p_num, p_den = len({i for i, _ in entailed}) + len(edge), len(na_idx)
         r_num, r_den = len({j for _, j in entailed}), len(facts)
     else:
         p_num = r_num = len(entailed) if na_idx else 0
@@ -174,7 +223,25 @@ async def score_na(
         precision=p_num / p_den if p_den else None,
         recall=r_num / r_den if r_den else None,
         unmeasured=unmeasured,
+        edge_case=edge,
+        edge_check=edge_name,
+        gold_set=gold_set if rules.na_absent_is_uncited_gold else None,
     )
+
+
+async def _not_answering(
+    answer: ParsedAnswer,
+    na_idx: Sequence[int],
+    entailed: set[int],
+    question: str,
+    checker: AnswersQuestion,
+) -> tuple[int, ...]:
+    """The [NA] sentences that entail no absent fact and do not answer the question."""
+    rest = [i for i in na_idx if i not in entailed]
+    decided = await checker.answers(question, [answer.sentences[i].plain for i in rest])
+    if len(decided) != len(rest):
+        raise ModelError(f"{checker.name} gave {len(decided)} decisions for {len(rest)} sentences")
+    return tuple(i for i, answers in zip(rest, decided, strict=True) if not answers)
 
 
 def aggregate_na_scores(
@@ -209,5 +276,8 @@ def aggregate_na_scores(
         hypothesis_style=style,
         nli=nli,
         n_answers=len(scores),
+        n_edge_case=sum(len(s.edge_case) for s in scores),
+        edge_checks=tuple(sorted({s.edge_check for s in scores if s.edge_check})),
+        gold_sets=dict(Counter(s.gold_set for s in scores if s.gold_set)),
         **results,
     )

@@ -4,7 +4,9 @@ Layout: ``correctness``, ``precision``, ``recall``, ``f1``, ``alignment``, ``na_
 ``na_recall``, each ``{"micro": x, "macro": y}`` (fractions in [0, 1], or ``null`` when
 unmeasured); ``n_answers``, ``n_citations``; ``unmeasured``: per metric, how many answers could not
 be measured and why; ``details``: per metric the full average (counts, policy, mode, confidence
-intervals); ``config``: modes, parser, NLI model, versions.
+intervals); ``na_edge_case``: how many [NA] sentences the paper's §4.5 edge case counted correct
+and what decided it; ``na_gold_set``: in reference mode, which gold set the absent facts came
+from, per answer; ``config``: modes, parser, NLI model, versions.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from citegraph.kalma.parse._reference import REFERENCE_PARSER
 from citegraph.kalma.score._alignment import AnswerAlignment, aggregate_alignment
 from citegraph.kalma.score._citations import AnswerCitationScores, aggregate_citation_scores
 from citegraph.kalma.score._config import ScoreConfig
-from citegraph.kalma.score._na import AnswerNAScores, aggregate_na_scores
+from citegraph.kalma.score._na import AnswerNAScores, NAReport, aggregate_na_scores
 from citegraph.metrics import BootstrapConfig, MicroMacro
 
 PARSERS = {"paper": PAPER_PARSER, "reference": REFERENCE_PARSER}
@@ -72,6 +74,8 @@ def build_metrics(
             if c["kind"] == "na"
         ),
         "n_parse_issues": sum(r["parse_issues"] for r in records),
+        "na_edge_case": _edge_case(na, config),
+        "na_gold_set": dict(na.gold_sets),
         "unmeasured": unmeasured,
         "details": {name: details[name].model_dump(mode="json") for name in METRICS},
         "config": config.model_dump(mode="json")
@@ -85,6 +89,25 @@ def build_metrics(
         },
     }
     return out
+
+
+EDGE_RULE = (
+    "paper §4.5: an NA-marked sentence that does not answer the question at all is counted "
+    "correct in [NA] precision"
+)
+
+
+def _edge_case(na: NAReport, config: ScoreConfig) -> dict[str, Any]:
+    """How the §4.5 edge case entered [NA] precision."""
+    applied = config.rules.na_not_answering_is_correct
+    return {
+        "applied": applied and bool(na.edge_checks),
+        "rule": EDGE_RULE
+        if applied
+        else "not applied (reference mode: eval_NA.py has no such rule)",
+        "n_sentences": na.n_edge_case,
+        "decided_by": list(na.edge_checks),
+    }
 
 
 def _unmeasured_counts(
