@@ -25,7 +25,9 @@ HypothesisStyle = Literal["relation_value", "natural"] | Callable[[Triple], str]
 
 #: The authors' code scores only ``answers[:400]`` for alignment (reference mode).
 REFERENCE_CAP = 400
-#: The authors' ``retrieve_eval.py`` divides by 2 gold entities per question (reference mode).
+#: The authors' ``retrieve_eval.py`` divides recall by ``1085*2``: every BioKaLMA question was
+#: generated from a pair of people (``round1.csv``'s ``knowledge_graph[0]`` and ``[1]``), so its
+#: gold is 2 entities, whatever was retrieved (reference mode).
 REFERENCE_GOLD_PER_QUESTION = 2
 
 
@@ -85,6 +87,9 @@ class KalmaRules(BaseModel):
     retrieval_recall_per_question: int | None = None
     """Retrieval recall divides by this many gold entities per question."""
 
+    retrieval_scores_questions_without_gold: bool = False
+    """Questions without gold ids stay in retrieval precision and recall (0 correct)."""
+
     @classmethod
     def for_mode(cls, mode: str, parser: str | None = None) -> KalmaRules:
         """The rules of ``mode`` (``parser`` defaults to the same mode).
@@ -141,4 +146,5 @@ _REFERENCE = KalmaRules(
     judge_first_n=True,
     retrieval_script_options=True,
     retrieval_recall_per_question=REFERENCE_GOLD_PER_QUESTION,
+    retrieval_scores_questions_without_gold=True,
 )

@@ -5,14 +5,25 @@ Per question the retrieved and the gold ids are sets (repeats are dropped, order
 
 - **precision** = Σ correct / Σ retrieved (micro; macro = mean of per-question ratios over the
   questions that retrieved something);
-- **recall** = Σ correct / Σ gold; with ``mode="reference"`` (the authors' ``retrieve_eval.py``,
-  recall = correct / (1085·2)) the denominator is 2 per question, whatever the gold size;
+- **recall** = Σ correct / Σ gold;
 - **F1** = 2PR / (P + R) of the micro (and of the macro) precision and recall;
-- **exact-set accuracy** = fraction of questions whose retrieved set equals the gold set.
+- **exact-set accuracy** = fraction of the questions with gold whose retrieved set equals it.
 
-A question without gold ids (98 BioKaLMA entries come without graphs) cannot be scored: it is
-unmeasured in both modes, left out of every number and counted with its reason. The paper reports
-one "retrieval accuracy" of 75.9 without saying which of these it is.
+A question without gold ids (98 BioKaLMA entries come without graphs) is handled per mode:
+
+- ``mode="paper"``: it cannot be scored, so it is left out of every number and counted in
+  :attr:`RetrievalAccuracy.n_unmeasured` with its reason;
+- ``mode="reference"``: as the authors' ``ablation/retrieve_eval.py``, which computes
+  ``precision = correct / cite_all`` and ``recall = correct / (1085*2)``. Its gold is the pair of
+  people each question was generated from (``round1.csv``, ``knowledge_graph[0]`` and ``[1]``), so
+  ``1085*2`` is *all* questions × 2 gold entities: recall divides by 2 per question whatever the
+  gold size, and every question counts, including those without gold ids here (0 correct, their
+  retrieved ids in the precision denominator). :attr:`RetrievalAccuracy.recall_denominator` says
+  which denominator was used and :attr:`RetrievalAccuracy.n_no_gold` how many questions had no
+  gold. (The script would count a graph retrieved twice for one question twice; here repeats
+  are dropped in both modes.)
+
+The paper reports one "retrieval accuracy" of 75.9 without saying which of these it is.
 """
 
 from __future__ import annotations
@@ -36,8 +47,12 @@ class QuestionRetrievalScore(BaseModel):
     retrieved: tuple[str, ...] = Field(description="Retrieved ids, repeats dropped.")
     gold: tuple[str, ...] = Field(description="Gold ids, repeats dropped.")
     correct: int = Field(description="Retrieved ids that are gold.")
-    exact: bool | None = Field(description="Retrieved set == gold set; None when unmeasured.")
-    unmeasured_reason: str | None = Field(default=None, description="Why it is not scored.")
+    exact: bool | None = Field(description="Retrieved set == gold set; None without gold.")
+    unmeasured_reason: str | None = Field(
+        default=None,
+        description="Why exact-set accuracy (and, in paper mode, precision and recall) is not "
+        "measured for the question.",
+    )
 
 
 class RetrievalAccuracy(BaseModel):
@@ -50,16 +65,26 @@ class RetrievalAccuracy(BaseModel):
     recall: MicroMacro
     f1: MicroMacro
     exact_match: float | None = Field(
-        description="Fraction of measured questions whose retrieved set equals the gold set."
+        description="Fraction of the questions with gold whose retrieved set equals the gold set."
     )
     n_questions: int = Field(description="Questions given.")
-    n_measured: int = Field(description="Questions with gold ids.")
-    n_unmeasured: int = Field(description="Questions without gold ids, left out.")
+    n_measured: int = Field(
+        description="Questions in precision and recall: those with gold ids (paper mode) or all "
+        "(reference mode)."
+    )
+    n_unmeasured: int = Field(description="Questions left out of precision and recall.")
     unmeasured_reason: str | None = Field(description="Why questions were left out, if any.")
+    n_no_gold: int = Field(
+        description="Questions without gold ids: left out in paper mode, counted with 0 correct "
+        "in reference mode.",
+    )
+    recall_denominator: str = Field(
+        description="What micro recall divides by (the number is recall.denominator).",
+    )
     n_retrieved: int = Field(description="Retrieved ids over measured questions.")
-    n_gold: int = Field(description="Gold ids over measured questions.")
+    n_gold: int = Field(description="Gold ids over the questions with gold.")
     n_correct: int = Field(description="Retrieved ids that are gold.")
-    n_exact: int = Field(description="Measured questions with retrieved set == gold set.")
+    n_exact: int = Field(description="Questions with gold whose retrieved set == gold set.")
     per_question: tuple[QuestionRetrievalScore, ...]
 
 
@@ -90,6 +115,27 @@ def score_question(
     )
 
 
+def _pair(
+    score: QuestionRetrievalScore, keep_no_gold: bool, denominator: int
+) -> tuple[int, int] | None:
+    """``(correct, denominator)``, or ``None`` for a question left out (no gold, paper mode)."""
+    if score.exact is None and not keep_no_gold:
+        return None
+    return (score.correct, denominator)
+
+
+def _recall_rule(per_question: int | None, n_counted: int, n_no_gold: int, keep: bool) -> str:
+    """Say what micro recall divides by."""
+    if per_question is None:
+        left_out = f", {n_no_gold} without gold left out" if n_no_gold and not keep else ""
+        return f"the gold ids of the {n_counted} questions with gold{left_out}"
+    included = f", the {n_no_gold} without gold included" if n_no_gold and keep else ""
+    return (
+        f"{per_question} per question × {n_counted} questions = {per_question * n_counted} "
+        f"(the authors' retrieve_eval.py: 1085*2){included}"
+    )
+
+
 def retrieval_accuracy(
     retrieved: Sequence[Sequence[str]],
     gold: Sequence[Sequence[str]],
@@ -101,8 +147,9 @@ def retrieval_accuracy(
     Args:
         retrieved: Per question, the retrieved ids (e.g. ``Retrieval.qids``).
         gold: Per question, the gold ids (e.g. the BioKaLMA sample's graph centres).
-        mode: ``"paper"``: recall over the gold ids; ``"reference"``: recall over 2 per
-            question, as the authors' script.
+        mode: ``"paper"``: recall over the gold ids, questions without gold left out;
+            ``"reference"``: as the authors' script, recall over 2 per question and every
+            question counted, those without gold included (see the module docstring).
 
     Returns:
         Precision, recall, F1 (micro and macro), exact-set accuracy and the counts.
@@ -123,29 +170,32 @@ def retrieval_accuracy(
         score_question(got, want, index=i)
         for i, (got, want) in enumerate(zip(retrieved, gold, strict=True))
     ]
-    measured = [s for s in scores if s.unmeasured_reason is None]
+    with_gold = [s for s in scores if s.exact is not None]
+    keep_all = rules.retrieval_scores_questions_without_gold
+    counted = scores if keep_all else with_gold
     per_recall = rules.retrieval_recall_per_question
-    precision_pairs = [None if s.exact is None else (s.correct, len(s.retrieved)) for s in scores]
-    recall_pairs = [
-        None if s.exact is None else (s.correct, per_recall or len(s.gold)) for s in scores
-    ]
-    reason = NO_GOLD if len(measured) < len(scores) else None
+    precision_pairs = [_pair(s, keep_all, len(s.retrieved)) for s in scores]
+    recall_pairs = [_pair(s, keep_all, per_recall or len(s.gold)) for s in scores]
+    reason = NO_GOLD if len(counted) < len(scores) else None
     precision = micro_macro(precision_pairs, mode=rules.mode)
     recall = micro_macro(recall_pairs, mode=rules.mode)
-    n_exact = sum(1 for s in measured if s.exact)
+    n_exact = sum(1 for s in with_gold if s.exact)
+    n_no_gold = len(scores) - len(with_gold)
     return RetrievalAccuracy(
         mode=rules.mode,
         precision=precision,
         recall=recall,
         f1=f1_micro_macro(precision, recall, mode=rules.mode),
-        exact_match=n_exact / len(measured) if measured else None,
+        exact_match=n_exact / len(with_gold) if with_gold else None,
         n_questions=len(scores),
-        n_measured=len(measured),
-        n_unmeasured=len(scores) - len(measured),
+        n_measured=len(counted),
+        n_unmeasured=len(scores) - len(counted),
         unmeasured_reason=reason,
-        n_retrieved=sum(len(s.retrieved) for s in measured),
-        n_gold=sum(len(s.gold) for s in measured),
-        n_correct=sum(s.correct for s in measured),
+        n_no_gold=n_no_gold,
+        recall_denominator=_recall_rule(per_recall, len(counted), n_no_gold, keep_all),
+        n_retrieved=sum(len(s.retrieved) for s in counted),
+        n_gold=sum(len(s.gold) for s in with_gold),
+        n_correct=sum(s.correct for s in counted),
         n_exact=n_exact,
         per_question=tuple(scores),
     )

@@ -1,8 +1,12 @@
 """Retrieval accuracy of the KaLMA baseline over a benchmark split (``kalma retrieve``).
 
 Runs :class:`Retriever` on every question and compares the retrieved entity ids with the ids of
-the graphs the dataset ships for the question (the paper reports 75.9 retrieval accuracy for its
-own retrieval; REFERENCE_NOTES describes how the authors counted).
+the graphs the dataset ships for the question. For the shipped BioKaLMA files those graphs are the
+authors' *retrieval output* (both phrasings carry the same graphs; 98 questions have none, some
+have 3 or 4 people), not the pair of people each question was generated from, which the authors
+scored against (``round1.csv``, unreleased). So on BioKaLMA this measures agreement with the
+authors' retrieval, not the paper's 75.9 retrieval accuracy (see
+:mod:`citegraph.kalma.retrieve._accuracy` for how the authors counted).
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ async def evaluate_retrieval(
         samples: The questions (with their dataset graphs as gold).
         kg: The KG to retrieve from.
         config: Retrieval options (default: the paper's).
-        mode: ``paper`` or ``reference`` (the authors' recall denominator of 2 per question).
+        mode: ``paper`` or ``reference`` (the authors' counting: recall over 2 per question,
+            every question counted, those without graphs included).
         concurrency: Questions retrieved at once.
         progress: Optional ``(done, total)`` callback.
     """
