@@ -196,6 +196,12 @@ def retrieve_command(
     console.print(table)
     if report.n_unmeasured:
         console.print(f"{report.n_unmeasured} questions unmeasured: {report.unmeasured_reason}")
+    elif report.n_no_gold:
+        console.print(
+            f"{report.n_no_gold} questions without gold counted with 0 correct ({mode} mode); "
+            f"recall denominator: {report.recall_denominator}",
+            highlight=False,
+        )
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         with (out / "retrievals.jsonl").open("w", encoding="utf-8") as fh:
