@@ -38,7 +38,7 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
         records, config.score_config(), recorded["nli_name"], gold_given=gold is not None
     )
     metrics["generation"] = _generation(records)
-    metrics["retrieval"] = _retrieval(records)
+    metrics["retrieval"] = _retrieval(records, config)
     metrics["experiment"] = _experiment(records, config)
     metrics["text_quality"] = _text_quality(records)
     metrics["setup"] = {
@@ -87,11 +87,14 @@ def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _retrieval(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
+def _retrieval(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any] | None:
+    """Retrieval accuracy of the run's questions, in the run's mode."""
     rows = [r["retrieval"] for r in records if r.get("retrieval")]
     if not rows:
         return None
-    report = retrieval_accuracy([r["qids"] for r in rows], [r["gold_qids"] for r in rows])
+    report = retrieval_accuracy(
+        [r["qids"] for r in rows], [r["gold_qids"] for r in rows], mode=config.rules
+    )
     return report.model_dump(mode="json", exclude={"per_question"})
 
 
