@@ -28,33 +28,24 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.datasets import BioKaLMASample, load_biokalma
-from citegraph.kalma import KalmaRules, RetrievalConfig, evaluate_retrieval
+from citegraph.kalma import (
+    PAPER_RETRIEVAL_ACCURACY,
+    TABLE3,
+    KalmaRules,
+    RetrievalConfig,
+    evaluate_retrieval,
+)
 from citegraph.kalma.retrieve import Retrieval, Retriever
 from citegraph.kalma.run import summarise_seeds
-from citegraph.kalma.score._report import METRICS
+from citegraph.kalma.score import METRICS
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.metrics import f1_score
 
 Section = Callable[[], str]
 
-#: KaLMA §5.3: "a retrieval accuracy of 80 is closest to the actual scenario of our experiment
-#: (our retrieval accuracy is 75.9)".
-PAPER_RETRIEVAL_ACCURACY = 75.9
 #: The authors' ``ablation/retrieve_eval.py``: ``gold_all = 1085*2``.
 AUTHORS_GOLD_ALL = 1085 * 2
 
-#: KaLMA Table 3 (specific questions; 001_*.txt lines 172-179): model -> (micro P, micro R,
-#: micro F1, macro P, macro R, macro F1), percent (the same values as the Table 3 test).
-TABLE3: dict[str, tuple[float, float, float, float, float, float]] = {
-    "GPT-4 (0.5)": (36.0, 43.6, 39.4, 40.7, 43.9, 42.3),
-    "ChatGPT (0.1)": (29.0, 50.8, 36.9, 32.7, 51.2, 39.9),
-    "ChatGPT (0.5)": (29.9, 49.0, 37.2, 34.1, 49.4, 40.4),
-    "ChatGPT (0.9)": (28.7, 49.0, 36.2, 32.5, 49.4, 39.2),
-    "Alpaca-7B": (14.9, 19.4, 16.8, 19.8, 19.9, 19.8),
-    "LLaMA-7B": (7.7, 41.1, 13.0, 11.0, 41.4, 17.4),
-    "LLaMA-13B": (10.5, 43.7, 16.9, 13.8, 43.5, 20.9),
-    "Vicuna-13B": (14.9, 16.8, 15.8, 15.1, 17.0, 16.0),
-}
 HALF_UNIT = 0.05
 
 
@@ -239,8 +230,9 @@ def _f1_through_seed_summary(p: float, r: float, kind: str) -> float | None:
 def section_kalma_table3() -> str:
     """KaLMA Table 3's F1 columns against F1 of the reported mean P and R."""
     rows = []
-    for model, cells in TABLE3.items():
-        for kind, (p, r, paper) in (("micro", cells[:3]), ("macro", cells[3:])):
+    for model, row in TABLE3.items():
+        for kind, cells in (("micro", row.micro), ("macro", row.macro)):
+            p, r, paper = cells.precision, cells.recall, cells.f1
             f1 = _f1_through_seed_summary(p, r, kind)
             assert f1 is not None
             low = f1_score(p - HALF_UNIT, r - HALF_UNIT)

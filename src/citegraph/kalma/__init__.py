@@ -15,6 +15,12 @@ from citegraph.kalma import retrieve as _retrieve
 from citegraph.kalma import run as _run
 from citegraph.kalma import score as _score
 from citegraph.kalma._ask import AskResult, ask
+from citegraph.kalma._published import (
+    PAPER_RETRIEVAL_ACCURACY,
+    TABLE3,
+    Table3Cells,
+    Table3Row,
+)
 from citegraph.kalma._rules import REFERENCE_CAP, HypothesisStyle, KalmaRules, Mode
 from citegraph.kalma.build import *  # noqa: F403
 from citegraph.kalma.generate import *  # noqa: F403
@@ -23,7 +29,18 @@ from citegraph.kalma.retrieve import *  # noqa: F403
 from citegraph.kalma.run import *  # noqa: F403
 from citegraph.kalma.score import *  # noqa: F403
 
-__all__ = ["REFERENCE_CAP", "AskResult", "HypothesisStyle", "KalmaRules", "Mode", "ask"]
+__all__ = [
+    "PAPER_RETRIEVAL_ACCURACY",
+    "REFERENCE_CAP",
+    "TABLE3",
+    "AskResult",
+    "HypothesisStyle",
+    "KalmaRules",
+    "Mode",
+    "Table3Cells",
+    "Table3Row",
+    "ask",
+]
 __all__ += _build.__all__
 __all__ += _generate.__all__
 __all__ += _parse.__all__

@@ -24,24 +24,10 @@ from typing import Any
 
 import pytest
 
+from citegraph.kalma import TABLE3
 from citegraph.kalma.run import summarise_seeds
-from citegraph.kalma.score import CitationReport, combine_citation_runs
-from citegraph.kalma.score._report import METRICS
+from citegraph.kalma.score import METRICS, CitationReport, combine_citation_runs
 from citegraph.metrics import MicroMacro
-
-#: Table 3 (specific questions), copied from /work/shared/papers/001_*.txt lines 172-179 and
-#: checked against the OCR page 6 of 000_*.txt: model -> (micro P, P std, micro R, R std,
-#: micro F1, macro P, P std, macro R, R std, macro F1), in percent.
-TABLE3: dict[str, tuple[float, ...]] = {
-    "GPT-4 (0.5)": (36.0, 0.6, 43.6, 1.0, 39.4, 40.7, 1.1, 43.9, 1.0, 42.3),
-    "ChatGPT (0.1)": (29.0, 0.0, 50.8, 0.3, 36.9, 32.7, 0.4, 51.2, 0.3, 39.9),
-    "ChatGPT (0.5)": (29.9, 0.2, 49.0, 0.8, 37.2, 34.1, 0.5, 49.4, 0.9, 40.4),
-    "ChatGPT (0.9)": (28.7, 0.2, 49.0, 0.3, 36.2, 32.5, 0.2, 49.4, 0.3, 39.2),
-    "Alpaca-7B": (14.9, 1.4, 19.4, 0.2, 16.8, 19.8, 0.4, 19.9, 0.3, 19.8),
-    "LLaMA-7B": (7.7, 2.4, 41.1, 0.7, 13.0, 11.0, 1.9, 41.4, 0.7, 17.4),
-    "LLaMA-13B": (10.5, 3.3, 43.7, 1.0, 16.9, 13.8, 2.2, 43.5, 1.0, 20.9),
-    "Vicuna-13B": (14.9, 0.2, 16.8, 0.0, 15.8, 15.1, 0.0, 17.0, 0.0, 16.0),
-}
 
 #: The paper's rounding: one decimal, so a printed value is within 0.05 of the exact one.
 HALF_UNIT = 0.05
@@ -58,9 +44,7 @@ OFF_BY_PRINTED_ROUNDING: dict[tuple[str, str], str] = {
 
 def cells(model: str, kind: str) -> tuple[float, float, float, float, float]:
     """(P, P std, R, R std, F1) of one Table 3 row, micro or macro, in percent."""
-    row = TABLE3[model]
-    p, p_std, r, r_std, f1 = row[:5] if kind == "micro" else row[5:]
-    return p, p_std, r, r_std, f1
+    return tuple(TABLE3[model].cells(kind))  # type: ignore[arg-type,return-value]
 
 
 def three_runs(mean: float, std: float) -> list[float]:

@@ -39,6 +39,7 @@ from citegraph.kalma.score._na_edge import (
     answers_question_check,
 )
 from citegraph.kalma.score._nli import render_fact
+from citegraph.kalma.score._report import METRICS
 from citegraph.kalma.score._task import (
     KalmaScoreTask,
     ScoreResult,
@@ -64,6 +65,7 @@ __all__ = [
     "EDGE_PROMPT_VERSION",
     "GEVAL_VERSION",
     "JUDGE_CONFIG",
+    "METRICS",
     "AlignedPair",
     "AlignmentMode",
     "AlignmentReport",
