@@ -65,24 +65,147 @@ def test_unparseable_dropped() -> None:
     assert s.macro_f1 == pytest.approx(2 / 3)
 
 
-def test_never_predicted_class_is_undefined_not_zero_or_nan() -> None:
+def test_never_predicted_gold_label_enters_the_macro_as_zero() -> None:
+    """Paper mode: macro-F1 over all gold classes, F1 = 0 where a class is never predicted.
+
+    CAQA §5.3: "we report the F1 score for the performance on each attribution category ...
+    calculated according its precision and recall"; Table 5 prints "-" for a category an
+    evaluator cannot identify, so the label's own F1 stays undefined while the macro counts 0.
+    """
     # c is never predicted: P_c = 0/0 undefined, R_c = 0/2, F1 undefined
     m = confusion_matrix(["a", "b", "c", "c"], ["a", "a", "b", "a"], LABELS)
-    defined = classification_scores(m, macro="defined")
-    c = defined.of("c")
+    paper = classification_scores(m, macro="gold")
+    c = paper.of("c")
     assert (c.precision, c.recall, c.f1) == (None, 0.0, None)
     assert c.reason is not None and "never predicted" in c.reason
     # a: P = 1/3, R = 1 -> F1 = 2*(1/3)/(4/3) = 0.5; b: P = 0/1 = 0, R = 0/1 = 0 -> F1 0
-    assert defined.of("a").f1 == pytest.approx(0.5)
-    assert defined.of("b").f1 == 0.0
-    # macro over a and b only = (0.5 + 0) / 2
-    assert defined.macro_f1 == pytest.approx(0.25)
-    assert defined.macro_over == ("a", "b")
-    assert defined.reason is not None and "leaves out c" in defined.reason
+    assert paper.of("a").f1 == pytest.approx(0.5)
+    assert paper.of("b").f1 == 0.0
+    # macro over the 3 gold labels a, b, c = (0.5 + 0 + 0) / 3 (was (0.5 + 0) / 2 = 0.25)
+    assert paper.macro_f1 == pytest.approx(0.5 / 3)
+    assert paper.macro_over == ("a", "b", "c")
+    assert (paper.macro_as_zero, paper.macro_left_out) == (("c",), ())
+    assert paper.reason is not None and "counts 1 as F1 = 0 (c: never predicted" in paper.reason
+
+
+def test_four_labels_two_never_predicted() -> None:
+    """The issue's case: 4 labels, 2 never predicted; paper macro = (F1a + F1c + 0 + 0) / 4."""
+    gold = ["a", "a", "a", "b", "b", "c", "c", "d"]
+    pred = ["a", "a", "c", "a", "c", "c", "a", "c"]
+    # rows gold, columns a b c d: a [2,0,1,0]; b [1,0,1,0]; c [1,0,1,0]; d [0,0,1,0]
+    # column sums a 4, b 0, c 4, d 0; trace 3
+    m = confusion_matrix(gold, pred, ["a", "b", "c", "d"])
+    assert m.counts == ((2, 0, 1, 0, 0), (1, 0, 1, 0, 0), (1, 0, 1, 0, 0), (0, 0, 1, 0, 0))
+    paper = classification_scores(m)
+    # a: P 2/4, R 2/3 -> 2*(1/3)/(7/6) = 4/7; c: P 1/4, R 1/2 -> 2*(1/8)/(3/4) = 1/3
+    assert paper.of("a").f1 == pytest.approx(4 / 7)
+    assert paper.of("c").f1 == pytest.approx(1 / 3)
+    assert paper.of("b").f1 is None and paper.of("d").f1 is None
+    # (4/7 + 1/3 + 0 + 0) / 4 = 19/84 ~ 0.226 (the old "defined" mean over a, c was 19/42 ~ 0.452)
+    assert paper.macro_f1 == pytest.approx(19 / 84)
+    assert paper.macro_over == ("a", "b", "c", "d")
+    assert paper.macro_as_zero == ("b", "d")
+    assert paper.micro_f1 == pytest.approx(3 / 8)
     strict = classification_scores(m, macro="strict")
     assert strict.macro_f1 is None and strict.macro_over == ()
-    assert strict.reason is not None and "undefined for c" in strict.reason
+    assert strict.reason is not None and "undefined for b, d" in strict.reason
     assert ":NaN" not in strict.model_dump_json()  # undefined is null
+
+
+def test_predicted_only_label_is_left_out_of_the_paper_macro() -> None:
+    """ "all gold classes": a label with no gold sample is not averaged, even if predicted."""
+    # c has no gold sample and is predicted twice
+    m = confusion_matrix(["a", "a", "b", "b"], ["a", "c", "b", "c"], LABELS)
+    paper = classification_scores(m)
+    c = paper.of("c")
+    # P_c = 0/2 = 0, R_c = 0/0 undefined -> F1 undefined
+    assert (c.precision, c.recall, c.f1, c.support, c.predicted) == (0.0, None, None, 0, 2)
+    # a: P 1/1, R 1/2 -> 2/3; b likewise; macro over a, b = 2/3 (sklearn's union of gold and
+    # predicted labels with zero_division=0 would give (2/3 + 2/3 + 0) / 3 = 4/9)
+    assert paper.macro_f1 == pytest.approx(2 / 3)
+    assert paper.macro_over == ("a", "b") and paper.macro_left_out == ("c",)
+    assert paper.reason is not None and "c (predicted 2 times)" in paper.reason
+    # the two c predictions still cost the recall of a and b, and the micro: 2 / 4
+    assert paper.micro_f1 == 0.5
+    strict = classification_scores(m, macro="strict")
+    assert strict.macro_f1 is None  # R_c = 0/0 is NaN in NumPy
+
+
+def test_strict_f1_is_undefined_when_precision_and_recall_are_zero() -> None:
+    """Reference mode: the authors' F1 = 2PR/(P+R) in NumPy is 0/0 = NaN when P = R = 0."""
+    gold = ["a", "a", "b", "b", "c", "c"]
+    pred = ["a", "b", "c", "a", "c", "a"]
+    # rows gold, columns a b c: a [1,1,0]; b [1,0,1]; c [1,0,1]; column sums a 3, b 1, c 2
+    m = confusion_matrix(gold, pred, LABELS)
+    strict = classification_scores(m, macro="strict")
+    b = strict.of("b")
+    # b is predicted once, never correctly: P = 0/1, R = 0/2, F1 = 0/0
+    assert (b.precision, b.recall, b.f1) == (0.0, 0.0, None)
+    assert b.reason is not None and "0/0" in b.reason
+    assert strict.macro_f1 is None
+    paper = classification_scores(m)
+    # paper: F1_b = 0; a: P 1/3, R 1/2 -> 0.4; c: P 1/2, R 1/2 -> 0.5; macro = 0.9 / 3
+    assert paper.of("b").f1 == 0.0
+    assert paper.macro_f1 == pytest.approx(0.3)
+    assert paper.macro_as_zero == ()  # b's F1 is defined (0), not undefined
+
+
+def _numpy_reference(counts: tuple[tuple[int, ...], ...]) -> tuple[list[float], float, float]:
+    """The authors' evaluate_confusion_matrix arithmetic (REFERENCE_NOTES CAQA §2.3), in NumPy,
+    on the matrix without the unparseable column (their sklearn matrix has none)."""
+    np = pytest.importorskip("numpy")
+    cm = np.array([row[:-1] for row in counts], dtype=np.int64)
+    f1 = np.zeros(cm.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(cm.shape[0]):
+            tp = cm[i, i]
+            precision = tp / np.sum(cm[:, i])
+            recall = tp / np.sum(cm[i, :])
+            f1[i] = 2 * precision * recall / (precision + recall)
+        micro = np.sum(np.diag(cm)) / np.sum(cm)
+    return [float(x) for x in f1], float(np.mean(f1)), float(micro)
+
+
+@pytest.mark.parametrize(
+    ("gold", "pred", "labels"),
+    [
+        (
+            ["a", "a", "a", "b", "b", "c", "c", "d"],
+            ["a", "a", "c", "a", "c", "c", "a", "c"],
+            "abcd",
+        ),
+        (["a", "a", "b", "b", "c", "c"], ["a", "b", "c", "a", "c", "a"], "abc"),
+        (["a", "a", "b", "b"], ["a", "c", "b", "c"], "abc"),
+        (["a", "b", "c"], ["a", "b", "c"], "abc"),
+        (GOLD, PRED, "abc"),
+    ],
+)
+def test_strict_matches_numpy_nan_for_nan(gold: list[str], pred: list[str], labels: str) -> None:
+    """Run NumPy on the same matrices: every NaN F1 is our None, every other value equal."""
+    m = confusion_matrix(gold, pred, list(labels))
+    strict = classification_scores(m, unparseable="drop", macro="strict")
+    f1, macro, micro = _numpy_reference(m.counts)
+    for ours, theirs in zip(strict.per_class, f1, strict=True):
+        assert (ours.f1 is None) == (theirs != theirs)  # NaN != NaN
+        if ours.f1 is not None:
+            assert ours.f1 == pytest.approx(theirs)
+    assert (strict.macro_f1 is None) == (macro != macro)
+    if strict.macro_f1 is not None:
+        assert strict.macro_f1 == pytest.approx(macro)
+    assert strict.micro_f1 == pytest.approx(micro)
+
+
+def test_numpy_gives_nan_where_the_notes_say() -> None:
+    """REFERENCE_NOTES CAQA §2.3: "NaN if a class is never predicted, and then macro becomes
+    NaN"; also NaN for a class predicted but never correct, and for a never-gold class."""
+    m = confusion_matrix(["a", "a", "b", "b"], ["a", "c", "a", "a"], LABELS)
+    # a: P 1/3, R 1/2 -> 0.4; b: never predicted -> P 0/0; c: never gold -> R 0/0
+    f1, macro, _ = _numpy_reference(m.counts)
+    assert f1[0] == pytest.approx(0.4)
+    assert f1[1] != f1[1] and f1[2] != f1[2] and macro != macro
+    # predicted once, never correct: P = 0/1, R = 0/1 -> F1 0/0 = NaN (our f1_score gives 0)
+    f1, _, _ = _numpy_reference(confusion_matrix(["a", "b"], ["b", "a"], ["a", "b"]).counts)
+    assert f1[0] != f1[0] and f1[1] != f1[1]
 
 
 def test_empty_and_all_unparseable() -> None:
@@ -110,6 +233,8 @@ def test_bad_inputs() -> None:
         classification_scores(m, unparseable="skip")  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
         classification_scores(m, macro="nan")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError):  # the old policy that dropped undefined F1s is gone
+        classification_scores(m, macro="defined")  # type: ignore[arg-type]
 
 
 def test_bootstrap_is_deterministic_and_degenerate_when_all_correct() -> None:

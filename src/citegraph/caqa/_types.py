@@ -99,12 +99,12 @@ class StructuredAttribution(BaseModel):
     answers: tuple[str, ...] = Field(
         default=(),
         description="Answer entity ids the statement asserts. For a contradictory attribution "
-        "these are the original answers; ``replaced`` says which one was swapped for what.",
+        "these are the original answers; ``replaced`` says what each was swapped for.",
     )
     replaced: dict[str, str] = Field(
         default_factory=dict,
         description="Contradictory only: original answer id -> the same-type non-answer id that "
-        "took its place in ``facts``.",
+        "took its place in ``facts`` (every answer is replaced, each by a different entity).",
     )
     removed: tuple[Fact, ...] = Field(
         default=(), description="Insufficient only: the facts deleted from the supportive subgraph."

@@ -8,7 +8,8 @@ prediction. For a label ``c``, with ``TP_c`` the diagonal cell:
 - precision ``P_c = TP_c / (column sum of c)``: of the samples predicted ``c``, the share that
   are ``c``;
 - recall ``R_c = TP_c / (row sum of c)``: of the samples that are ``c``, the share predicted ``c``;
-- ``F1_c = 2 P_c R_c / (P_c + R_c)`` (0 when both are 0).
+- ``F1_c = 2 P_c R_c / (P_c + R_c)``; when ``P_c = R_c = 0`` it is 0 under the ``"gold"``
+  macro policy and undefined (NumPy's 0/0) under ``"strict"``.
 
 A ratio whose denominator is 0 (a label never predicted, or never gold) is ``None`` with a
 reason, never NaN, and so is an F1 that depends on it.
@@ -22,17 +23,32 @@ What happens to a sample without a prediction is a policy (:data:`UnparseablePol
 
 **Micro-F1** pools every decision: with one label per sample, micro precision = micro recall =
 ``trace / total``, so micro-F1 is the accuracy over the samples scored (all of them under
-``"wrong"``, the ones with a prediction under ``"drop"``). **Macro-F1** is the mean of the
-per-label F1s; :data:`MacroPolicy` says what an undefined F1 does: ``"defined"`` averages over
-the labels whose F1 is defined and names them, ``"strict"`` makes the macro undefined (NumPy's
-NaN propagation in a mean).
+``"wrong"``, the ones with a prediction under ``"drop"``).
+
+**Macro-F1** is a mean of per-label F1s; :data:`MacroPolicy` says over which labels and what an
+undefined F1 does:
+
+- ``"gold"`` (the paper's reading): the mean over every *gold* label, i.e. every label with
+  support > 0 among the samples scored. A gold label never predicted has an undefined precision
+  and so no F1 of its own (``ClassScores.f1`` stays ``None``, printed ``-`` as in CAQA Table 5),
+  but it enters the macro as F1 = 0: an evaluator that never finds a class scores 0 on it. A label
+  with no gold sample is left out of the mean even when it was predicted (scikit-learn's
+  ``f1_score(average="macro", zero_division=0)`` would average it in as 0, over the union of gold
+  and predicted labels); its predictions are not lost, they are errors that lower the recall of
+  the samples' gold labels and the micro-F1. The labels left out, and how many predictions the
+  predicted-only ones received, are recorded in ``reason``.
+- ``"strict"`` (the CAQA authors' NumPy arithmetic, ``evaluate_confusion_matrix`` in their
+  ``inference.py``): every 0/0 is NaN and NaN propagates, here as ``None`` with a reason. A label
+  never predicted (P = 0/0), never gold (R = 0/0), or predicted but never correctly (P = R = 0,
+  so F1 = 0/0) has an undefined F1, and then the macro over all labels is undefined too
+  (``np.mean`` of an array holding a NaN).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,8 +63,9 @@ UNPARSEABLE = "unparseable"
 #: A sample without a prediction counts as wrong, or is dropped before scoring.
 UnparseablePolicy = Literal["wrong", "drop"]
 
-#: Macro-F1 over the labels whose F1 is defined, or undefined as soon as one F1 is.
-MacroPolicy = Literal["defined", "strict"]
+#: Macro-F1 over the gold labels with an undefined F1 as 0 (``"gold"``, the paper), or NumPy's
+#: arithmetic where any 0/0 makes the macro undefined (``"strict"``, the authors' code).
+MacroPolicy = Literal["gold", "strict"]
 
 
 class ConfusionMatrix(BaseModel):
@@ -143,7 +160,10 @@ class ClassScores(BaseModel):
     label: str
     precision: float | None = Field(description="correct / predicted; None if never predicted.")
     recall: float | None = Field(description="correct / support; None if the support is 0.")
-    f1: float | None = Field(description="2PR / (P + R); None if P or R is None.")
+    f1: float | None = Field(
+        description="2PR / (P + R); None if P or R is None, and under the 'strict' policy also "
+        "when P = R = 0 (0/0)."
+    )
     support: int = Field(description="Samples with this gold label (that were scored).")
     predicted: int = Field(description="Samples predicted as this label.")
     correct: int = Field(description="Samples with this gold label predicted as it.")
@@ -164,12 +184,25 @@ class ClassificationScores(BaseModel):
     )
     macro_f1: float | None = Field(description="Mean per-label F1 (see macro_policy).")
     macro_over: tuple[str, ...] = Field(description="Labels whose F1 entered the macro-F1.")
+    macro_as_zero: tuple[str, ...] = Field(
+        default=(),
+        description="Labels of macro_over whose F1 is undefined (never predicted) and entered "
+        "the macro as 0 ('gold' policy).",
+    )
+    macro_left_out: tuple[str, ...] = Field(
+        default=(),
+        description="Labels not averaged: no gold sample ('gold' policy), predicted or not.",
+    )
     n_scored: int = Field(description="Samples in the micro-F1 denominator.")
     n_correct: int = Field(description="Samples predicted as their gold label.")
     n_dropped: int = Field(description="Samples without a prediction left out ('drop').")
     unparseable: UnparseablePolicy
     macro_policy: MacroPolicy
-    reason: str | None = Field(default=None, description="Why micro or macro is None.")
+    reason: str | None = Field(
+        default=None,
+        description="Why micro or macro is None, or which labels the macro counted as 0 or left "
+        "out and why.",
+    )
 
     def of(self, label: str) -> ClassScores:
         """The scores of ``label``.
@@ -183,7 +216,7 @@ class ClassificationScores(BaseModel):
         raise KeyError(label)
 
 
-def _class_scores(matrix: ConfusionMatrix, label: str, drop: bool) -> ClassScores:
+def _class_scores(matrix: ConfusionMatrix, label: str, drop: bool, strict: bool) -> ClassScores:
     i = matrix.labels.index(label)
     correct = matrix.counts[i][i]
     support = matrix.row_sum(label, with_unparseable=not drop)
@@ -195,11 +228,15 @@ def _class_scores(matrix: ConfusionMatrix, label: str, drop: bool) -> ClassScore
         reasons.append("never predicted: precision undefined")
     if recall is None:
         reasons.append("no gold sample: recall undefined")
+    f1 = f1_score(precision, recall)
+    if strict and precision == 0 and recall == 0:
+        f1 = None
+        reasons.append("precision = recall = 0: F1 = 0/0 undefined (NumPy NaN)")
     return ClassScores(
         label=label,
         precision=precision,
         recall=recall,
-        f1=f1_score(precision, recall),
+        f1=f1,
         support=support,
         predicted=predicted,
         correct=correct,
@@ -207,18 +244,72 @@ def _class_scores(matrix: ConfusionMatrix, label: str, drop: bool) -> ClassScore
     )
 
 
+class _Macro(NamedTuple):
+    f1: float | None
+    over: tuple[str, ...]
+    as_zero: tuple[str, ...]
+    left_out: tuple[str, ...]
+    reasons: list[str]
+
+
+def _gold_macro(per_class: Sequence[ClassScores]) -> _Macro:
+    """Macro-F1 over the gold labels (support > 0), an undefined F1 counted as 0."""
+    gold = [s for s in per_class if s.support > 0]
+    if not gold:
+        return _Macro(None, (), (), (), ["macro-F1: no gold sample scored"])
+    as_zero = tuple(s.label for s in gold if s.f1 is None)
+    left_out = [s for s in per_class if s.support == 0]
+    reasons = []
+    if as_zero:
+        reasons.append(
+            f"macro-F1 over the {len(gold)} gold labels counts {len(as_zero)} as F1 = 0 "
+            f"({', '.join(as_zero)}: never predicted, precision undefined)"
+        )
+    if left_out:
+        described = ", ".join(
+            f"{s.label} (predicted {s.predicted} times)" if s.predicted else s.label
+            for s in left_out
+        )
+        reasons.append(
+            f"macro-F1 leaves out {len(left_out)} label(s) with no gold sample: {described}"
+        )
+    return _Macro(
+        f1=sum(s.f1 or 0.0 for s in gold) / len(gold),
+        over=tuple(s.label for s in gold),
+        as_zero=as_zero,
+        left_out=tuple(s.label for s in left_out),
+        reasons=reasons,
+    )
+
+
+def _strict_macro(per_class: Sequence[ClassScores]) -> _Macro:
+    """Mean of every label's F1, undefined if one is (NumPy's NaN through ``np.mean``)."""
+    undefined = [s.label for s in per_class if s.f1 is None]
+    if undefined:
+        reason = (
+            f"macro-F1: F1 undefined for {', '.join(undefined)} (NumPy's NaN propagates "
+            "through the mean)"
+        )
+        return _Macro(None, (), (), (), [reason])
+    f1 = sum(s.f1 or 0.0 for s in per_class) / len(per_class)
+    return _Macro(f1, tuple(s.label for s in per_class), (), (), [])
+
+
 def classification_scores(
     matrix: ConfusionMatrix,
     *,
     unparseable: UnparseablePolicy = "wrong",
-    macro: MacroPolicy = "defined",
+    macro: MacroPolicy = "gold",
 ) -> ClassificationScores:
     """Per-label precision / recall / F1, micro-F1 and macro-F1 from a confusion matrix.
 
     Args:
         matrix: The counts.
         unparseable: Samples without a prediction count as wrong, or are dropped.
-        macro: Average the defined per-label F1s, or be undefined if one is undefined.
+        macro: ``"gold"``: mean over the labels with a gold sample, an undefined F1 (never
+            predicted) counted as 0, labels without a gold sample left out even if predicted;
+            ``"strict"``: NumPy's arithmetic, undefined as soon as one label's F1 is 0/0 (see the
+            module docstring).
 
     Returns:
         The scores (see the module docstring for the formulas).
@@ -233,33 +324,25 @@ def classification_scores(
     """
     if unparseable not in ("wrong", "drop"):
         raise ConfigError(f"unparseable must be 'wrong' or 'drop', got {unparseable!r}")
-    if macro not in ("defined", "strict"):
-        raise ConfigError(f"macro must be 'defined' or 'strict', got {macro!r}")
+    if macro not in ("gold", "strict"):
+        raise ConfigError(f"macro must be 'gold' or 'strict', got {macro!r}")
     drop = unparseable == "drop"
-    per_class = tuple(_class_scores(matrix, label, drop) for label in matrix.labels)
+    strict = macro == "strict"
+    per_class = tuple(_class_scores(matrix, label, drop, strict) for label in matrix.labels)
     n_dropped = matrix.n_unparseable if drop else 0
     n_scored = matrix.n - n_dropped
     n_correct = matrix.n_correct
     micro = n_correct / n_scored if n_scored else None
-    defined = [s for s in per_class if s.f1 is not None]
-    macro_over = tuple(s.label for s in defined)
-    if not defined or (macro == "strict" and len(defined) < len(per_class)):
-        macro_f1 = None
-    else:
-        macro_f1 = sum(s.f1 for s in defined if s.f1 is not None) / len(defined)
-    reasons = []
-    if micro is None:
-        reasons.append("micro-F1: no sample scored")
-    undefined = [s.label for s in per_class if s.f1 is None]
-    if macro_f1 is None:
-        reasons.append(f"macro-F1: F1 undefined for {', '.join(undefined)}")
-    elif undefined:
-        reasons.append(f"macro-F1 leaves out {', '.join(undefined)} (F1 undefined)")
+    averaged = _strict_macro(per_class) if strict else _gold_macro(per_class)
+    reasons = ["micro-F1: no sample scored"] if micro is None else []
+    reasons += averaged.reasons
     return ClassificationScores(
         per_class=per_class,
         micro_f1=micro,
-        macro_f1=macro_f1,
-        macro_over=macro_over if macro_f1 is not None else (),
+        macro_f1=averaged.f1,
+        macro_over=averaged.over,
+        macro_as_zero=averaged.as_zero,
+        macro_left_out=averaged.left_out,
         n_scored=n_scored,
         n_correct=n_correct,
         n_dropped=n_dropped,
@@ -276,7 +359,7 @@ def bootstrap_classification(
     config: BootstrapConfig | None = None,
     *,
     unparseable: UnparseablePolicy = "wrong",
-    macro: MacroPolicy = "defined",
+    macro: MacroPolicy = "gold",
 ) -> dict[str, ConfidenceInterval | None]:
     """Percentile intervals of micro-F1, macro-F1 and each label's F1, resampling samples.
 

@@ -10,7 +10,15 @@ import pytest
 from _caqa_graphs import facts, tiny_kg
 from _worlds import PEOPLE, PEOPLE_LABELS, WORLD, WORLD_LABELS
 
-from citegraph.caqa import LogicalQuery, QueryEdge, path_query, single, tree_query, union_query
+from citegraph.caqa import (
+    Fact,
+    LogicalQuery,
+    QueryEdge,
+    path_query,
+    single,
+    tree_query,
+    union_query,
+)
 from citegraph.caqa.build import (
     ExtendedQuery,
     extend_query,
@@ -150,17 +158,69 @@ def test_contradictory_prefers_the_entity_sharing_most_types(world) -> None:
     assert con.answers == ("afg",) and con.labels["pak"] == "Pakistan"
 
 
-def test_contradictory_union_replaces_one_answer(people) -> None:
+def test_contradictory_union_replaces_every_answer(people) -> None:
+    """§4.2.2: "replacing the answer entity in G with a non-answer entity that has the same type
+    as the answer entity". Both union answers are replaced so neither stays supported; with one
+    other occupation (nurse) only one answer can be, so the category is unavailable."""
     q = union_query(["richard1", "richard2"], "occupation")
-    seen = set()
-    for seed in range(10):
-        con = build(people, q, seed).items["contradictory"]
-        ((old, new),) = con.replaced.items()
-        assert new == "nurse" and old in ("artist", "doctor")  # nurse: the only other occupation
-        assert sorted(con.answers) == ["artist", "doctor"]
-        assert len(con.facts) == 2 and old not in {f.object for f in con.facts}
-        seen.add(old)
-    assert seen == {"artist", "doctor"}
+    out = build(people, q)
+    assert "contradictory" not in out.items
+    why = out.unavailable["contradictory"]
+    assert why.startswith("no non-answer entity shares a type with")
+    assert why.endswith("once the other answers took their replacements")
+    roomy = tiny_kg(PEOPLE, labels=PEOPLE_LABELS, types=PEOPLE_TYPES | {"cook": ["occupation"]})
+    con = build(roomy, q).items["contradictory"]
+    # artist and doctor are replaced by cook and nurse, one each
+    assert set(con.replaced) == {"artist", "doctor"}
+    assert set(con.replaced.values()) == {"cook", "nurse"}
+    assert set(con.facts) == {
+        Fact.of("richard1", "occupation", con.replaced["artist"]),
+        Fact.of("richard2", "occupation", con.replaced["doctor"]),
+    }
+    assert answers_over(q, con.facts) == {"cook", "nurse"}
+    assert con.note.startswith("replaced all 2 answers: ")
+
+
+# Two countries speak both pashto and dari; a third speaks pashto only; two more speak dari only
+# or neither. Every country entity is typed "country".
+BILINGUAL = [
+    ("afg", "language", "pashto"),
+    ("afg", "language", "dari"),
+    ("taj", "language", "pashto"),
+    ("taj", "language", "dari"),
+    ("pak", "language", "pashto"),
+    ("iran", "language", "dari"),
+    ("france", "language", "french"),
+]
+BILINGUAL_TYPES = {c: ["country"] for c in ("afg", "taj", "pak", "iran", "france")}
+
+
+def test_contradictory_two_answer_intersection_contradicts_every_answer() -> None:
+    """§4.2.2: "We obtain the contradictory subgraph G_C, whose reasoning results contradict the
+    answer ... For l' involving the intersection operation, we replace the answer entity in G."
+    With two answers, replacing only one left the other derived by the evidence."""
+    kg = tiny_kg(BILINGUAL, types=BILINGUAL_TYPES)
+    q = LogicalQuery(
+        edges=(
+            QueryEdge(subject="?a", relation="language", object="pashto"),
+            QueryEdge(subject="?a", relation="language", object="dari"),
+        )
+    )
+    assert q.shape == "tree" and q.complexity == "intersection"
+    for seed in range(6):
+        out = build(kg, q, seed)
+        sup, con = out.items["supportive"], out.items["contradictory"]
+        assert sorted(sup.answers) == ["afg", "taj"] and len(sup.facts) == 4
+        # both answers replaced, by two of the other countries (pak, iran, france; none of them
+        # is in the subgraph or an answer)
+        assert set(con.replaced) == {"afg", "taj"}
+        news = set(con.replaced.values())
+        assert len(news) == 2 and news <= {"pak", "iran", "france"}
+        # the evidence derives the two replacements and neither statement answer
+        assert answers_over(q, con.facts) == news
+        for answer in con.answers:
+            assert not supports(q, con.facts, [answer])
+        assert {e for f in con.facts for e in (f.subject, f.object)} == news | {"pashto", "dari"}
 
 
 def test_contradictory_without_candidates_or_types() -> None:
@@ -248,7 +308,13 @@ def test_categories_and_determinism(world) -> None:
     ext = plain(world, path_query("najib", ["country", "language"]))
     a = structured_attributions(world, ext, random.Random(3))
     b = structured_attributions(world, ext, random.Random(3))
-    assert a == b and set(a.items) == {"supportive", "insufficient", "contradictory", "irrelevant"}
+    # the answers pashto and dari need two other languages; urdu is the only one
+    assert a == b and set(a.items) == {"supportive", "insufficient", "irrelevant"}
+    assert "once the other answers took their replacements" in a.unavailable["contradictory"]
+    roomy = tiny_kg(WORLD, labels=WORLD_LABELS, types=WORLD_TYPES | {"farsi": ["language"]})
+    full = structured_attributions(roomy, plain(roomy, ext.query), random.Random(3))
+    assert set(full.items) == {"supportive", "insufficient", "contradictory", "irrelevant"}
+    assert set(full.items["contradictory"].replaced.values()) == {"urdu", "farsi"}
     only = structured_attributions(world, ext, random.Random(3), categories=("insufficient",))
     assert set(only.items) == {"insufficient"}
     assert only.items["insufficient"] == a.items["insufficient"]  # one seed per category
@@ -286,11 +352,12 @@ def test_codex_categories_hold_by_construction(data_dir) -> None:
                 assert set(ins.facts) | set(ins.removed) == set(sup.facts)
             if "contradictory" in out.items:
                 con = out.items["contradictory"]
-                ((old, new),) = con.replaced.items()
-                assert old in answers and new != old and new not in answers
-                assert set(kg.types(new)) & set(kg.types(old))
-                assert new not in {e for f in sup.facts for e in (f.subject, f.object)}
-                assert set(con.answers) == answers
+                assert set(con.replaced) == answers and set(con.answers) == answers
+                for old, new in con.replaced.items():
+                    assert new != old and new not in answers
+                    assert set(kg.types(new)) & set(kg.types(old))
+                    assert new not in {e for f in sup.facts for e in (f.subject, f.object)}
+                assert not answers_over(query, con.facts) & answers
             if "irrelevant" in out.items:
                 irr = out.items["irrelevant"]
                 old_e = {e for f in sup.facts for e in (f.subject, f.object)}

@@ -116,9 +116,13 @@ def test_attrscore_missing_class() -> None:
     assert paper.label(C).f1 == pytest.approx(0.8)
     assert paper.label(R).f1 == pytest.approx(0.5)
     assert paper.micro_f1 == pytest.approx(0.5)  # 4 / 8
-    # paper macro over the three defined labels: (0.4 + 0.8 + 0.5) / 3
-    assert paper.macro_f1 == pytest.approx(1.7 / 3)
-    assert paper.macro_over == (S, C, R)
+    # paper macro over the 4 gold labels, insufficient (never predicted) as 0:
+    # (0.4 + 0 + 0.8 + 0.5) / 4 = 0.425 (the old mean over the 3 defined F1s was 1.7 / 3)
+    assert paper.macro_f1 == pytest.approx(0.425)
+    assert paper.macro_over == (S, INS, C, R)
+    assert paper.macro_as_zero == (INS,)
+    assert paper.reason is not None and "counts 1 as F1 = 0 (insufficient" in paper.reason
+    assert "counted as 0 (never predicted): insufficient" in paper.description
     assert "AttrScore" in paper.description
     reference = evaluator_report(GOLD_ATTR, PRED_ATTR, label_set="attrscore", mode="reference")
     assert reference.macro_f1 is None  # the authors' NaN

@@ -19,6 +19,7 @@ from typing import Any
 from citegraph.caqa._samples_io import write_samples
 from citegraph.caqa._types import CaqaSample
 from citegraph.caqa.build._splits import assign_splits, render_statistics, statistics
+from citegraph.caqa.build._table4 import render_table4_comparison
 from citegraph.io import atomic_write
 from citegraph.runs import FAILED, Record, in_id_order
 
@@ -69,10 +70,22 @@ def build_metrics(
     }
 
 
-def write_build_files(path: Path, by_split: dict[str, list[CaqaSample]]) -> None:
-    """``train.jsonl``, ``dev.jsonl``, ``test.jsonl``, ``stats.md`` and ``stats.json``."""
+def write_build_files(
+    path: Path, by_split: dict[str, list[CaqaSample]], *, source: str = ""
+) -> None:
+    """``train.jsonl``, ``dev.jsonl``, ``test.jsonl``, ``stats.md`` and ``stats.json``.
+
+    ``stats.md`` holds the build's Table 4 (samples per split, category and complexity) and the
+    same rows beside the paper's Table 4 (counts and shares); ``source`` names what was built.
+    """
     for split, part in by_split.items():
         write_samples(path / f"{split}.jsonl", part)
     table = statistics(by_split)
-    atomic_write(path / "stats.md", render_statistics(table))
+    markdown = (
+        "# CAQA build statistics (Table 4)\n\n"
+        + render_statistics(table)
+        + "\n"
+        + render_table4_comparison(table, source=source)
+    )
+    atomic_write(path / "stats.md", markdown)
     atomic_write(path / "stats.json", json.dumps(table, indent=2) + "\n")

@@ -7,9 +7,16 @@
   queries are not made insufficient. The remaining facts are checked not to derive every answer
   (:func:`~citegraph.caqa.queries.supports`); when every deletion still does (redundant paths)
   the category is unavailable.
-* **contradictory**: one answer entity is replaced everywhere in the subgraph by a non-answer
-  entity of the same type (preferring the candidates that share the most types; without types,
-  an entity from the answer relation's range). The statement still asserts the original answers.
+* **contradictory**: every answer entity is replaced everywhere in the subgraph, each by a
+  different non-answer entity of the same type (preferring the candidates that share the most
+  types; without types, an entity from the answer relation's range). The statement still asserts
+  the original answers, and the evidence derives none of them (checked): each answer is
+  contradicted. Replacing one answer of a multi-answer query (an intersection with two answers,
+  say) left the others derived, so the evidence supported part of the statement. §4.2.2 says
+  "the answer entity" for intersection queries and "one of the answer entities" for union ones;
+  here union queries have every answer replaced too, so that no part of the statement is
+  supported (as the contradictory citation [3] of Fig. 1 supports none of the answer). When an
+  answer has no unused candidate the category is unavailable, with the reason.
 * **irrelevant**: a subgraph of the same structure (same number of facts, same shape, one
   relation per query pattern) that keeps the subject entities (:func:`subject_entities`) and
   shares no other entity and no relation with the supportive one, found by a seeded backtracking
@@ -32,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.caqa._types import CATEGORIES, Category, Fact, StructuredAttribution
 from citegraph.caqa.build._extend import ExtendedQuery
 from citegraph.caqa.build._walk import Neighbourhoods, same_structure_walk
-from citegraph.caqa.queries._check import supports
+from citegraph.caqa.queries._check import answers_over, supports
 from citegraph.caqa.queries._graph import CaqaKG, Grounding
 from citegraph.caqa.queries._query import LogicalQuery, QueryEdge, is_variable
 from citegraph.errors import ConfigError
@@ -200,12 +207,13 @@ def _answer_range(kg: CaqaKG, query: LogicalQuery) -> set[str]:
     return found or set()
 
 
-def _contradictory(ctx: _Context, rng: random.Random) -> _Outcome:
+def _replacement(
+    ctx: _Context, old: str, exclude: set[str], rng: random.Random
+) -> tuple[str, str] | str:
+    """A non-answer entity to put in the place of answer ``old`` and how it was chosen, or why
+    there is none. ``exclude``: the answers, the subgraph's entities, replacements taken."""
     kg = ctx.kg
-    old = rng.choice(sorted(ctx.answers))
-    all_answers = _all_answers(ctx)
-    exclude = all_answers | {i for f in ctx.support for i in (f.subject, f.object)}
-    exclude |= set(kg.same_name(old))  # a namesake would not read as a contradiction
+    exclude = exclude | set(kg.same_name(old))  # a namesake would not read as a contradiction
     types = kg.types(old)
     if types:
         shared: dict[str, int] = defaultdict(int)
@@ -223,21 +231,41 @@ def _contradictory(ctx: _Context, rng: random.Random) -> _Outcome:
         if not candidates:
             return f"answer {old} has no type and the relation range has no other entity"
         how = "type from relation range (the answer has no type)"
-    new = rng.choice(candidates)
-    if new == old or new in all_answers:  # guarded by ``exclude``; kept as a proof
-        return f"replacement {new} is an answer"
+    return rng.choice(candidates), how
+
+
+def _contradictory(ctx: _Context, rng: random.Random) -> _Outcome:
+    first = rng.choice(sorted(ctx.answers))
+    order = [first, *sorted(a for a in ctx.answers if a != first)]
+    all_answers = _all_answers(ctx)
+    exclude = all_answers | {i for f in ctx.support for i in (f.subject, f.object)}
+    replaced: dict[str, str] = {}
+    hows: list[str] = []
+    for old in order:
+        found = _replacement(ctx, old, exclude | set(replaced.values()), rng)
+        if isinstance(found, str):
+            if replaced:
+                found += " once the other answers took their replacements"
+            return found
+        new, how = found
+        if new == old or new in all_answers:  # guarded by ``exclude``; kept as a proof
+            return f"replacement {new} is an answer"
+        replaced[old] = new
+        hows.append(f"{old} by {new}: {how}")
+
+    def swap(entity: str) -> str:
+        return replaced.get(entity, entity)
+
     facts = tuple(
-        dict.fromkeys(
-            Fact.of(
-                new if f.subject == old else f.subject,
-                f.relation,
-                new if f.object == old else f.object,
-            )
-            for f in ctx.support
-        )
+        dict.fromkeys(Fact.of(swap(f.subject), f.relation, swap(f.object)) for f in ctx.support)
     )
-    note = f"replaced answer {old} by {new}: {how}"
-    return ctx.attribution("contradictory", facts, note, replaced={old: new})
+    if answers_over(ctx.query, facts) & set(ctx.answers):  # every answer was replaced: a proof
+        return "an original answer is still derived after the replacement"
+    if len(replaced) == 1:
+        note = f"replaced answer {hows[0]}"
+    else:
+        note = f"replaced all {len(replaced)} answers: " + "; ".join(hows)
+    return ctx.attribution("contradictory", facts, note, replaced=replaced)
 
 
 def subject_entities(extended: ExtendedQuery) -> tuple[str, ...]:

@@ -254,7 +254,12 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
         """The split files and Table 4 (``stats.md``, ``stats.json``)."""
         config = recorded_config(CaqaBuildConfig, info)
         fractions = parse_fractions(config.splits)
-        write_build_files(path, samples_by_split(records, fractions, config.seed))
+        named = KGQA_SETS.get(config.questions)
+        kg = config.kg or (named[2] if named is not None else "codex-s")  # as _read_questions
+        sampled = f" ({config.sample} queries)" if config.questions == SAMPLED else ""
+        source = f"questions {config.questions}{sampled} over {kg}, seed {config.seed}"
+        by_split = samples_by_split(records, fractions, config.seed)
+        write_build_files(path, by_split, source=source)
 
 
 async def build_caqa_async(

@@ -15,11 +15,15 @@ be read), :func:`evaluator_report` computes what Tables 5-7 and Figure 2 show:
 
 Scoring modes (see :mod:`citegraph.metrics._classification` for the formulas):
 
-- ``"paper"``: an unparseable prediction is a wrong prediction; macro-F1 averages the labels
-  whose F1 is defined.
+- ``"paper"``: an unparseable prediction is a wrong prediction; macro-F1 is the mean over every
+  gold label (support > 0), a label never predicted entering as F1 = 0 (its own F1 stays ``-``,
+  as in Table 5); a label with no gold sample is left out, even if predicted. The labels averaged,
+  counted as 0 and left out are in ``macro_over``, ``macro_as_zero``, ``macro_left_out`` and
+  ``reason``.
 - ``"reference"``: the authors' script, ``sklearn.metrics.confusion_matrix(labels=[...])``,
-  silently drops predictions outside the label list ("None"); a class never predicted has a NaN
-  precision, which makes the macro NaN. Here: dropped samples are counted, NaN is ``None``.
+  silently drops predictions outside the label list ("None"), then NumPy divides: a class never
+  predicted, never gold, or predicted but never correctly (P = R = 0) has a NaN F1, which makes
+  the macro NaN. Here: dropped samples are counted, NaN is ``None`` with a reason.
 
 Binary scoring: with ``label_set="binary"``, or when any gold label is ``unsupported`` (human
 binary sets such as AttributionBench), gold labels and predictions collapse onto
@@ -108,6 +112,12 @@ class EvaluatorReport(BaseModel):
     macro_f1: float | None
     macro_f1_ci: ConfidenceInterval | None = None
     macro_over: tuple[str, ...] = Field(description="Labels averaged in macro-F1.")
+    macro_as_zero: tuple[str, ...] = Field(
+        default=(), description="Labels averaged as F1 = 0 (gold, never predicted; paper mode)."
+    )
+    macro_left_out: tuple[str, ...] = Field(
+        default=(), description="Labels not averaged: no gold sample (paper mode)."
+    )
     reason: str | None = Field(default=None, description="Why a headline number is None.")
     n: int = Field(description="Samples given.")
     n_scored: int = Field(description="Samples in the micro-F1 denominator.")
@@ -284,6 +294,7 @@ def evaluator_report(
             n_unparseable=matrix.n_unparseable,
             n_scored=scores.n_scored,
             bootstrap=bootstrap,
+            scores=scores,
         ),
         per_label=per_label,
         micro_f1=scores.micro_f1,
@@ -291,6 +302,8 @@ def evaluator_report(
         macro_f1=scores.macro_f1,
         macro_f1_ci=cis.get("macro"),
         macro_over=scores.macro_over,
+        macro_as_zero=scores.macro_as_zero,
+        macro_left_out=scores.macro_left_out,
         reason=scores.reason,
         n=n,
         n_scored=scores.n_scored,
@@ -321,8 +334,10 @@ def describe(
     n_unparseable: int,
     n_scored: int,
     bootstrap: BootstrapConfig | None,
+    scores: ClassificationScores | None = None,
 ) -> str:
-    """How a report's numbers were computed, in one paragraph."""
+    """How a report's numbers were computed, in one paragraph (``scores``, when given, names the
+    labels the macro-F1 averaged, counted as 0 and left out)."""
     if binary:
         parts = [
             "Binary labels supportive / unsupported (gold and predictions collapsed with to_binary)"
@@ -339,14 +354,17 @@ def describe(
             f"paper scoring (§5.3): {n_unparseable} unparseable predictions count as wrong "
             f"(column 'unparseable'); micro-F1 = correct / all {n} samples (= accuracy); "
             "per-label F1 = 2PR / (P + R), undefined (-) when precision or recall has a zero "
-            "denominator; macro-F1 = mean over the labels whose F1 is defined"
+            "denominator; macro-F1 = mean over the gold labels (support > 0), a gold label never "
+            "predicted counted as F1 = 0, a label with no gold sample left out even if predicted"
+            + _macro_labels(scores)
         )
     else:
         parts.append(
             f"reference scoring (the authors' sklearn confusion_matrix): {n_unparseable} "
             f"samples without a prediction dropped; micro-F1 = correct / the {n_scored} "
-            "remaining; a label never predicted has undefined precision and F1 (their NaN), "
-            "and then macro-F1 is undefined"
+            "remaining; per-label F1 with NumPy's arithmetic: a label never predicted, never "
+            "gold, or with precision = recall = 0 has an undefined F1 (their 0/0 = NaN), and "
+            "then macro-F1 over all labels is undefined (NaN through np.mean)"
         )
     if bootstrap is not None:
         parts.append(
@@ -354,3 +372,25 @@ def describe(
             f"{bootstrap.n_resamples} resamples of samples (seed {bootstrap.seed})"
         )
     return "; ".join(parts) + "."
+
+
+def _macro_labels(scores: ClassificationScores | None) -> str:
+    """`` (here: over ...; ... as 0; ... left out)`` for the paper-mode paragraph."""
+    if scores is None or scores.macro_f1 is None:
+        return ""
+    parts = [f"over {len(scores.macro_over)} labels: {', '.join(scores.macro_over)}"]
+    if scores.macro_as_zero:
+        parts.append(
+            f"{len(scores.macro_as_zero)} counted as 0 (never predicted): "
+            + ", ".join(scores.macro_as_zero)
+        )
+    if scores.macro_left_out:
+        parts.append(
+            f"{len(scores.macro_left_out)} left out (no gold sample): "
+            + ", ".join(
+                f"{s.label}, predicted {s.predicted} times" if s.predicted else s.label
+                for s in scores.per_class
+                if s.label in scores.macro_left_out
+            )
+        )
+    return " (here " + "; ".join(parts) + ")"

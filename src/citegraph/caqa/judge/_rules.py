@@ -37,9 +37,10 @@ class CaqaRules(BaseModel):
         description="A prediction that could not be read counts as wrong, or is dropped before "
         "scoring (sklearn drops labels outside its list)."
     )
-    macro: Literal["defined", "strict"] = Field(
-        description="Macro-F1 averages the labels whose F1 is defined, or is undefined as soon as "
-        "one label's is (the authors' NaN)."
+    macro: Literal["gold", "strict"] = Field(
+        description="Macro-F1 is the mean over the gold labels with a never-predicted label's F1 "
+        "as 0 (the paper's macro), or follows the authors' NumPy arithmetic: any 0/0 F1 (never "
+        "predicted, never gold, or P = R = 0) is NaN and makes the macro NaN (None here)."
     )
     nli_not_entailed: NotEntailedAs | None = Field(
         description="What 'not entailed' means for an NLI evaluator unless set explicitly: None "
@@ -64,7 +65,7 @@ class CaqaRules(BaseModel):
             mode=mode,
             first_match_labels=reference,
             unparseable="drop" if reference else "wrong",
-            macro="strict" if reference else "defined",
+            macro="strict" if reference else "gold",
             nli_not_entailed="irrelevant" if reference else None,
             name_suffix=":reference-extraction" if reference else "",
         )
