@@ -18,6 +18,16 @@ LLM-generated paragraphs). The rules:
    ``"A"`` and ``"I"`` are left out, as they are initials too). Punkt learns the same kind of
    exceptions from data and its orthographic statistics, so rare cases can differ.
 5. ``"etc."`` is not an abbreviation here: before a capitalised word it ends the sentence.
+6. Punkt's boundary realignment: closing quotes and brackets (``"``, ``'``, ``)``, ``]``,
+   ``}``) that start the next sentence, followed by whitespace or the end, move back to the
+   sentence before, so ``"... revolution . ''"`` and ``"Yahoo ! '' ( X"`` keep their closing
+   ``''`` (NQ passages space their PTB quotes).
+7. A period after a number does not end a sentence when the next token is punctuation
+   (``"August 1980. . Parton"``): Punkt's orthographic heuristic for ordinals.
+
+Rules 6 and 7 follow from CONNER's released ``nq_ref_avg_sent_ppl``: without them, items 104,
+205, 239, 324 and 367 of the NQ gold passages get a one-token sentence (a lone ``''``, ``!`` or
+``.``), which ``ppl.py`` would have scored NaN, yet their released perplexities are finite.
 
 Every sentence is returned stripped; empty and whitespace-only texts give no sentences.
 """
@@ -64,6 +74,11 @@ _END = re.compile(r"(?P<term>[.!?]+)(?P<close>[\"'”’»)\]]*)(?P<space>\s+)(?
 _INITIAL = re.compile(r"[A-Z]")
 _ACRONYM = re.compile(r"(?:[A-Za-z]{1,2}\.)+[A-Za-z]{1,2}")  # "U.S" of "U.S.", "Ph.D" of "Ph.D."
 _OPENERS = "\"'“‘«([{"
+#: Punkt's ``re_boundary_realignment``: closing punctuation that belongs to the sentence before.
+_REALIGN = re.compile(r"[\"')\]}]+?(?:\s+|(?=--)|$)")
+#: Punkt's number type (``##number##``) and the tokens that never start a sentence.
+_NUMBER = re.compile(r"-?[.,]?\d[\d,.-]*\.?")
+_PUNCTUATION = frozenset(";:,.!?")
 
 
 def _word_before(text: str, end: int) -> str:
@@ -91,6 +106,8 @@ def _is_break(text: str, match: re.Match[str]) -> bool:
     if term != ".":  # "!", "?", "...", "?!"
         return True
     word = _word_before(text, match.start("term"))
+    if _NUMBER.fullmatch(word) and text[match.end() :].split(maxsplit=1)[0] in _PUNCTUATION:
+        return False
     if word.lower() in ABBREVIATIONS and not (word.lower() == "no" and not nxt[:1].isdigit()):
         return False
     return not (_INITIAL.fullmatch(word) or _ACRONYM.fullmatch(word))
@@ -100,9 +117,14 @@ def _split_line(line: str) -> list[str]:
     sentences: list[str] = []
     start = 0
     for match in _END.finditer(line):
-        if _is_break(line, match):
-            sentences.append(line[start : match.start("space")].strip())
-            start = match.end()
+        if not _is_break(line, match):
+            continue
+        end, following = match.start("space"), match.end()
+        closing = _REALIGN.match(line, following)
+        if closing:  # rule 6: the closing quotes / brackets stay with this sentence
+            end, following = following + len(closing.group(0).rstrip()), closing.end()
+        sentences.append(line[start:end].strip())
+        start = following
     sentences.append(line[start:].strip())
     return [s for s in sentences if s]
 
