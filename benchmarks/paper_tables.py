@@ -10,21 +10,20 @@ Sections (default: all):
 - ``kalma-table3``: KaLMA Table 3's F1 columns recomputed from its mean P and R by the code
   ``kalma run --seeds`` uses (the same check as ``tests/kalma/run/test_table3_f1.py``).
 
-Other sections: a file ``paper_tables_conner.py`` beside this one that defines
-``sections() -> dict[str, Callable[[], str]]`` is merged in when it exists. Data come from
-``--data-dir``, else ``$CITEGRAPH_DATA``, else ``../shared/data``.
+- ``conner-released``, ``conner-tables-7-8``: from ``paper_tables_conner.py`` (CONNER's released
+  per-item values recomputed; Tables 7-8 in shape with the offline models, ~9 minutes).
+
+Data come from ``--data-dir``, else ``$CITEGRAPH_DATA``, else ``../shared/data``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from citegraph.datasets import BioKaLMASample, load_biokalma
@@ -40,6 +39,8 @@ from citegraph.kalma.run import summarise_seeds
 from citegraph.kalma.score import METRICS
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.metrics import f1_score
+from paper_tables_conner import TITLES as CONNER_TITLES
+from paper_tables_conner import sections as conner_sections
 
 Section = Callable[[], str]
 
@@ -273,24 +274,19 @@ def section_kalma_table3() -> str:
 
 # ---------------------------------------------------------------- driver
 def sections() -> dict[str, Section]:
-    """Every section: this file's, plus ``paper_tables_conner.sections()`` when that file exists."""
+    """Every section: this file's and ``paper_tables_conner.sections()``."""
     found: dict[str, Section] = {
         "kalma-retrieval": section_kalma_retrieval,
         "kalma-table3": section_kalma_table3,
     }
-    extra = Path(__file__).with_name("paper_tables_conner.py")
-    if extra.is_file():
-        spec = importlib.util.spec_from_file_location("paper_tables_conner", extra)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        found |= module.sections()
+    found |= conner_sections()
     return found
 
 
 TITLES = {
     "kalma-retrieval": "KaLMA §5.3 retrieval accuracy",
     "kalma-table3": "KaLMA Table 3 F1 check",
+    **CONNER_TITLES,
 }
 
 

@@ -464,11 +464,18 @@ def tables_7_8(n: int = 8, data_dir: str | Path | None = None) -> str:
     return "\n\n".join([OFFLINE_NOTE, t7, f"({s7:.0f} s)", t8, f"({s8:.0f} s)"])
 
 
+#: Section name -> title.
+TITLES = {
+    "conner-released": "CONNER released values",
+    "conner-tables-7-8": "CONNER Tables 7-8 shapes",
+}
+
+
 def sections(n: int = 8, data_dir: str | Path | None = None) -> dict[str, Callable[[], str]]:
-    """The markdown sections, by title (each computed when called)."""
+    """The markdown sections, by name (each computed when called; titles in :data:`TITLES`)."""
     return {
-        "CONNER released values": lambda: released_values(data_dir),
-        "CONNER Tables 7-8 shapes": lambda: tables_7_8(n, data_dir),
+        "conner-released": lambda: released_values(data_dir),
+        "conner-tables-7-8": lambda: tables_7_8(n, data_dir),
     }
 
 
@@ -486,12 +493,10 @@ def main() -> None:
 
     torch.set_num_threads(args.threads)
     chosen = sections(args.n, args.data_dir)
-    for title, make in chosen.items():
-        if args.section == "released" and "released" not in title:
+    for name, make in chosen.items():
+        if args.section is not None and not name.startswith(f"conner-{args.section}"):
             continue
-        if args.section == "tables" and "Tables" not in title:
-            continue
-        print(f"## {title}\n\n{make()}\n")
+        print(f"## {TITLES[name]}\n\n{make()}\n")
 
 
 if __name__ == "__main__":
