@@ -202,3 +202,15 @@ def test_kalma_score_limit(tmp_path: Path, data_dir: Path) -> None:
     result = CliRunner().invoke(main, [*args, "--data-dir", str(data_dir), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert json.loads((tmp_path / "metrics.json").read_text())["n_answers"] == 1
+
+
+def test_mode_help_points_at_a_file_in_the_repository() -> None:
+    """``--mode`` help names docs/modes.md (shipped with the repository), not the authors' notes
+    that live outside it."""
+    repo = Path(__file__).resolve().parents[2]
+    for command in ("run", "score"):
+        result = CliRunner().invoke(main, ["kalma", command, "--help"], terminal_width=200)
+        assert result.exit_code == 0, result.output
+        assert "REFERENCE_NOTES" not in result.output
+        assert "docs/modes.md" in result.output
+    assert (repo / "docs" / "modes.md").is_file()

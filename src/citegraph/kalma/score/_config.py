@@ -20,7 +20,7 @@ class ScoringOptions(BaseModel):
     mode: Mode = Field(
         default="paper",
         description="'paper': the paper's definitions. 'reference': what the authors' scripts "
-        "compute (see REFERENCE_NOTES.md).",
+        "compute (docs/modes.md lists every difference).",
     )
     parser: Mode | None = Field(
         default=None,
