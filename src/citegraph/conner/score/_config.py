@@ -105,24 +105,45 @@ class ConnerScoreConfig(TaskChoice):
         return "factuality" in self.metrics and self.evidence != "gold"
 
 
+#: Model role -> the metrics that model decides.
+_ROLE_METRICS = {
+    "nli": ("factuality", "validity"),
+    "reranker": ("relevance",),
+    "lm": ("coherence_sent", "informativeness", "helpfulness"),
+}
+
+
+def _stand_ins(config: ConnerScoreConfig) -> dict[str, list[str]]:
+    """Model role -> the chosen metrics it decides, for the roles filled by a stand-in (the
+    lexical NLI, the embedding fallback of the reranker, the local SmolLM2)."""
+    stand_in = {
+        "nli": config.nli.strip() == "lexical",
+        "reranker": config.reranker.strip().startswith("embedding:"),
+        "lm": config.lm == "local",
+    }
+    return {
+        role: used
+        for role, metrics in _ROLE_METRICS.items()
+        if stand_in[role] and (used := sorted(set(metrics) & set(config.metrics)))
+    }
+
+
 def stand_in_warning(config: ConnerScoreConfig) -> str | None:
     """One line naming the metrics a stand-in model decided and the flag that passes the
     paper's kind of model; ``None`` when no stand-in decided a metric."""
-    uses = set(config.metrics)
+    stand_ins = _stand_ins(config)
     parts = []
-    if config.nli.strip() == "lexical" and (chosen := uses & {"factuality", "validity"}):
+    if chosen := stand_ins.get("nli"):
         parts.append(
-            f"{', '.join(sorted(chosen))} by the lexical word-overlap stand-in "
-            "(pass --nli hf:<MNLI model>)"
+            f"{', '.join(chosen)} by the lexical word-overlap stand-in (pass --nli hf:<MNLI model>)"
         )
-    if "relevance" in uses and config.reranker.strip().startswith("embedding:"):
+    if "reranker" in stand_ins:
         parts.append(
             f"relevance by {config.reranker} cosine similarity (pass --reranker hf:<cross-encoder>)"
         )
-    lm_metrics = uses & {"coherence_sent", "informativeness", "helpfulness"}
-    if config.lm == "local" and lm_metrics:
+    if chosen := stand_ins.get("lm"):
         parts.append(
-            f"{', '.join(sorted(lm_metrics))} by SmolLM2-135M (pass --lm hf:<causal LM>, the "
+            f"{', '.join(chosen)} by SmolLM2-135M (pass --lm hf:<causal LM>, the "
             "paper: GPT-Neo-2.7B, LLaMA-65B)"
         )
     if not parts:
@@ -134,17 +155,18 @@ def model_notes(config: ConnerScoreConfig) -> dict[str, str]:
     """For each model role, a note when the model is not what the paper used (a stand-in)."""
     notes: dict[str, str] = {}
     uses = set(config.metrics)
-    if uses & {"factuality", "validity"} and config.nli.strip() == "lexical":
+    stand_ins = _stand_ins(config)
+    if "nli" in stand_ins:
         notes["nli"] = (
             "lexical: a word-overlap stand-in, not a trained NLI model (none is available "
             "offline); factuality and validity are not comparable to the paper's numbers"
         )
-    if "relevance" in uses and config.reranker.strip().startswith("embedding:"):
+    if "reranker" in stand_ins:
         notes["reranker"] = (
             f"{config.reranker}: embedding cosine similarity, a fallback for the paper's "
             "query-knowledge cross-encoder"
         )
-    if uses & {"coherence_sent", "informativeness", "helpfulness"} and config.lm == "local":
+    if "lm" in stand_ins:
         notes["lm"] = (
             "local: SmolLM2-135M-Instruct, a small stand-in for the paper's GPT-2 / GPT-Neo "
             "(coherence, informativeness) and LLaMA (helpfulness)"
