@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from citegraph.datasets import BioKaLMASample, load_biokalma
+from citegraph.io import markdown_table
 from citegraph.kalma import (
     PAPER_RETRIEVAL_ACCURACY,
     TABLE3,
@@ -48,13 +49,6 @@ Section = Callable[[], str]
 AUTHORS_GOLD_ALL = 1085 * 2
 
 HALF_UNIT = 0.05
-
-
-def markdown_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A markdown table."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
 
 
 def pct(value: float | None) -> str:

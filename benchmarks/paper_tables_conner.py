@@ -50,9 +50,10 @@ from citegraph.conner import (
 )
 from citegraph.datasets import NO_PASSAGE, ConnerSample, load_conner
 from citegraph.errors import CitegraphError, ModelError
-from citegraph.io import resolve_data_dir
+from citegraph.io import markdown_table, resolve_data_dir
 from citegraph.metrics import spearman
-from citegraph.models import TokenScores, chat_model
+from citegraph.models import chat_model
+from citegraph.testing import FixedPerplexity, FixedScores, metric_records
 
 NQ = ("conner", "nq", "random_testset")
 WOW = ("conner", "wow", "random_testset")
@@ -75,52 +76,6 @@ OFFLINE_NOTE = (
 )
 
 
-def _markdown(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def _records(metric: str, values: Sequence[MetricValue]) -> list[dict[str, Any]]:
-    return [
-        {"id": f"nq:{i}", "status": "ok", "metrics": {metric: v.model_dump(mode="json")}}
-        for i, v in enumerate(values)
-    ]
-
-
-class _ReleasedPPL:
-    """An LM whose one "sentence" per text has the released example PPL (NaN: unscored)."""
-
-    name = "released"
-
-    def __init__(self, by_text: dict[str, float]) -> None:
-        self.by_text = by_text
-
-    async def score(
-        self, texts: Sequence[str], *, token_logprobs: bool = False
-    ) -> list[TokenScores]:
-        out = []
-        for text in texts:
-            ppl = self.by_text[text]
-            if math.isnan(ppl):
-                out.append(TokenScores(sum_nll=0.0, n_tokens=0, reason="NaN in the release"))
-            else:
-                out.append(TokenScores(sum_nll=math.log(ppl), n_tokens=1))
-        return out
-
-
-class _Listed:
-    """A scorer returning given scores in order (all of them, whatever was asked)."""
-
-    name = "released"
-
-    def __init__(self, scores: Sequence[float]) -> None:
-        self.scores = list(scores)
-
-    async def score(self, items: Sequence[Any]) -> list[float]:
-        return self.scores[: len(items)] if len(items) <= len(self.scores) else self.scores
-
-
 def _ref_lines(data_dir: Path, samples: Sequence[ConnerSample], *parts: str) -> list[object]:
     lines = data_dir.joinpath(*parts).read_text(encoding="utf-8").splitlines()
     differing = sum(a.strip() != s.gold_knowledge for a, s in zip(lines, samples, strict=True))
@@ -131,14 +86,17 @@ def _sent_ppl_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obje
     lines = data_dir.joinpath(*NQ, "nq_ref_avg_sent_ppl").read_text().splitlines()
     ppls = json.loads(lines[0])
     texts = [s.gold_knowledge for s in nq]
-    lm = _ReleasedPPL(dict(zip(texts, ppls, strict=True)))
+    lm = FixedPerplexity(
+        dict(zip(texts, ppls, strict=True)), name="released", nan_reason="NaN in the release"
+    )
     values = asyncio.run(
         sentence_coherence(texts, lm, mode="reference", ppl_cap=100, splitter=lambda t: [t])
     )
     config = ConnerScoreConfig(
         knowledge="gold", metrics=("coherence_sent",), mode="reference", ppl_cap=100
     )
-    coh = score_summary(_records("coherence_sent", values), config)["metrics"]["coherence_sent"]
+    summary = score_summary(metric_records("coherence_sent", values), config)
+    coh = summary["metrics"]["coherence_sent"]
     per_item = max(
         abs(v.value - 1 / p) for v, p in zip(values, ppls, strict=True) if v.value is not None
     )
@@ -183,12 +141,14 @@ def _coh_para_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obje
     raw = json.loads(lines[0])
     top, bottom = map(float, lines[1].split("\t"))
     texts = [s.gold_knowledge for s in nq]
-    values = asyncio.run(paragraph_coherence(texts, _Listed(raw)))
+    released = FixedScores(raw, name="released")
+    values = asyncio.run(paragraph_coherence(texts, released))
     hi, lo = values[0].details["max"], values[0].details["min"]
     assert isinstance(hi, float) and isinstance(lo, float)
-    none = asyncio.run(paragraph_coherence(texts, _Listed(raw), normalize="none"))
+    none = asyncio.run(paragraph_coherence(texts, released, normalize="none"))
     config = ConnerScoreConfig(knowledge="gold", metrics=("coherence_para",))
-    para = score_summary(_records("coherence_para", none), config)["metrics"]["coherence_para"]
+    summary = score_summary(metric_records("coherence_para", none), config)
+    para = summary["metrics"]["coherence_para"]
     return [
         [
             "`nq_ref_avg_coh_para`",
@@ -211,14 +171,15 @@ def _relevance_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obj
     probs = [float(x) for x in data_dir.joinpath(*NQ, "nq_ref_rel").read_text().split()]
     queries = [s.query for s in nq]
     texts = [s.gold_knowledge for s in nq]
+    released = FixedScores(probs, name="released")
     try:
-        asyncio.run(relevance(queries, texts, _Listed(probs)))
+        asyncio.run(relevance(queries, texts, released))
         refused = "accepted (!)"
     except ModelError as exc:
         refused = f"`relevance` refuses: {exc}"
-    values = asyncio.run(relevance(queries[: len(probs)], texts[: len(probs)], _Listed(probs)))
+    values = asyncio.run(relevance(queries[: len(probs)], texts[: len(probs)], released))
     config = ConnerScoreConfig(knowledge="gold", metrics=("relevance",))
-    rel = score_summary(_records("relevance", values), config)["metrics"]["relevance"]
+    rel = score_summary(metric_records("relevance", values), config)["metrics"]["relevance"]
     diagnostic = "MiniLM not available: not run"
     try:
         from citegraph.conner import relevance_scorer
@@ -310,7 +271,7 @@ def released_values(data_dir: str | Path | None = None) -> str:
         ],
     ]
     header = ["file", "what it is", "citegraph", "released", "max abs difference"]
-    return _markdown(header, rows)
+    return markdown_table(header, rows)
 
 
 # --- Tables 7-8 -------------------------------------------------------------------------------
@@ -378,7 +339,7 @@ async def _table7(n: int, data_dir: Path, chat: Any, models: Any) -> tuple[str, 
     text = (
         f"Table 7 (WoW seen, few-shot; demonstration selection m = {M_DEMOS}, n = {N_DEMOS}; "
         f"first {n} items, demonstrations drawn from items {n}-499):\n\n"
-        + _markdown(header, paper + rows)
+        + markdown_table(header, paper + rows)
     )
     return text, time.perf_counter() - start
 
@@ -434,7 +395,7 @@ async def _table8(n: int, data_dir: Path, chat: Any, models: Any) -> tuple[str, 
         f"Table 8 (NQ, zero-shot; knowledge selection r = {R_CANDIDATES}, top-p {TOP_P}; "
         f"first {n} items; answers {ANSWER_SHOTS}-shot; Validity = the share of answers "
         "labelled entailed, as the paper's):\n\n"
-        + _markdown(["Model", "Helpfulness", "Validity"], paper + rows)
+        + markdown_table(["Model", "Helpfulness", "Validity"], paper + rows)
     )
     return text, time.perf_counter() - start
 

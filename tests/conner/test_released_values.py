@@ -15,9 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import math
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -32,7 +30,7 @@ from citegraph.conner import (
 )
 from citegraph.datasets import load_conner
 from citegraph.errors import ModelError
-from citegraph.models import TokenScores
+from citegraph.testing import FixedPerplexity, FixedScores, metric_records
 
 NQ = ("conner", "nq", "random_testset")
 
@@ -42,46 +40,6 @@ def _folder(data_dir: Path, *parts: str) -> Path:
     if not folder.is_dir():
         pytest.skip(f"{folder} not present")
     return folder
-
-
-def _records(metric: str, values: Sequence[MetricValue]) -> list[dict[str, Any]]:
-    return [
-        {"id": f"nq:{i}", "status": "ok", "metrics": {metric: v.model_dump(mode="json")}}
-        for i, v in enumerate(values)
-    ]
-
-
-class ReleasedPPL:
-    """An LM whose only "sentence" per text has the released example PPL (None for NaN)."""
-
-    name = "released-gpt-neo-2.7B"
-
-    def __init__(self, by_text: dict[str, float]) -> None:
-        self.by_text = by_text
-
-    async def score(
-        self, texts: Sequence[str], *, token_logprobs: bool = False
-    ) -> list[TokenScores]:
-        out = []
-        for text in texts:
-            ppl = self.by_text[text]
-            if math.isnan(ppl):
-                out.append(TokenScores(sum_nll=0.0, n_tokens=0, reason="one token"))
-            else:
-                out.append(TokenScores(sum_nll=math.log(ppl), n_tokens=1))
-        return out
-
-
-class ListScores:
-    """A relevance / paragraph scorer returning the given scores in order."""
-
-    name = "released"
-
-    def __init__(self, scores: Sequence[float]) -> None:
-        self.scores = list(scores)
-
-    async def score(self, items: Sequence[Any]) -> list[float]:
-        return self.scores[: len(items)] if len(items) <= len(self.scores) else self.scores
 
 
 def test_the_reference_hypothesis_files_are_the_loaded_gold_knowledge(data_dir: Path) -> None:
@@ -118,13 +76,17 @@ def test_sentence_ppl_file_through_the_score_summary(data_dir: Path) -> None:
         assert by_text.setdefault(text, ppl) == ppl or math.isnan(ppl)
     values = asyncio.run(
         sentence_coherence(
-            texts, ReleasedPPL(by_text), mode="reference", ppl_cap=100, splitter=lambda t: [t]
+            texts,
+            FixedPerplexity(by_text, name="released-gpt-neo-2.7B", nan_reason="one token"),
+            mode="reference",
+            ppl_cap=100,
+            splitter=lambda t: [t],
         )
     )
     config = ConnerScoreConfig(
         knowledge="gold", metrics=("coherence_sent",), mode="reference", ppl_cap=100
     )
-    summary = score_summary(_records("coherence_sent", values), config)["metrics"]
+    summary = score_summary(metric_records("coherence_sent", values), config)["metrics"]
     coh = summary["coherence_sent"]
     assert (coh["n"], coh["n_unmeasured"]) == (497, 3)
     assert coh["mean"] == pytest.approx(released, rel=1e-12)
@@ -146,10 +108,12 @@ def test_paragraph_coherence_file_through_the_score_summary(data_dir: Path) -> N
     top, bottom = map(float, lines[1].split("\t"))
     assert (top, bottom) == (20.347864151000977, -26.26762580871582)
     texts = [s.gold_knowledge for s in load_conner("nq", data_dir)]
-    minmax = asyncio.run(paragraph_coherence(texts, ListScores(raw)))
+    minmax = asyncio.run(paragraph_coherence(texts, FixedScores(raw, name="released")))
     assert {(v.details["max"], v.details["min"]) for v in minmax} == {(top, bottom)}
-    unnormalised = asyncio.run(paragraph_coherence(texts, ListScores(raw), normalize="none"))
-    records = _records("coherence_para", unnormalised)
+    unnormalised = asyncio.run(
+        paragraph_coherence(texts, FixedScores(raw, name="released"), normalize="none")
+    )
+    records = metric_records("coherence_para", unnormalised)
     for mode in ("paper", "reference"):
         config = ConnerScoreConfig(knowledge="gold", metrics=("coherence_para",), mode=mode)
         para = score_summary(records, config)["metrics"]["coherence_para"]
@@ -172,7 +136,7 @@ def test_lm_entropy_file_holds_no_value(data_dir: Path) -> None:
     assert math.isnan(float(lines[1]))
     unmeasured = [MetricValue(value=None, reason="NaN", model="released") for _ in values]
     config = ConnerScoreConfig(knowledge="gold", metrics=("informativeness",))
-    info = score_summary(_records("informativeness", unmeasured), config)["metrics"]
+    info = score_summary(metric_records("informativeness", unmeasured), config)["metrics"]
     assert (info["informativeness"]["mean"], info["informativeness"]["n"]) == (None, 0)
 
 
@@ -188,11 +152,11 @@ def test_relevance_file_cannot_be_aligned_and_citegraph_refuses(data_dir: Path) 
     queries = [s.query for s in samples]
     texts = [s.gold_knowledge for s in samples]
     with pytest.raises(ModelError, match="368 scores for 500 pairs"):
-        asyncio.run(relevance(queries, texts, ListScores(probs)))
-    values = asyncio.run(relevance(queries[:368], texts[:368], ListScores(probs)))
+        asyncio.run(relevance(queries, texts, FixedScores(probs, name="released")))
+    values = asyncio.run(relevance(queries[:368], texts[:368], FixedScores(probs, name="released")))
     assert [v.value for v in values] == probs
     config = ConnerScoreConfig(knowledge="gold", metrics=("relevance",))
-    rel = score_summary(_records("relevance", values), config)["metrics"]["relevance"]
+    rel = score_summary(metric_records("relevance", values), config)["metrics"]["relevance"]
     assert rel["n"] == 368
     assert rel["mean"] == pytest.approx(0.9568201229684865, abs=1e-6)
 

@@ -1,7 +1,7 @@
 """Small I/O helpers every package uses.
 
 Data: where the datasets live (``resolve_data_dir``). Files: atomic writes, JSON / JSONL / CSV
-readers whose errors name the file, line and field.
+readers whose errors name the file, line and field, Markdown tables (``markdown_table``).
 Caches: the cache root (``$CITEGRAPH_CACHE``) and a thread-safe SQLite cache with JSON values
 keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff shared by the
 chat client and the SPARQL client.
@@ -27,6 +27,7 @@ from citegraph.io._http_retry import (
 )
 from citegraph.io._json_file import load_json
 from citegraph.io._jsonl import iter_jsonl, read_jsonl_tolerant
+from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "default_download_dir",
     "iter_jsonl",
     "load_json",
+    "markdown_table",
     "numbered_rows",
     "parse_retry_after",
     "read_csv_file",

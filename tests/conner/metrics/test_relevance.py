@@ -25,6 +25,7 @@ from citegraph.conner.metrics import (
     relevance_scorer,
 )
 from citegraph.errors import ConfigError, DataError, ModelError
+from citegraph.testing import FixedScores
 
 VECTORS = {"q": [1.0, 0.0], "k1": [1.0, 1.0], "k2": [-1.0, 0.0], "k3": [0.0, 2.0]}
 
@@ -69,20 +70,6 @@ class AsyncStubEmbedder(StubEmbedder):
         return super().encode(texts)
 
 
-class FixedScorer:
-    """Returns the given scores in order and records the pairs."""
-
-    name = "fixed"
-
-    def __init__(self, scores: list[float]) -> None:
-        self.scores = scores
-        self.pairs: list[tuple[str, str]] = []
-
-    async def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
-        self.pairs.extend(pairs)
-        return self.scores[: len(pairs)]
-
-
 def test_metric_query_nq_and_wow() -> None:
     assert metric_query(NQ) == NQ.query
     assert metric_query(WOW) == (
@@ -117,21 +104,21 @@ def test_embedding_fallback_errors() -> None:
 
 
 def test_relevance_keeps_alignment_and_records_the_model() -> None:
-    scorer = FixedScorer([0.9, 0.2])
+    scorer = FixedScores([0.9, 0.2])
     values = asyncio.run(relevance(["q1", "q2", "", "q4"], ["k1", "", "k3", "k4"], scorer))
-    assert scorer.pairs == [("q1", "k1"), ("q4", "k4")]  # empty ones never reach the model
+    assert scorer.asked == [("q1", "k1"), ("q4", "k4")]  # empty ones never reach the model
     assert [v.value for v in values] == [0.9, None, None, 0.2]
     assert [v.reason for v in values] == [None, "empty knowledge", "empty query", None]
     assert {v.model for v in values} == {"fixed"}
     with pytest.raises(DataError):
         asyncio.run(relevance(["q"], ["k", "k"], scorer))
     with pytest.raises(ModelError):
-        asyncio.run(relevance(["q", "q"], ["k", "k"], FixedScorer([0.5])))
+        asyncio.run(relevance(["q", "q"], ["k", "k"], FixedScores([0.5])))
     assert asyncio.run(relevance([], [], scorer)) == []
 
 
 def test_nan_score_is_unmeasured() -> None:
-    values = asyncio.run(relevance(["q"], ["k"], FixedScorer([math.nan])))
+    values = asyncio.run(relevance(["q"], ["k"], FixedScores([math.nan])))
     assert values[0].value is None and values[0].reason == "non-finite score"
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from citegraph.caqa._types import CATEGORIES
+from citegraph.io import markdown_table
 
 #: Table 4's rows and their abbreviations in the paper.
 ABBREVIATIONS: dict[str, str] = {
@@ -100,22 +101,23 @@ def render_table4_comparison(table: dict[str, Any], *, source: str = "") -> str:
         "complexity level's part of all samples). The KGs differ, so compare shares, not "
         "counts.",
         "",
-        "| Table 4 row | ours train | ours dev | ours test | ours total | ours share "
-        "| paper train | paper test | paper total | paper share |",
-        "|---" * 10 + "|",
     ]
+    header = ["Table 4 row", "ours train", "ours dev", "ours test", "ours total", "ours share"]
+    header += ["paper train", "paper test", "paper total", "paper share"]
     ours_total = _count(table, "total", "samples")
     paper_total = PAPER_TABLE4["total"]["samples"]
-    rows = ("samples", *CATEGORIES, *TABLE4_COMPLEXITY_ORDER)
-    for row in rows:
+    body = []
+    for row in ("samples", *CATEGORIES, *TABLE4_COMPLEXITY_ORDER):
         name = f"{row} ({ABBREVIATIONS[row]})" if row in ABBREVIATIONS else row
         ours = [_count(table, split, row) for split in ("train", "dev", "test", "total")]
         paper = [PAPER_TABLE4[col][row] for col in ("train", "test", "total")]
-        cells = [
-            *(str(n) for n in ours),
-            _share(ours[-1], ours_total),
-            *(f"{n:,}" for n in paper),
-            _share(paper[-1], paper_total),
-        ]
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+        body.append(
+            [
+                name,
+                *ours,
+                _share(ours[-1], ours_total),
+                *(f"{n:,}" for n in paper),
+                _share(paper[-1], paper_total),
+            ]
+        )
+    return "\n".join([*lines, markdown_table(header, body)]) + "\n"

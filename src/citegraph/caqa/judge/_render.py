@@ -8,6 +8,7 @@ from typing import Literal
 
 from citegraph.caqa.judge._report import EvaluatorReport
 from citegraph.errors import ConfigError
+from citegraph.io import markdown_table
 from citegraph.metrics import ConfidenceInterval
 
 _ABBREVIATIONS = {
@@ -33,8 +34,7 @@ def _ci(ci: ConfidenceInterval | None) -> str:
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
     if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        return lines + ["| " + " | ".join(row) + " |" for row in rows]
+        return markdown_table(headers, rows).split("\n")
     widths = [max(len(r[k]) for r in [headers, *rows]) for k in range(len(headers))]
 
     def line(cells: Sequence[str]) -> str:
