@@ -5,7 +5,8 @@ A :class:`Task` is a config, a list of items with stable ids, the work on one ba
 task into a run directory (``run.json``, append-only ``samples.jsonl``, ``metrics.json``) with
 resume, retry of failed items, ``limit``, ``shard``, bounded concurrency or batching and progress,
 all set by one :class:`Runtime`. The registry maps the ``task`` name in ``run.json`` to its task,
-so :func:`finalize` (``runs report``) and :func:`merge_runs` work for the runs of every task.
+so :func:`finalize` (``runs report``) and :func:`merge_runs` work for the runs of every task,
+and a task's :class:`Presenter` says how its runs are shown (viewer, HTML report, export).
 A public entry point builds its task, calls :func:`run_task` and returns a :class:`TaskResult`
 subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
 """
@@ -21,6 +22,21 @@ from citegraph.runs._engine import (
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
+from citegraph.runs._present import (
+    Block,
+    Chart,
+    FieldsBlock,
+    MetricRow,
+    Presenter,
+    RawBlock,
+    RunData,
+    RunPresentation,
+    SampleSummary,
+    Segment,
+    Series,
+    TableBlock,
+    TextBlock,
+)
 from citegraph.runs._provenance import (
     canonical_json,
     package_versions,
@@ -38,13 +54,26 @@ __all__ = [
     "METRICS_FILE",
     "RUN_FILE",
     "SAMPLES_FILE",
+    "Block",
+    "Chart",
+    "FieldsBlock",
+    "MetricRow",
+    "Presenter",
     "Progress",
+    "RawBlock",
     "Record",
+    "RunData",
     "RunDir",
     "RunOutcome",
+    "RunPresentation",
     "Runtime",
+    "SampleSummary",
+    "Segment",
+    "Series",
+    "TableBlock",
     "Task",
     "TaskResult",
+    "TextBlock",
     "blocking",
     "canonical_json",
     "finalize",

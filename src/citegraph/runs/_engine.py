@@ -105,7 +105,7 @@ async def run_task(
             data=task.run_data(models),
             command=runtime.command,
             overwrite=runtime.overwrite,
-            runtime=runtime.record(),
+            runtime=runtime.record() | {"n_items": len(pairs)},
             task=task.name,
             notes=task.run_notes(models),
         )

@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from citegraph.runs._present import Presenter
 from citegraph.runs._runtime import Runtime
 
 ItemT = TypeVar("ItemT")
@@ -102,6 +103,8 @@ class Task(ABC, Generic[ItemT, ModelsT]):
     """Items per :meth:`work` call unless the runtime says otherwise."""
     shardable: ClassVar[bool] = True
     """False when the items cannot be split over machines (the task says why in its docs)."""
+    presenter: ClassVar[type[Presenter]] = Presenter
+    """How the task's runs are shown by the viewer, the HTML report and ``runs export``."""
 
     config: BaseModel
 
