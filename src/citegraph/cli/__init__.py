@@ -13,6 +13,7 @@ from citegraph.cli._demo import demo
 from citegraph.cli._kalma import kalma_group
 from citegraph.cli._run import build_command, run_command
 from citegraph.cli._runs import runs_group
+from citegraph.cli._view import report_command, view_command
 
 
 @click.group()
@@ -30,5 +31,7 @@ main.add_command(caqa_group)
 main.add_command(conner_group)
 main.add_command(demo)
 main.add_command(runs_group)
+main.add_command(view_command)
+main.add_command(report_command)
 
 __all__ = ["main"]

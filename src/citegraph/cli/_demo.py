@@ -12,6 +12,8 @@
 5. ``citegraph conner score gold --task wow``: the six CONNER perspectives on the gold knowledge
    of the first Wizard of Wikipedia turns, with the local stand-in models (named in the output),
    the same local model answering for validity.
+6. ``citegraph report``: ``report.html`` of the runs above (metrics, figures, sample answers with
+   their citations checked), and how to browse them with ``citegraph view``.
 
 A 135M model is a plumbing demo: expect few citations and low scores; a real model goes through
 the same commands with ``--model openai/...`` or ``--model vllm/... --base-url ...``.
@@ -43,6 +45,7 @@ from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
 from citegraph.kg import open_kg
 from citegraph.models import GenerateConfig, chat_model
 from citegraph.runs import Runtime
+from citegraph.viewer import write_report
 
 QUESTION = "Who was Stephen Crane and what shaped his writing?"
 
@@ -140,3 +143,15 @@ def demo(
             runtime=Runtime(limit=conner, overwrite=True),
         )
     console.print(render_score(scored.metrics), markup=False, highlight=False, soft_wrap=True)
+
+    console.rule("6. citegraph report + citegraph view")
+    report = write_report(
+        [out / "kalma-run", out / "scored", out / "caqa-judge", out / "conner"],
+        out / "report.html",
+    )
+    console.print(
+        f"Wrote {report}: one self-contained HTML file (open it in a browser, no server).\n"
+        f"Browse every answer with its citations checked: citegraph view {out} "
+        "(then open http://127.0.0.1:7575/)",
+        highlight=False,
+    )

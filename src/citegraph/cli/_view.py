@@ -1,0 +1,58 @@
+"""``citegraph view`` (the run viewer in the browser) and ``citegraph report`` (one
+self-contained HTML file)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from citegraph.cli._console import console, err_console, reports_errors
+from citegraph.cli._options import EXISTING_DIR
+
+
+@click.command("view")
+@click.argument("run_dirs", nargs=-1, type=EXISTING_DIR)
+@click.option("--port", type=int, default=7575, show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; the default serves this machine only.",
+)
+@reports_errors
+def view_command(run_dirs: tuple[Path, ...], port: int, host: str) -> None:
+    """Browse runs in a web browser: answers with their citations checked, metrics, filters.
+
+    RUN_DIRS are run directories or folders of runs (default: ./runs). Read-only: the viewer
+    never writes, and serves nothing outside these directories.
+    """
+    from citegraph.viewer import serve
+
+    roots = list(run_dirs) or [Path("runs")]
+    if host not in ("127.0.0.1", "localhost", "::1"):
+        err_console.print(
+            f"[yellow]warning:[/] serving on {host}: anyone who can reach this address can "
+            "read these runs"
+        )
+    console.print(f"citegraph viewer on http://{host}:{port}/ (Ctrl+C to stop)")
+    serve([str(r) for r in roots], host=host, port=port)
+
+
+@click.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, type=EXISTING_DIR)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+)
+@click.option("--samples", type=int, default=5, show_default=True, help="Samples shown per run.")
+@reports_errors
+def report_command(run_dirs: tuple[Path, ...], out: Path, samples: int) -> None:
+    """Write one self-contained HTML report (metrics, the papers' figures, sample answers) of
+    RUN_DIRS; it opens from disk, with no server."""
+    from citegraph.viewer import write_report
+
+    path = write_report(run_dirs, out, samples=samples)
+    console.print(f"Wrote {path} ({path.stat().st_size / 1024:.0f} KiB)")

@@ -1,0 +1,17 @@
+"""See runs in a browser: the local web viewer (``citegraph view``) and the self-contained HTML
+report (``citegraph report``).
+
+Both render what a run's task presenter (:class:`citegraph.runs.Presenter`, found through the
+run registry) makes of its records and metrics, so they work for the runs of every task
+without knowing any paper. The web app needs the ``viewer`` extra (Starlette, uvicorn, Jinja2,
+matplotlib); without it these functions raise :class:`~citegraph.errors.MissingDependency`
+naming the extra.
+"""
+
+from citegraph.viewer._app import create_app, serve
+from citegraph.viewer._catalog import Catalog
+from citegraph.viewer._plots import chart_svg
+from citegraph.viewer._report import write_report
+from citegraph.viewer._samples import SampleIndex
+
+__all__ = ["Catalog", "SampleIndex", "chart_svg", "create_app", "serve", "write_report"]

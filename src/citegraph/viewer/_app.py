@@ -1,0 +1,114 @@
+"""``citegraph view``: the web viewer, a read-only ASGI app (Starlette) served by uvicorn.
+
+Every route is a GET; a run is named by its catalog reference and resolved through
+:class:`~citegraph.viewer._catalog.Catalog`, which refuses anything outside the directories the
+viewer was given (404). Templates escape every string of a run.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from citegraph.errors import MissingDependency
+from citegraph.viewer._plots import chart_svg
+from citegraph.viewer._render import environment, server_urls
+from citegraph.viewer._site import Site, compare_context
+
+
+def create_app(roots: list[str | Path], *, warm: bool = True) -> Any:
+    """The viewer's ASGI app over the run directories under ``roots``.
+
+    Args:
+        roots: Directories to look for runs in (each a run or a folder of runs).
+        warm: Index every run in a background thread at start-up, so that the first page view
+            of a large run is as fast as the next.
+
+    Raises:
+        MissingDependency: Starlette or Jinja2 is not installed (the ``viewer`` extra).
+    """
+    try:
+        from starlette.applications import Starlette
+        from starlette.requests import Request
+        from starlette.responses import HTMLResponse, Response
+        from starlette.routing import Mount, Route
+        from starlette.staticfiles import StaticFiles
+    except ImportError as exc:
+        raise MissingDependency("starlette", "viewer") from exc
+    site = Site(roots)
+    env = environment()
+    urls = server_urls()
+
+    def page(name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        body = env.get_template(name).render(
+            base="", inline=False, roots=site.catalog.roots, **urls, **context
+        )
+        return HTMLResponse(body, status_code=status)
+
+    def not_found(what: str) -> HTMLResponse:
+        return HTMLResponse(
+            f"<!doctype html><title>not found</title><p>{_escape(what)}</p>", status_code=404
+        )
+
+    async def index(request: Request) -> Response:
+        return page("index.html", runs=site.overviews())
+
+    async def run(request: Request) -> Response:
+        ref = request.query_params.get("run", "")
+        path = site.catalog.resolve(ref)
+        if path is None:
+            return not_found("no such run under the viewer's directories")
+        return page("run.html", **site.run_page(ref, path, dict(request.query_params)))
+
+    async def sample(request: Request) -> Response:
+        ref = request.query_params.get("run", "")
+        path = site.catalog.resolve(ref)
+        if path is None:
+            return not_found("no such run under the viewer's directories")
+        context = site.sample_page(ref, path, request.query_params.get("id", ""))
+        if context is None:
+            return not_found("no such sample in this run")
+        return page("sample.html", **context)
+
+    async def compare(request: Request) -> Response:
+        refs = request.query_params.getlist("run")
+        runs = [(r, p) for r in refs if (p := site.catalog.resolve(r)) is not None]
+        if not runs or len(runs) != len(refs):
+            return not_found("choose runs under the viewer's directories")
+        context = compare_context(runs, site)
+        figures = [(task, chart, chart_svg(chart)) for task, chart in context.pop("charts")]
+        return page("compare.html", figures=figures, **context)
+
+    static = Path(__file__).resolve().parent / "static"
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/run", run),
+            Route("/sample", sample),
+            Route("/compare", compare),
+            Mount("/static", app=StaticFiles(directory=static), name="static"),
+        ]
+    )
+    if warm:
+        threading.Thread(target=site.warm, name="citegraph-viewer-warm", daemon=True).start()
+    return app
+
+
+def serve(roots: list[str | Path], *, host: str = "127.0.0.1", port: int = 7575) -> None:
+    """Serve the viewer until interrupted.
+
+    Raises:
+        MissingDependency: uvicorn (or the rest of the ``viewer`` extra) is not installed.
+    """
+    try:
+        import uvicorn
+    except ImportError as exc:
+        raise MissingDependency("uvicorn", "viewer") from exc
+    uvicorn.run(create_app(roots), host=host, port=port, log_level="warning")
+
+
+def _escape(text: str) -> str:
+    import html
+
+    return html.escape(text)

@@ -1,0 +1,211 @@
+"""What the viewer's pages list: one line per run, and a run's samples filtered and paged."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from citegraph.runs import METRICS_FILE, SAMPLES_FILE, MetricRow, SampleSummary
+
+#: Config keys shown in a run's one-line summary, when the run has them.
+SUMMARY_KEYS = (
+    "mode",
+    "dataset",
+    "split",
+    "task",
+    "knowledge",
+    "remove_knowledge",
+    "retrieval_accuracy",
+    "label_set",
+    "prompt",
+    "nli",
+    "seed",
+)
+_MODEL_KEYS = ("model_name", "evaluator_name", "model", "lm", "evaluator")
+
+
+@dataclass
+class RunOverview:
+    """A run as the run list shows it."""
+
+    ref: str
+    path: Path
+    task: str
+    created: str
+    model: str
+    settings: dict[str, str]
+    metrics: list[MetricRow]
+    n_samples: int
+    n_failed: int
+    n_unmeasured: int
+    n_items: int | None
+    finished: bool
+    torn: bool
+    problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def progress(self) -> str:
+        """``done / total`` while a run is being written (or was left unfinished)."""
+        done = self.n_samples - self.n_failed
+        return f"{done}/{self.n_items}" if self.n_items else str(done)
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from ``path``, or an empty dict when the file is missing or not JSON."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def model_of(config: Mapping[str, Any]) -> str:
+    """The model a run's config names (answering model, evaluator, LM), or ``-``."""
+    for key in _MODEL_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value:
+            return value
+    models = config.get("models")
+    if isinstance(models, Mapping):
+        named = [f"{k}={v}" for k, v in models.items() if isinstance(v, str)]
+        return ", ".join(named[:2]) or "-"
+    return "-"
+
+
+def settings_of(config: Mapping[str, Any]) -> dict[str, str]:
+    """The run's headline settings (mode, split, removed knowledge...) as text."""
+    out = {}
+    for key in SUMMARY_KEYS:
+        value = config.get(key)
+        if value is None or isinstance(value, dict | list) or value == "":
+            continue
+        out[key] = str(value)
+    return out
+
+
+def differing_settings(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The config keys whose values differ between runs, each run's value as text."""
+    keys = list(dict.fromkeys(k for c in configs for k in c))
+    out = {}
+    for key in keys:
+        values = [json.dumps(c.get(key), sort_keys=True, ensure_ascii=False) for c in configs]
+        if len(set(values)) > 1:
+            out[key] = ["-" if c.get(key) is None else _short(c.get(key)) for c in configs]
+    return out
+
+
+def is_finished(run_dir: Path) -> bool:
+    """Whether ``metrics.json`` covers what ``samples.jsonl`` holds (written after it)."""
+    metrics, samples = run_dir / METRICS_FILE, run_dir / SAMPLES_FILE
+    if not metrics.is_file():
+        return False
+    return not samples.is_file() or metrics.stat().st_mtime >= samples.stat().st_mtime
+
+
+@dataclass
+class SampleFilter:
+    """The sample list's filters (from the page's query string)."""
+
+    q: str = ""
+    tag: str = ""
+    status: str = ""
+    metric: str = ""
+    low: float | None = None
+    high: float | None = None
+
+    @classmethod
+    def from_query(cls, query: Mapping[str, str]) -> SampleFilter:
+        """Filters from URL parameters ``q``, ``tag``, ``status``, ``metric``, ``min``, ``max``;
+        a number that does not parse is ignored."""
+        return cls(
+            q=query.get("q", "").strip(),
+            tag=query.get("tag", "").strip(),
+            status=query.get("status", "").strip(),
+            metric=query.get("metric", "").strip(),
+            low=_float(query.get("min")),
+            high=_float(query.get("max")),
+        )
+
+    def keep(self, row: SampleSummary) -> bool:
+        """Whether ``row`` passes every filter set."""
+        if self.q:
+            needle = self.q.casefold()
+            if needle not in row.id.casefold() and needle not in row.title.casefold():
+                return False
+        if self.tag and self.tag not in row.tags:
+            return False
+        if self.status and row.status != self.status:
+            return False
+        if self.metric and (self.low is not None or self.high is not None):
+            value = row.scores.get(self.metric)
+            if value is None:
+                return False
+            if self.low is not None and value < self.low:
+                return False
+            if self.high is not None and value > self.high:
+                return False
+        return True
+
+    def params(self) -> dict[str, str]:
+        """The filters set, as URL parameters."""
+        out = {"q": self.q, "tag": self.tag, "status": self.status, "metric": self.metric}
+        if self.low is not None:
+            out["min"] = f"{self.low:g}"
+        if self.high is not None:
+            out["max"] = f"{self.high:g}"
+        return {k: v for k, v in out.items() if v}
+
+
+@dataclass
+class SamplePage:
+    """One page of a run's filtered sample list, with the facets to filter on."""
+
+    rows: list[SampleSummary]
+    n_matching: int
+    n_total: int
+    page: int
+    n_pages: int
+    tags: list[tuple[str, int]]
+    statuses: list[tuple[str, int]]
+    metrics: list[str]
+
+
+def page_of(
+    rows: Sequence[SampleSummary], chosen: SampleFilter, page: int, per_page: int = 50
+) -> SamplePage:
+    """The ``page``-th page (1-based) of the rows that pass ``chosen``."""
+    matching = [r for r in rows if chosen.keep(r)]
+    n_pages = max(1, -(-len(matching) // per_page))
+    page = min(max(1, page), n_pages)
+    tags: Counter[str] = Counter(t for r in rows for t in r.tags)
+    statuses: Counter[str] = Counter(r.status for r in rows)
+    metrics = list(dict.fromkeys(m for r in rows for m in r.scores))
+    return SamplePage(
+        rows=matching[(page - 1) * per_page : page * per_page],
+        n_matching=len(matching),
+        n_total=len(rows),
+        page=page,
+        n_pages=n_pages,
+        tags=sorted(tags.items()),
+        statuses=sorted(statuses.items()),
+        metrics=metrics,
+    )
+
+
+def _float(text: str | None) -> float | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."

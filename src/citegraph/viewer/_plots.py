@@ -1,0 +1,130 @@
+"""Charts drawn with matplotlib as SVG text, to inline in a page (no files, no network).
+
+A :class:`~citegraph.runs.Chart` says what to draw (a paper's figure recomputed from runs);
+this module only draws it. matplotlib escapes the text it writes into the SVG.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+
+from citegraph.errors import MissingDependency
+from citegraph.runs import Chart
+
+_XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)
+_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#17becf")
+
+
+def chart_svg(chart: Chart) -> str:
+    """The chart as an ``<svg>`` element (no XML prologue), ready to inline in HTML.
+
+    Raises:
+        MissingDependency: matplotlib is not installed (the ``viewer`` extra).
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise MissingDependency("matplotlib", "viewer") from exc
+    matplotlib.rcParams["svg.hashsalt"] = "citegraph"  # stable ids: identical charts, same bytes
+    matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, small)
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=100)
+    try:
+        _draw(ax, fig, chart)
+        ax.set_title(chart.title, fontsize=11)
+        ax.set_xlabel(chart.x_label)
+        ax.set_ylabel(chart.y_label)
+        fig.tight_layout()
+        out = io.StringIO()
+        fig.savefig(out, format="svg", metadata={"Date": None})
+    finally:
+        plt.close(fig)
+    return _XML_HEAD.sub("", out.getvalue(), count=1)
+
+
+def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
+    if chart.kind == "heatmap":
+        _heatmap(ax, fig, chart)
+        return
+    many = len(chart.series) > 1
+    if chart.kind == "bar":
+        _bars(ax, chart)
+    for i, series in enumerate(chart.series):
+        colour = _COLOURS[i % len(_COLOURS)]
+        if chart.kind == "line":
+            xs = [x for x, y in zip(series.x, series.y, strict=True) if y is not None]
+            ys = [y for y in series.y if y is not None]
+            ax.plot(xs, ys, marker="o", color=colour, label=series.name)
+        elif chart.kind == "scatter":
+            pairs = [(x, y) for x, y in zip(series.x, series.y, strict=True) if y is not None]
+            ax.scatter(
+                [p[0] for p in pairs],
+                [p[1] for p in pairs],
+                s=14,
+                alpha=0.7,
+                color=colour,
+                label=series.name,
+            )
+        elif chart.kind == "hist":
+            values = [y for y in series.y if y is not None]
+            ax.hist(
+                values,
+                bins=min(20, max(5, len(values) // 3 or 1)),
+                alpha=0.55,
+                color=colour,
+                label=series.name,
+            )
+    if many or (chart.kind == "bar" and chart.series):
+        ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+
+
+def _bars(ax, chart: Chart) -> None:  # type: ignore[no-untyped-def]
+    groups = list(dict.fromkeys(str(x) for s in chart.series for x in s.x))
+    width = 0.8 / max(1, len(chart.series))
+    for i, series in enumerate(chart.series):
+        at = {
+            str(x): (y, (series.err or [None] * len(series.y))[j])
+            for j, (x, y) in enumerate(zip(series.x, series.y, strict=True))
+        }
+        xs = [g + (i - (len(chart.series) - 1) / 2) * width for g in range(len(groups))]
+        ys = [at.get(g, (None, None))[0] or 0.0 for g in groups]
+        errs = [at.get(g, (None, None))[1] or 0.0 for g in groups]
+        ax.bar(
+            xs,
+            ys,
+            width=width,
+            yerr=errs if any(errs) else None,
+            capsize=3,
+            color=_COLOURS[i % len(_COLOURS)],
+            label=series.name,
+        )
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, rotation=20 if len(groups) > 4 else 0, fontsize=8)
+
+
+def _heatmap(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
+    matrix = chart.matrix or [[0.0]]
+    image = ax.imshow(matrix, cmap="Blues")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
+    ax.set_xticks(range(len(matrix[0])))
+    ax.set_yticks(range(len(matrix)))
+    if chart.x_ticks:
+        ax.set_xticklabels(chart.x_ticks, rotation=30, ha="right", fontsize=8)
+    if chart.y_ticks:
+        ax.set_yticklabels(chart.y_ticks, fontsize=8)
+    top = max((v for row in matrix for v in row), default=0.0)
+    for r, row in enumerate(matrix):
+        for c, value in enumerate(row):
+            ax.text(
+                c,
+                r,
+                f"{value:g}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if top and value > top / 2 else "black",
+            )

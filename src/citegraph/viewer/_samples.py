@@ -1,0 +1,140 @@
+"""An index of a run's ``samples.jsonl`` that pages and single samples are served from.
+
+``samples.jsonl`` is append-only, so the index reads each byte once: a refresh reads only what
+was appended since the last one (a run still being written shows its new samples on reload) and
+starts over when the file was replaced (``runs merge``, a resume that dropped a torn line). It
+keeps, per id, the byte offset of the newest record, so one sample's page reads one line, not
+the run; the sample-list rows (:class:`~citegraph.runs.SampleSummary`) are made once per record
+and kept. A torn last line (a run killed mid-write) is left out and counted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from citegraph.runs import SAMPLES_FILE, Presenter, SampleSummary
+
+_ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
+
+
+@dataclass
+class _State:
+    key: tuple[int, int] | None = None  # (device, inode) of the file read
+    scanned: int = 0  # bytes read, up to the end of the last complete line
+    where: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (offset, length)
+    summaries: dict[str, tuple[int, SampleSummary]] = field(default_factory=dict)
+    torn: int = 0  # bytes of an incomplete last line
+
+
+class SampleIndex:
+    """Offsets and sample-list rows of one run's records (thread-safe)."""
+
+    def __init__(self, run_dir: Path, presenter: type[Presenter]) -> None:
+        self.path = run_dir / SAMPLES_FILE
+        self.presenter = presenter
+        self._state = _State()
+        self._lock = threading.Lock()
+
+    def refresh(self) -> None:
+        """Read what was appended since the last refresh (or everything, if the file changed)."""
+        with self._lock:
+            self._refresh()
+
+    @property
+    def ids(self) -> list[str]:
+        """Ids in order of first appearance (after a refresh)."""
+        with self._lock:
+            self._refresh()
+            return list(self._state.where)
+
+    @property
+    def torn(self) -> bool:
+        """Whether the file ends in an incomplete line (left out)."""
+        return self._state.torn > 0
+
+    def record(self, sample_id: str) -> dict[str, Any] | None:
+        """The newest record of ``sample_id`` (read from its offset), or None."""
+        with self._lock:
+            self._refresh()
+            where = self._state.where.get(sample_id)
+        if where is None:
+            return None
+        return _read_record(self.path, *where)
+
+    def summaries(self) -> list[SampleSummary]:
+        """The sample-list row of every id's newest record, in order of first appearance."""
+        with self._lock:
+            self._refresh()
+            state = self._state
+            missing = [
+                (i, off, n)
+                for i, (off, n) in state.where.items()
+                if state.summaries.get(i, (-1, None))[0] != off
+            ]
+            if missing:
+                with self.path.open("rb") as fh:
+                    for sample_id, offset, length in missing:
+                        fh.seek(offset)
+                        record = json.loads(fh.read(length))
+                        state.summaries[sample_id] = (offset, self.presenter.summary(record))
+            return [state.summaries[i][1] for i in state.where]
+
+    def neighbours(self, sample_id: str) -> tuple[str | None, str | None]:
+        """The ids before and after ``sample_id`` in the run."""
+        ids = self.ids
+        try:
+            at = ids.index(sample_id)
+        except ValueError:
+            return None, None
+        return (ids[at - 1] if at else None, ids[at + 1] if at + 1 < len(ids) else None)
+
+    def _refresh(self) -> None:
+        state = self._state
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            self._state = _State()
+            return
+        key = (stat.st_dev, stat.st_ino)
+        if key != state.key or stat.st_size < state.scanned + state.torn:
+            state = self._state = _State(key=key)
+        if stat.st_size == state.scanned + state.torn and not state.torn:
+            return
+        with self.path.open("rb") as fh:
+            fh.seek(state.scanned)
+            chunk = fh.read(stat.st_size - state.scanned)
+        end = chunk.rfind(b"\n") + 1
+        offset = state.scanned
+        for line in chunk[:end].split(b"\n")[:-1]:
+            length = len(line)
+            sample_id = _id_of(line)
+            if sample_id is not None:
+                state.where[sample_id] = (offset, length)
+            offset += length + 1
+        state.scanned += end
+        state.torn = len(chunk) - end
+
+
+def _id_of(line: bytes) -> str | None:
+    match = _ID.match(line)
+    if match:
+        return str(json.loads(match.group(1)))
+    if not line.strip():
+        return None
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return str(record.get("id")) if isinstance(record, dict) else None
+
+
+def _read_record(path: Path, offset: int, length: int) -> dict[str, Any] | None:
+    with path.open("rb") as fh:
+        fh.seek(offset)
+        record = json.loads(fh.read(length))
+    return record if isinstance(record, dict) else None

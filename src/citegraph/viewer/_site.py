@@ -1,0 +1,198 @@
+"""The viewer's pages as data: what each page shows, read from run directories through the run
+registry (a run's task, found from ``run.json``, says how its samples and metrics are shown).
+
+:class:`Site` is shared by the web app and the HTML report; it holds one
+:class:`~citegraph.viewer._samples.SampleIndex` per run so that pages are served from offsets
+and cached sample-list rows, never by re-reading a whole run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from citegraph.errors import CitegraphError
+from citegraph.runs import (
+    METRICS_FILE,
+    RUN_FILE,
+    Chart,
+    Presenter,
+    RunData,
+    RunPresentation,
+    task_of_run,
+)
+from citegraph.viewer._catalog import Catalog
+from citegraph.viewer._listing import (
+    RunOverview,
+    SampleFilter,
+    SamplePage,
+    differing_settings,
+    is_finished,
+    model_of,
+    page_of,
+    read_json,
+    settings_of,
+)
+from citegraph.viewer._samples import SampleIndex
+
+
+def presenter_of(info: dict[str, Any]) -> tuple[str, type[Presenter]]:
+    """The task name and presenter of a run from its ``run.json``; the generic presenter when
+    the run names no registered task (a run of another tool, or of a removed task)."""
+    try:
+        task = task_of_run(info)
+    except CitegraphError:
+        name = info.get("task") or (info.get("config") or {}).get("task")
+        return (str(name) if name else "unknown"), Presenter
+    return task.name, task.presenter
+
+
+class Site:
+    """The runs under the viewer's roots, with a sample index per run."""
+
+    def __init__(self, roots: list[str | Path]) -> None:
+        self.catalog = Catalog(roots)
+        self._indexes: dict[Path, SampleIndex] = {}
+        self._lock = threading.Lock()
+
+    def index(self, run_dir: Path, presenter: type[Presenter]) -> SampleIndex:
+        """The (cached) sample index of ``run_dir``."""
+        with self._lock:
+            index = self._indexes.get(run_dir)
+            if index is None or index.presenter is not presenter:
+                index = self._indexes[run_dir] = SampleIndex(run_dir, presenter)
+            return index
+
+    def warm(self) -> None:
+        """Index every run and make its sample-list rows (what the first page view would do)."""
+        for entry in self.catalog.runs():
+            try:
+                self.overview(entry.ref, entry.path)
+            except (OSError, ValueError, CitegraphError):
+                continue
+
+    def overviews(self) -> list[RunOverview]:
+        """Every run under the roots, newest first."""
+        rows = [self.overview(e.ref, e.path) for e in self.catalog.runs()]
+        return sorted(rows, key=lambda r: r.created, reverse=True)
+
+    def overview(self, ref: str, run_dir: Path) -> RunOverview:
+        """One run's line in the run list."""
+        info = read_json(run_dir / RUN_FILE)
+        config = info.get("config") or {}
+        task, presenter = presenter_of(info)
+        metrics = read_json(run_dir / METRICS_FILE)
+        index = self.index(run_dir, presenter)
+        try:
+            rows = index.summaries()
+            problem = None
+        except (OSError, ValueError) as exc:
+            rows, problem = [], f"samples.jsonl: {exc}"
+        shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
+        n_items = (info.get("runtime") or {}).get("n_items")
+        return RunOverview(
+            ref=ref,
+            path=run_dir,
+            task=task,
+            created=str(info.get("created") or ""),
+            model=model_of(config),
+            settings=settings_of(config),
+            metrics=shown.metrics[:4],
+            n_samples=len(rows),
+            n_failed=sum(1 for r in rows if r.status == "failed"),
+            n_unmeasured=sum(1 for r in rows if "unmeasured" in r.tags),
+            n_items=n_items if isinstance(n_items, int) else None,
+            finished=is_finished(run_dir),
+            torn=index.torn,
+            problem=problem,
+        )
+
+    def run_page(self, ref: str, run_dir: Path, query: dict[str, str]) -> dict[str, Any]:
+        """The context of a run's page: overview, metrics table, run blocks, a page of
+        samples."""
+        info = read_json(run_dir / RUN_FILE)
+        _, presenter = presenter_of(info)
+        metrics = read_json(run_dir / METRICS_FILE)
+        shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
+        chosen = SampleFilter.from_query(query)
+        try:
+            page = int(query.get("page", "1"))
+        except ValueError:
+            page = 1
+        rows = self.index(run_dir, presenter).summaries()
+        listing: SamplePage = page_of(rows, chosen, page)
+        return {
+            "ref": ref,
+            "run": self.overview(ref, run_dir),
+            "info": info,
+            "config_json": json.dumps(info.get("config") or {}, indent=2, ensure_ascii=False),
+            "shown": shown,
+            "filters": chosen,
+            "listing": listing,
+        }
+
+    def sample_page(self, ref: str, run_dir: Path, sample_id: str) -> dict[str, Any] | None:
+        """The context of one sample's page (reads that sample's line only), or None."""
+        info = read_json(run_dir / RUN_FILE)
+        task, presenter = presenter_of(info)
+        index = self.index(run_dir, presenter)
+        record = index.record(sample_id)
+        if record is None:
+            return None
+        before, after = index.neighbours(sample_id)
+        return {
+            "ref": ref,
+            "task": task,
+            "path": run_dir,
+            "sample_id": sample_id,
+            "summary": presenter.summary(record),
+            "blocks": presenter.sample(record, info),
+            "before": before,
+            "after": after,
+        }
+
+    def run_data(self, run_dir: Path) -> RunData:
+        """A whole run (its records read through its index), for figures."""
+        info = read_json(run_dir / RUN_FILE)
+        _, presenter = presenter_of(info)
+        index = self.index(run_dir, presenter)
+        records = [r for r in (index.record(i) for i in index.ids) if r is not None]
+        return RunData(
+            path=run_dir, info=info, metrics=read_json(run_dir / METRICS_FILE), records=records
+        )
+
+
+def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
+    """Several runs side by side: the settings that differ, each metric per run, and the
+    papers' figures from the runs of each task."""
+    infos = [read_json(p / RUN_FILE) for _, p in runs]
+    shown = []
+    tasks = []
+    for (_, path), info in zip(runs, infos, strict=True):
+        task, presenter = presenter_of(info)
+        tasks.append((task, presenter))
+        metrics = read_json(path / METRICS_FILE)
+        shown.append(presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[]))
+    names = list(dict.fromkeys(row.name for s in shown for row in s.metrics))
+    table = {
+        name: [next((r for r in s.metrics if r.name == name), None) for s in shown]
+        for name in names
+    }
+    by_task: dict[str, list[Path]] = {}
+    presenters: dict[str, type[Presenter]] = {}
+    for (task, presenter), (_, path) in zip(tasks, runs, strict=True):
+        by_task.setdefault(task, []).append(path)
+        presenters[task] = presenter
+    charts: list[tuple[str, Chart]] = []
+    for task, paths in by_task.items():
+        data = [site.run_data(p) for p in paths]
+        charts.extend((task, chart) for chart in presenters[task].charts(data))
+    return {
+        "runs": runs,
+        "tasks": [t for t, _ in tasks],
+        "differ": differing_settings([i.get("config") or {} for i in infos]),
+        "table": table,
+        "charts": charts,
+    }
