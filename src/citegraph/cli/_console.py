@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -38,7 +39,9 @@ def reports_errors(func: F) -> F:
         try:
             return func(*args, **kwargs)
         except CitegraphError as exc:
-            err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            err_console.print(
+                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
+            )
             sys.exit(2)
         except ValidationError as exc:  # a config model refused an option value
             for problem in exc.errors():

@@ -27,8 +27,9 @@ def view_command(run_dirs: tuple[Path, ...], port: int, host: str) -> None:
     RUN_DIRS are run directories or folders of runs (default: ./runs). Read-only: the viewer
     never writes, and serves nothing outside these directories.
     """
-    from citegraph.viewer import serve
+    from citegraph.viewer import require_viewer, serve
 
+    require_viewer()
     roots = list(run_dirs) or [Path("runs")]
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(

@@ -8,10 +8,18 @@ matplotlib); without it these functions raise :class:`~citegraph.errors.MissingD
 naming the extra.
 """
 
-from citegraph.viewer._app import create_app, serve
+from citegraph.viewer._app import create_app, require_viewer, serve
 from citegraph.viewer._catalog import Catalog
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._report import write_report
 from citegraph.viewer._samples import SampleIndex
 
-__all__ = ["Catalog", "SampleIndex", "chart_svg", "create_app", "serve", "write_report"]
+__all__ = [
+    "Catalog",
+    "SampleIndex",
+    "chart_svg",
+    "create_app",
+    "require_viewer",
+    "serve",
+    "write_report",
+]

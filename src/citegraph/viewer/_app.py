@@ -7,6 +7,7 @@ viewer was given (404). Templates escape every string of a run.
 
 from __future__ import annotations
 
+import importlib
 import threading
 from pathlib import Path
 from typing import Any
@@ -95,16 +96,33 @@ def create_app(roots: list[str | Path], *, warm: bool = True) -> Any:
     return app
 
 
+def require_viewer() -> None:
+    """Check that the ``viewer`` extra is installed.
+
+    Raises:
+        MissingDependency: naming the first missing package and the extra.
+    """
+    for module, package in (
+        ("starlette.applications", "starlette"),
+        ("uvicorn", "uvicorn"),
+        ("jinja2", "jinja2"),
+        ("matplotlib", "matplotlib"),
+    ):
+        try:
+            importlib.import_module(module)
+        except ImportError as exc:
+            raise MissingDependency(package, "viewer") from exc
+
+
 def serve(roots: list[str | Path], *, host: str = "127.0.0.1", port: int = 7575) -> None:
     """Serve the viewer until interrupted.
 
     Raises:
-        MissingDependency: uvicorn (or the rest of the ``viewer`` extra) is not installed.
+        MissingDependency: the ``viewer`` extra is not installed.
     """
-    try:
-        import uvicorn
-    except ImportError as exc:
-        raise MissingDependency("uvicorn", "viewer") from exc
+    require_viewer()
+    import uvicorn
+
     uvicorn.run(create_app(roots), host=host, port=port, log_level="warning")
 
 
