@@ -161,6 +161,28 @@ class SampleFilter:
         return {k: v for k, v in out.items() if v}
 
 
+@dataclass(frozen=True)
+class Facets:
+    """What a run's sample list can be filtered on, with counts."""
+
+    tags: list[tuple[str, int]]
+    statuses: list[tuple[str, int]]
+    metrics: list[str]
+
+    def count(self, tag: str) -> int:
+        """Samples carrying ``tag``."""
+        return dict(self.tags).get(tag, 0)
+
+
+def facets_of(rows: Sequence[SampleSummary]) -> Facets:
+    """The tags and statuses of ``rows`` with their counts, and the score names."""
+    return Facets(
+        tags=sorted(Counter(t for r in rows for t in r.tags).items()),
+        statuses=sorted(Counter(r.status for r in rows).items()),
+        metrics=list(dict.fromkeys(m for r in rows for m in r.scores)),
+    )
+
+
 @dataclass
 class SamplePage:
     """One page of a run's filtered sample list, with the facets to filter on."""
@@ -176,24 +198,27 @@ class SamplePage:
 
 
 def page_of(
-    rows: Sequence[SampleSummary], chosen: SampleFilter, page: int, per_page: int = 50
+    rows: Sequence[SampleSummary],
+    chosen: SampleFilter,
+    page: int,
+    per_page: int = 50,
+    facets: Facets | None = None,
 ) -> SamplePage:
-    """The ``page``-th page (1-based) of the rows that pass ``chosen``."""
-    matching = [r for r in rows if chosen.keep(r)]
+    """The ``page``-th page (1-based) of the rows that pass ``chosen``; ``facets`` are the
+    rows' (computed here when not given)."""
+    matching = [r for r in rows if chosen.keep(r)] if chosen.params() else rows
     n_pages = max(1, -(-len(matching) // per_page))
     page = min(max(1, page), n_pages)
-    tags: Counter[str] = Counter(t for r in rows for t in r.tags)
-    statuses: Counter[str] = Counter(r.status for r in rows)
-    metrics = list(dict.fromkeys(m for r in rows for m in r.scores))
+    facets = facets or facets_of(rows)
     return SamplePage(
-        rows=matching[(page - 1) * per_page : page * per_page],
+        rows=list(matching[(page - 1) * per_page : page * per_page]),
         n_matching=len(matching),
         n_total=len(rows),
         page=page,
         n_pages=n_pages,
-        tags=sorted(tags.items()),
-        statuses=sorted(statuses.items()),
-        metrics=metrics,
+        tags=facets.tags,
+        statuses=facets.statuses,
+        metrics=facets.metrics,
     )
 
 

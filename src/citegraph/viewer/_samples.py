@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.runs import SAMPLES_FILE, Presenter, SampleSummary
+from citegraph.viewer._listing import Facets, facets_of
 
 _ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
@@ -29,6 +30,8 @@ class _State:
     where: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (offset, length)
     summaries: dict[str, tuple[int, SampleSummary]] = field(default_factory=dict)
     torn: int = 0  # bytes of an incomplete last line
+    version: int = 0  # bumped whenever ``where`` changes
+    rows: tuple[int, list[SampleSummary], Facets] | None = None  # (version, rows, facets)
 
 
 class SampleIndex:
@@ -68,9 +71,15 @@ class SampleIndex:
 
     def summaries(self) -> list[SampleSummary]:
         """The sample-list row of every id's newest record, in order of first appearance."""
+        return self.listing()[0]
+
+    def listing(self) -> tuple[list[SampleSummary], Facets]:
+        """The sample-list rows and their facets (made once per change of the file)."""
         with self._lock:
             self._refresh()
             state = self._state
+            if state.rows is not None and state.rows[0] == state.version:
+                return state.rows[1], state.rows[2]
             missing = [
                 (i, off, n)
                 for i, (off, n) in state.where.items()
@@ -82,7 +91,10 @@ class SampleIndex:
                         fh.seek(offset)
                         record = json.loads(fh.read(length))
                         state.summaries[sample_id] = (offset, self.presenter.summary(record))
-            return [state.summaries[i][1] for i in state.where]
+            rows = [state.summaries[i][1] for i in state.where]
+            facets = facets_of(rows)
+            state.rows = (state.version, rows, facets)
+            return rows, facets
 
     def neighbours(self, sample_id: str) -> tuple[str | None, str | None]:
         """The ids before and after ``sample_id`` in the run."""
@@ -118,6 +130,8 @@ class SampleIndex:
             offset += length + 1
         state.scanned += end
         state.torn = len(chunk) - end
+        if end:
+            state.version += 1
 
 
 def _id_of(line: bytes) -> str | None:

@@ -29,6 +29,7 @@ from citegraph.viewer._listing import (
     SampleFilter,
     SamplePage,
     differing_settings,
+    facets_of,
     is_finished,
     model_of,
     page_of,
@@ -80,16 +81,18 @@ class Site:
 
     def overview(self, ref: str, run_dir: Path) -> RunOverview:
         """One run's line in the run list."""
-        info = read_json(run_dir / RUN_FILE)
+        return self._overview(ref, run_dir, read_json(run_dir / RUN_FILE))
+
+    def _overview(self, ref: str, run_dir: Path, info: dict[str, Any]) -> RunOverview:
         config = info.get("config") or {}
         task, presenter = presenter_of(info)
         metrics = read_json(run_dir / METRICS_FILE)
         index = self.index(run_dir, presenter)
         try:
-            rows = index.summaries()
+            rows, facets = index.listing()
             problem = None
         except (OSError, ValueError) as exc:
-            rows, problem = [], f"samples.jsonl: {exc}"
+            rows, facets, problem = [], facets_of([]), f"samples.jsonl: {exc}"
         shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
         n_items = (info.get("runtime") or {}).get("n_items")
         return RunOverview(
@@ -101,8 +104,8 @@ class Site:
             settings=settings_of(config),
             metrics=shown.metrics[:4],
             n_samples=len(rows),
-            n_failed=sum(1 for r in rows if r.status == "failed"),
-            n_unmeasured=sum(1 for r in rows if "unmeasured" in r.tags),
+            n_failed=facets.count("failed"),
+            n_unmeasured=facets.count("unmeasured"),
             n_items=n_items if isinstance(n_items, int) else None,
             finished=is_finished(run_dir),
             torn=index.torn,
@@ -121,11 +124,11 @@ class Site:
             page = int(query.get("page", "1"))
         except ValueError:
             page = 1
-        rows = self.index(run_dir, presenter).summaries()
-        listing: SamplePage = page_of(rows, chosen, page)
+        rows, facets = self.index(run_dir, presenter).listing()
+        listing: SamplePage = page_of(rows, chosen, page, facets=facets)
         return {
             "ref": ref,
-            "run": self.overview(ref, run_dir),
+            "run": self._overview(ref, run_dir, info),
             "info": info,
             "config_json": json.dumps(info.get("config") or {}, indent=2, ensure_ascii=False),
             "shown": shown,
