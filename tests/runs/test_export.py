@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from pydantic import BaseModel, ConfigDict
 
 from citegraph.cli import main
-from citegraph.errors import ConfigError, DataNotFoundError, MissingDependency
+from citegraph.errors import ConfigError, DataError, DataNotFoundError, MissingDependency
 from citegraph.runs import (
     FAILED,
     Presenter,
@@ -309,3 +309,28 @@ def test_cli_runs_export(run_dir: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["runs", "export", str(run_dir), "--format", "xlsx"])
     assert result.exit_code == 2
     assert "xlsx" in result.output
+
+
+class _Broken(ExportPresenter):
+    @classmethod
+    def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
+        return {"cites": [{"weight": 1 / len(record.get("cites") or [])}]}
+
+
+class _Clashing(ExportPresenter):
+    @classmethod
+    def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
+        return {"samples": []}
+
+
+def test_a_presenter_that_fails_is_named_with_the_record(
+    run_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(ExportTask, "presenter", _Broken)
+    with pytest.raises(DataError, match=r"samples.jsonl: the testing.export presenter cannot read "
+                       r"record 's-2': division by zero"):  # fmt: skip
+        export_run(run_dir, tmp_path / "out", "jsonl")
+    monkeypatch.setattr(ExportTask, "presenter", _Clashing)
+    with pytest.raises(ConfigError, match="gives a table named 'samples'"):
+        export_run(run_dir, tmp_path / "out", "jsonl")
+    assert not (tmp_path / "out").exists()

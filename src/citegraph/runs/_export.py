@@ -25,6 +25,7 @@ from typing import Any, Literal, get_args
 from citegraph.errors import ConfigError, DataError, MissingDependency
 from citegraph.io import read_jsonl_tolerant
 from citegraph.runs._merge import read_run_info
+from citegraph.runs._present import Presenter
 from citegraph.runs._registry import task_of_run
 from citegraph.runs._rundir import SAMPLES_FILE
 
@@ -65,7 +66,8 @@ def export_run(
         Table name -> file written, ``samples`` first.
 
     Raises:
-        ConfigError: ``fmt`` is not a known format, or the run names no registered task.
+        ConfigError: ``fmt`` is not a known format, the run names no registered task, or its
+            presenter gives a table name that is not a plain file name (or is ``samples``).
         DataNotFoundError: ``run_dir`` is not a run directory (no ``run.json``).
         DataError: ``samples.jsonl`` is corrupt before its last line, or the task's presenter
             cannot read a record.
@@ -93,7 +95,7 @@ def export_run(
 
 
 def _collect(
-    run_dir: Path, info: Mapping[str, Any], task: str, presenter: Any
+    run_dir: Path, info: Mapping[str, Any], task: str, presenter: type[Presenter]
 ) -> dict[str, _Table]:
     """The tables of a run, ``samples`` first, from the newest record of each id."""
     samples_file = run_dir / SAMPLES_FILE
@@ -128,9 +130,12 @@ def _collect(
                 row[name] = value
         samples.add(row)
         for name, rows in extra.items():
-            if name not in tables:
+            if name not in tables or name == SAMPLES_TABLE:
                 if name == SAMPLES_TABLE or not _TABLE_NAME.fullmatch(name):
-                    raise ConfigError(f"the {task} presenter gives a table named {name!r}")
+                    raise ConfigError(
+                        f"the {task} presenter gives a table named {name!r} (a table name is "
+                        f"letters, digits, _ and -, and not {SAMPLES_TABLE!r})"
+                    )
                 tables[name] = _Table(TABLE_COLUMNS)
             for extra_row in rows:
                 base = {"run_id": run_id, "task": task, "sample_id": summary.id}
