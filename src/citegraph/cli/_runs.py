@@ -1,4 +1,4 @@
-"""``citegraph runs``: merge shards of a run, re-aggregate a run's metrics."""
+"""``citegraph runs``: merge shards of a run, re-aggregate a run's metrics, export its tables."""
 
 from __future__ import annotations
 
@@ -9,12 +9,20 @@ import click
 
 from citegraph.cli._console import console, reports_errors
 from citegraph.cli._options import EXISTING_DIR
-from citegraph.runs import RunDir, finalize, merge_runs, read_run_info, task_of_run
+from citegraph.runs import (
+    EXPORT_FORMATS,
+    RunDir,
+    export_run,
+    finalize,
+    merge_runs,
+    read_run_info,
+    task_of_run,
+)
 
 
 @click.group("runs")
 def runs_group() -> None:
-    """Run directories: merge shards, recompute metrics."""
+    """Run directories: merge shards, recompute metrics, compare, export tables."""
 
 
 @runs_group.command("merge")
@@ -45,6 +53,38 @@ def report_command(run_dir: Path) -> None:
     info = read_run_info(run_dir)
     run = RunDir.open(run_dir, info["config"], data=info.get("data"))
     _finalize(run)
+
+
+@runs_group.command("export")
+@click.argument("run_dir", type=EXISTING_DIR)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(EXPORT_FORMATS),
+    default=EXPORT_FORMATS[0],
+    show_default=True,
+    help="parquet needs pyarrow: pip install 'citegraph[export]'.",
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Directory for the files.  [default: RUN_DIR/export]",
+)
+@reports_errors
+def export_command(run_dir: Path, fmt: str, out: Path | None) -> None:
+    """Write a run's records as flat tables for pandas, polars or DuckDB.
+
+    samples.<ext> has one row per sample (id, status, title, tags, one score_<name> column per
+    score, the record's other top-level fields); each table the task adds (kalma: citations,
+    sentences; conner score: metrics, sentences; caqa: facts) is one more file. The run's own
+    files are only read. docs/export.md describes the columns.
+    """
+
+    def written(name: str, path: Path, rows: int) -> None:
+        console.print(f"Wrote {path} ({rows} rows)", highlight=False, soft_wrap=True)
+
+    export_run(run_dir, out if out is not None else run_dir / "export", fmt, on_table=written)
 
 
 def _finalize(run: RunDir) -> None:

@@ -5,8 +5,9 @@ A :class:`Task` is a config, a list of items with stable ids, the work on one ba
 task into a run directory (``run.json``, append-only ``samples.jsonl``, ``metrics.json``) with
 resume, retry of failed items, ``limit``, ``shard``, bounded concurrency or batching and progress,
 all set by one :class:`Runtime`. The registry maps the ``task`` name in ``run.json`` to its task,
-so :func:`finalize` (``runs report``) and :func:`merge_runs` work for the runs of every task,
-and a task's :class:`Presenter` says how its runs are shown (viewer, HTML report, export).
+so :func:`finalize` (``runs report``), :func:`merge_runs` and :func:`export_run` (``runs export``:
+flat Parquet / CSV / JSONL tables) work for the runs of every task, and a task's
+:class:`Presenter` says how its runs are shown (viewer, HTML report, export).
 A public entry point builds its task, calls :func:`run_task` and returns a :class:`TaskResult`
 subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
 """
@@ -19,6 +20,7 @@ from citegraph.runs._engine import (
     run_task,
     write_metrics,
 )
+from citegraph.runs._export import EXPORT_FORMATS, export_run
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
@@ -50,6 +52,7 @@ from citegraph.runs._runtime import Progress, Runtime, parse_shard
 from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
 
 __all__ = [
+    "EXPORT_FORMATS",
     "FAILED",
     "METRICS_FILE",
     "RUN_FILE",
@@ -76,6 +79,7 @@ __all__ = [
     "TextBlock",
     "blocking",
     "canonical_json",
+    "export_run",
     "finalize",
     "given_or_loaded",
     "in_id_order",

@@ -1,0 +1,279 @@
+"""``runs export``: a run's records as flat tables (Parquet, CSV or JSONL) for pandas, polars
+and DuckDB.
+
+One table, ``samples``, has a row per sample (the newest record of each id): the run and task,
+the :meth:`~citegraph.runs.Presenter.summary` of the record (id, status, title, tags, one
+``score_<name>`` column per score) and the record's other top-level scalars. Every table a
+task's presenter gives in :meth:`~citegraph.runs.Presenter.tables` (``citations``, ``facts``...)
+becomes one more file, its rows prefixed with ``run_id``, ``task`` and ``sample_id``.
+
+Columns keep the order in which they first appear and one type each: a column holding ints and
+floats is float, one holding other mixtures is string (non-strings written as JSON), a missing
+value is null. The run directory is only read (a torn last line of ``samples.jsonl`` is skipped,
+not repaired). ``docs/export.md`` documents the schema.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from citegraph.errors import ConfigError, DataError, MissingDependency
+from citegraph.io import read_jsonl_tolerant
+from citegraph.runs._merge import read_run_info
+from citegraph.runs._present import Presenter
+from citegraph.runs._registry import task_of_run
+from citegraph.runs._rundir import SAMPLES_FILE
+
+ExportFormat = Literal["parquet", "csv", "jsonl"]
+#: The formats :func:`export_run` writes, the first the default.
+EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
+#: The pip extra that brings pyarrow (Parquet).
+EXPORT_EXTRA = "export"
+#: The table with one row per sample, and its first columns.
+SAMPLES_TABLE = "samples"
+SAMPLE_COLUMNS = ("run_id", "task", "id", "status", "title", "tags")
+#: The first columns of a presenter table's rows.
+TABLE_COLUMNS = ("run_id", "task", "sample_id")
+
+_SUFFIX = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
+_TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+_INT64 = (-(2**63), 2**63 - 1)
+
+
+def export_run(
+    run_dir: str | Path,
+    out_dir: str | Path,
+    fmt: str = "parquet",
+    *,
+    on_table: Callable[[str, Path, int], None] | None = None,
+) -> dict[str, Path]:
+    """Write the tables of the run in ``run_dir`` to ``out_dir`` (created when missing).
+
+    Args:
+        run_dir: A run directory (``run.json``, ``samples.jsonl``); it is only read.
+        out_dir: Where the files go: ``samples.<ext>`` and one ``<table>.<ext>`` per table the
+            task's presenter gives (an existing file of the same name is replaced).
+        fmt: ``parquet`` (needs pyarrow: ``pip install 'citegraph[export]'``), ``csv`` or
+            ``jsonl``.
+        on_table: Called with ``(table name, file, row count)`` after each file is written.
+
+    Returns:
+        Table name -> file written, ``samples`` first.
+
+    Raises:
+        ConfigError: ``fmt`` is not a known format, the run names no registered task, or its
+            presenter gives a table name that is not a plain file name (or is ``samples``).
+        DataNotFoundError: ``run_dir`` is not a run directory (no ``run.json``).
+        DataError: ``samples.jsonl`` is corrupt before its last line, or the task's presenter
+            cannot read a record.
+        MissingDependency: Parquet was asked for and pyarrow is not installed.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise ConfigError(
+            f"unknown export format {fmt!r}; choose one of {', '.join(EXPORT_FORMATS)}"
+        )
+    if fmt == "parquet":
+        _pyarrow()  # fail before reading anything
+    run_dir, out_dir = Path(run_dir), Path(out_dir)
+    info = read_run_info(run_dir)
+    task = task_of_run(info, where=run_dir)
+    tables = _collect(run_dir, info, task.name, task.presenter)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written: dict[str, Path] = {}
+    for name, table in tables.items():
+        path = out_dir / f"{name}{_SUFFIX[fmt]}"
+        _WRITERS[fmt](path, table)
+        written[name] = path
+        if on_table is not None:
+            on_table(name, path, len(table.rows))
+    return written
+
+
+def _collect(
+    run_dir: Path, info: Mapping[str, Any], task: str, presenter: type[Presenter]
+) -> dict[str, _Table]:
+    """The tables of a run, ``samples`` first, from the newest record of each id."""
+    samples_file = run_dir / SAMPLES_FILE
+    records, _ = read_jsonl_tolerant(samples_file)
+    latest = {str(record.get("id")): record for record in records}
+    del records
+    run_id = info.get("run_id")
+    samples = _Table(SAMPLE_COLUMNS)
+    tables: dict[str, _Table] = {SAMPLES_TABLE: samples}
+    for key in list(latest):
+        record = latest.pop(key)  # rows are kept, records are let go as we go
+        try:
+            summary = presenter.summary(record)
+            extra = presenter.tables(record)
+        except Exception as exc:
+            raise DataError(
+                f"the {task} presenter cannot read record {key!r}: {exc}", path=samples_file
+            ) from exc
+        row: dict[str, Any] = {
+            "run_id": run_id,
+            "task": task,
+            "id": summary.id,
+            "status": summary.status,
+            "title": summary.title,
+            "tags": list(summary.tags),
+        }
+        for name, value in summary.scores.items():
+            samples.scores.setdefault(f"score_{name}")
+            row.setdefault(f"score_{name}", value)
+        for name, value in record.items():
+            if _is_scalar(value) and name not in row:
+                row[name] = value
+        samples.add(row)
+        for name, rows in extra.items():
+            if name not in tables or name == SAMPLES_TABLE:
+                if name == SAMPLES_TABLE or not _TABLE_NAME.fullmatch(name):
+                    raise ConfigError(
+                        f"the {task} presenter gives a table named {name!r} (a table name is "
+                        f"letters, digits, _ and -, and not {SAMPLES_TABLE!r})"
+                    )
+                tables[name] = _Table(TABLE_COLUMNS)
+            for extra_row in rows:
+                base = {"run_id": run_id, "task": task, "sample_id": summary.id}
+                tables[name].add(base | dict(extra_row))
+    return tables
+
+
+class _Table:
+    """Rows of one table, its columns in order of first appearance and their kinds."""
+
+    def __init__(self, first: tuple[str, ...]) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.first = first
+        # the first columns are strings (tags a list of them), also in an empty table
+        self.kinds = {name: {"list" if name == "tags" else "str"} for name in first}
+        self.scores: dict[str, None] = {}  # score columns (always float), in order
+
+    def add(self, row: dict[str, Any]) -> None:
+        for name, value in row.items():
+            self.kinds.setdefault(str(name), set()).add(_kind(value))
+        self.rows.append(row)
+
+    def columns(self) -> list[tuple[str, str]]:
+        """``(name, type)`` of each column, types ``null``, ``bool``, ``int``, ``float``,
+        ``string`` or ``list`` (of strings): the first columns, the score columns (always
+        float), then the others in order of first appearance."""
+        rest = [name for name in self.kinds if name not in self.scores]
+        names = [*rest[: len(self.first)], *self.scores, *rest[len(self.first) :]]
+        return [(name, self._type(name)) for name in names]
+
+    def _type(self, name: str) -> str:
+        kinds = self.kinds[name] - {"null"}
+        if name in self.scores and kinds <= {"int", "float"}:
+            return "float"
+        if not kinds:
+            return "null"
+        if kinds == {"int", "float"}:
+            return "float"
+        if len(kinds) == 1 and (kind := next(iter(kinds))) in ("bool", "int", "float", "list"):
+            return kind
+        return "string"
+
+    def typed_rows(self) -> list[dict[str, Any]]:
+        """The rows with every column, each value converted to its column's type (in place)."""
+        columns = self.columns()
+        for i, row in enumerate(self.rows):
+            self.rows[i] = {name: _convert(row.get(name), kind) for name, kind in columns}
+        return self.rows
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int" if _INT64[0] <= value <= _INT64[1] else "bigint"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "list"
+    return "json"
+
+
+def _convert(value: Any, kind: str) -> Any:
+    if value is None or kind == "null":
+        return None
+    if kind == "float":
+        return float(value)
+    if kind == "string" and not isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def _write_jsonl(path: Path, table: _Table) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        for row in table.typed_rows():
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    tmp.replace(path)
+
+
+def _write_csv(path: Path, table: _Table) -> None:
+    names = [name for name, _ in table.columns()]
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(names)
+        for row in table.typed_rows():
+            writer.writerow(_csv_cell(row[name]) for name in names)
+    tmp.replace(path)
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ";".join(value)
+    return str(value)
+
+
+def _write_parquet(path: Path, table: _Table) -> None:
+    pa = _pyarrow()
+    import pyarrow.parquet as pq
+
+    types = {
+        "null": pa.null(),
+        "bool": pa.bool_(),
+        "int": pa.int64(),
+        "float": pa.float64(),
+        "string": pa.string(),
+        "list": pa.list_(pa.string()),
+    }
+    schema = pa.schema([(name, types[kind]) for name, kind in table.columns()])
+    arrow = pa.Table.from_pylist(table.typed_rows(), schema=schema)
+    tmp = path.with_name(path.name + ".tmp")
+    pq.write_table(arrow, tmp)
+    tmp.replace(path)
+
+
+def _pyarrow() -> Any:
+    try:
+        import pyarrow
+    except ImportError as exc:
+        raise MissingDependency("pyarrow", EXPORT_EXTRA) from exc
+    return pyarrow
+
+
+_WRITERS: dict[str, Callable[[Path, _Table], None]] = {
+    "parquet": _write_parquet,
+    "csv": _write_csv,
+    "jsonl": _write_jsonl,
+}
