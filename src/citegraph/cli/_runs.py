@@ -11,6 +11,7 @@ from citegraph.cli._console import console, reports_errors
 from citegraph.cli._options import EXISTING_DIR
 from citegraph.runs import (
     EXPORT_FORMATS,
+    Presenter,
     RunDir,
     export_run,
     finalize,
@@ -112,28 +113,20 @@ def print_summary(task: str, metrics: dict[str, Any]) -> None:
 
 
 def scalar_figures(metrics: dict[str, Any], kind: str = "micro") -> dict[str, float | int | None]:
-    """The headline numbers of a ``metrics.json``: top-level numbers, and for a metric that is
-    a dict, its ``kind`` (micro / macro), ``mean`` or ``value`` entry. Setup, config and
+    """The headline numbers of a ``metrics.json``, as the viewer's generic metrics table reads
+    them (:meth:`citegraph.runs.Presenter.metrics`): top-level numbers, and for a metric that is
+    a dict, its ``kind`` (micro / macro), ``mean``, ``value`` or ``f1`` entry. Setup, config and
     bookkeeping sections are left out."""
     out: dict[str, float | int | None] = {}
-    for name, value in metrics.items():
-        if name in _NOT_FIGURES:
-            continue
+    for row in Presenter.metrics(metrics, {}).metrics:
+        value = metrics[row.name]
         if _is_number(value):
-            out[name] = value
-        elif isinstance(value, dict):
-            for key in (kind, "mean", "value", "f1"):
-                inner = value.get(key, _MISSING)
-                if inner is None or (
-                    isinstance(inner, int | float) and not isinstance(inner, bool)
-                ):
-                    out[name] = inner
-                    break
+            out[row.name] = value
+        elif kind == "macro" and isinstance(value, dict) and "macro" in value:
+            out[row.name] = row.macro
+        else:
+            out[row.name] = row.value
     return out
-
-
-_MISSING = object()
-_NOT_FIGURES = frozenset({"config", "setup", "details", "unmeasured", "notes", "how", "seconds"})
 
 
 def _is_number(value: object) -> bool:
