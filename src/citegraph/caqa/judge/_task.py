@@ -2,8 +2,9 @@
 
 Input: a CAQA split (``test.jsonl`` from ``caqa build``), any JSONL of :class:`CaqaSample`, or
 ``attributionbench`` (human binary labels). The output directory is a run directory:
-``run.json`` (configuration, data hash, versions), ``samples.jsonl`` (one record per sample:
-gold, prediction, the evaluator's raw reply, error, scores), ``metrics.json`` (the
+``run.json`` (configuration, data hash, versions), ``samples.jsonl`` (one record per sample,
+readable alone: question, answer statement, citation and its subgraph (the facts with their
+labels), gold, prediction, the evaluator's raw reply, error, scores), ``metrics.json`` (the
 :class:`EvaluatorReport`: per-category and micro-F1, per-complexity F1, confusion matrix,
 bootstrap intervals, agreement with human labels) and ``report.md``.
 
@@ -111,10 +112,15 @@ class CaqaJudgeResult(TaskResult):
 
 
 def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
+    """One judged sample, readable alone: what was judged (question, answer statement,
+    citation, its subgraph), the gold label and the evaluator's verdict and reply."""
     failed = judgement.label is None and judgement.error not in (None, UNPARSEABLE)
     record: dict[str, Any] = {
         "id": sample.id,
         "status": FAILED if failed else "ok",
+        "question": sample.question,
+        "answer": sample.answer,
+        "citation": sample.citation,
         "gold": sample.label,
         "complexity": sample.complexity,
         "source": sample.source,
@@ -122,6 +128,8 @@ def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
         "raw": judgement.raw,
         "error": judgement.error,
     }
+    if sample.attribution is not None:
+        record["subgraph"] = sample.attribution.fact_rows()
     if judgement.scores is not None:
         record["scores"] = judgement.scores
     if sample.human_label is not None:
