@@ -283,3 +283,13 @@ def test_build_presenter() -> None:
     assert [r["sample_id"] for r in tables["samples"]] == ["q1:insufficient"]
     assert tables["facts"][0]["object_label"] == "symphony"
     assert len(BUILD.sample(skipped, {})) == 2
+
+
+def test_binary_scoring_of_four_way_records_does_not_link_cells() -> None:
+    # --labels binary collapses the matrix, but the records (and their tags) stay four-way
+    info = _info(labels="binary")
+    (block,) = JUDGE.metrics(CaqaJudgeTask.summarize(RECORDS, info), info).blocks
+    assert isinstance(block, TableBlock)
+    assert [row[0].text for row in block.rows] == ["supportive", "unsupported"]
+    assert all(cell.link is None for row in block.rows for cell in row)
+    assert "do not link" in (block.note or "")
