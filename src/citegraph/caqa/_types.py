@@ -111,6 +111,22 @@ class StructuredAttribution(BaseModel):
     )
     note: str = Field(default="", description="How this attribution was made (rule, choices).")
 
+    def fact_rows(self) -> list[dict[str, str]]:
+        """The citation's facts, one flat row each: the ids and their English labels
+        (``subject_label``...; an id without a label is its own label)."""
+        labels = self.labels
+        return [
+            {
+                "subject": fact.subject,
+                "relation": fact.relation,
+                "object": fact.object,
+                "subject_label": labels.get(fact.subject, fact.subject),
+                "relation_label": labels.get(fact.relation, fact.relation),
+                "object_label": labels.get(fact.object, fact.object),
+            }
+            for fact in self.facts
+        ]
+
 
 class CaqaSample(BaseModel):
     """One benchmark sample: is ``citation`` supportive, insufficient, contradictory or

@@ -239,3 +239,46 @@ def test_binary_scoring_of_a_four_way_evaluator(tmp_path: Path, split: Path) -> 
     assert report.labels == ("supportive", "unsupported")
     assert report.micro_f1 == pytest.approx(7 / 8)
     assert report.label("unsupported").recall == pytest.approx(5 / 6)
+
+
+def test_a_judge_record_can_be_read_alone(tmp_path: Path) -> None:
+    """Each record holds what was judged: question, answer statement, citation, and the
+    citation subgraph with its labels (issue 17, item 11); a sample without a structured
+    attribution (a human-labelled set) has no ``subgraph``."""
+    from citegraph.caqa import Fact, StructuredAttribution
+
+    attribution = StructuredAttribution(
+        category="supportive",
+        facts=(Fact.of("Q41309", "P136", "Q9730"), Fact.of("Q41309", "P136", "Q9734")),
+        labels={"Q41309": "Franz Liszt", "P136": "genre", "Q9730": "classical music"},
+    )
+    built = CaqaSample(
+        id="b",
+        question="Which genre is franz liszt associated with?",
+        answer="The answer is classical music and symphony.",
+        citation="The genre of Franz Liszt is classical music and symphony.",
+        label="supportive",
+        complexity="single",
+        source="hand",
+        attribution=attribution,
+    )
+    plain = _samples()[0]
+    path = tmp_path / "two.jsonl"
+    write_samples(path, [built, plain])
+    config = CaqaJudgeConfig(data=str(path), evaluator="mock", bootstrap=0)
+    judge = LLMJudge(MockChat(lambda request: "Supportive"))
+    judge_caqa(tmp_path / "r", config, evaluator=judge, runtime=NO_CACHE)
+    lines = (tmp_path / "r" / "samples.jsonl").read_text().splitlines()
+    records = {r["id"]: r for r in map(json.loads, lines)}
+    one = records["b"]
+    assert one["question"] == built.question and one["answer"] == built.answer
+    assert one["citation"] == built.citation and one["gold"] == "supportive"
+    assert one["subgraph"] == [
+        {"subject": "Q41309", "relation": "P136", "object": "Q9730",
+         "subject_label": "Franz Liszt", "relation_label": "genre",
+         "object_label": "classical music"},
+        {"subject": "Q41309", "relation": "P136", "object": "Q9734",
+         "subject_label": "Franz Liszt", "relation_label": "genre",
+         "object_label": "Q9734"},
+    ]  # fmt: skip
+    assert records["s0"]["question"] == "Question 0?" and "subgraph" not in records["s0"]

@@ -22,11 +22,12 @@ from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from citegraph.caqa._types import CATEGORIES, Category
+from citegraph.caqa._view import CaqaBuildPresenter
 from citegraph.caqa.build._extend import UnionPartners
 from citegraph.caqa.build._item import build_item
 from citegraph.caqa.build._outputs import build_metrics, samples_by_split, write_build_files
@@ -40,6 +41,7 @@ from citegraph.errors import ConfigError
 from citegraph.kg import OxigraphKG, open_kg
 from citegraph.models import ChatModel, chat_model, default_response_cache
 from citegraph.runs import (
+    Presenter,
     Record,
     RunOutcome,
     Runtime,
@@ -138,6 +140,7 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
     """
 
     name = "caqa.build"
+    presenter: ClassVar[type[Presenter]] = CaqaBuildPresenter
     config: CaqaBuildConfig
 
     def __init__(

@@ -33,8 +33,8 @@ supportive / unsupported with :func:`~citegraph.caqa.to_binary`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,7 @@ from citegraph.metrics import (
     cohen_kappa,
     confusion_matrix,
 )
+from citegraph.runs import FAILED
 
 ReportMode = Mode
 
@@ -316,6 +317,50 @@ def evaluator_report(
         confusion=matrix,
         human=agreement,
         bootstrap=bootstrap,
+    )
+
+
+def records_report(
+    records: Sequence[Mapping[str, Any]],
+    *,
+    label_set: LabelSet,
+    labels: Literal["auto", "binary"] = "auto",
+    mode: ReportMode | CaqaRules = "paper",
+    bootstrap: BootstrapConfig | None = None,
+    name: str = "",
+) -> EvaluatorReport:
+    """The report of a judge run's records (failed ones left out): their ``gold``,
+    ``predicted``, ``complexity``, ``error`` and ``human`` fields.
+
+    Args:
+        records: The run's records.
+        label_set: What the evaluator can predict (``run.json``: ``label_set``).
+        labels: ``"binary"`` collapses gold labels and predictions to supportive / unsupported
+            before scoring; ``"auto"`` scores them as they are.
+        mode: The scoring mode or its rules.
+        bootstrap: When given, percentile intervals.
+        name: The evaluator's name.
+
+    Raises:
+        ConfigError, DataError: as :func:`evaluator_report`.
+    """
+    judged = [r for r in records if r.get("status") != FAILED]
+    binary = labels == "binary"
+
+    def scored(label: Any) -> Any:
+        return to_binary(label) if binary and label is not None else label
+
+    with_human = any("human" in r for r in judged)
+    return evaluator_report(
+        [scored(r["gold"]) for r in judged],
+        [scored(r["predicted"]) for r in judged],
+        complexities=[r.get("complexity") for r in judged],
+        label_set="binary" if binary else label_set,
+        mode=mode,
+        bootstrap=bootstrap,
+        human=[scored(r.get("human")) for r in judged] if with_human else None,
+        errors=[r.get("error") for r in judged],
+        name=name,
     )
 
 

@@ -2,8 +2,9 @@
 
 Input: a CAQA split (``test.jsonl`` from ``caqa build``), any JSONL of :class:`CaqaSample`, or
 ``attributionbench`` (human binary labels). The output directory is a run directory:
-``run.json`` (configuration, data hash, versions), ``samples.jsonl`` (one record per sample:
-gold, prediction, the evaluator's raw reply, error, scores), ``metrics.json`` (the
+``run.json`` (configuration, data hash, versions), ``samples.jsonl`` (one record per sample,
+readable alone: question, answer statement, citation and its subgraph (the facts with their
+labels), gold, prediction, the evaluator's raw reply, error, scores), ``metrics.json`` (the
 :class:`EvaluatorReport`: per-category and micro-F1, per-complexity F1, confusion matrix,
 bootstrap intervals, agreement with human labels) and ``report.md``.
 
@@ -23,24 +24,26 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.caqa._types import CaqaSample, to_binary
+from citegraph.caqa._types import CaqaSample
 from citegraph.caqa.judge._data import read_samples
 from citegraph.caqa.judge._evaluator import Evaluator, Judgement
 from citegraph.caqa.judge._factory import evaluator as make_evaluator
 from citegraph.caqa.judge._human import read_human_labels, with_human_labels
 from citegraph.caqa.judge._llm import UNPARSEABLE
 from citegraph.caqa.judge._render import render_report
-from citegraph.caqa.judge._report import EvaluatorReport, evaluator_report
+from citegraph.caqa.judge._report import EvaluatorReport, records_report
 from citegraph.caqa.judge._rules import CaqaRules
+from citegraph.caqa.judge._view import CaqaJudgePresenter
 from citegraph.errors import CitegraphError
 from citegraph.io import atomic_write
 from citegraph.metrics import BootstrapConfig
 from citegraph.runs import (
     FAILED,
+    Presenter,
     Record,
     RunOutcome,
     Runtime,
@@ -111,10 +114,15 @@ class CaqaJudgeResult(TaskResult):
 
 
 def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
+    """One judged sample, readable alone: what was judged (question, answer statement,
+    citation, its subgraph), the gold label and the evaluator's verdict and reply."""
     failed = judgement.label is None and judgement.error not in (None, UNPARSEABLE)
     record: dict[str, Any] = {
         "id": sample.id,
         "status": FAILED if failed else "ok",
+        "question": sample.question,
+        "answer": sample.answer,
+        "citation": sample.citation,
         "gold": sample.label,
         "complexity": sample.complexity,
         "source": sample.source,
@@ -122,6 +130,8 @@ def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
         "raw": judgement.raw,
         "error": judgement.error,
     }
+    if sample.attribution is not None:
+        record["subgraph"] = sample.attribution.fact_rows()
     if judgement.scores is not None:
         record["scores"] = judgement.scores
     if sample.human_label is not None:
@@ -143,6 +153,7 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
 
     name = "caqa.judge"
     batch_size = 8
+    presenter: ClassVar[type[Presenter]] = CaqaJudgePresenter
     config: CaqaJudgeConfig
 
     def __init__(
@@ -244,32 +255,22 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
 def _report_metrics(records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
     config = recorded_config(CaqaJudgeConfig, info)
     name, label_set = info["config"]["evaluator_name"], info["config"]["label_set"]
-    judged = [r for r in records if r.get("status") != FAILED]
-    binary = config.labels == "binary"
-
-    def scored(label: Any) -> Any:
-        return to_binary(label) if binary and label is not None else label
-
     bootstrap = None
     if config.bootstrap:
         bootstrap = BootstrapConfig(
             n_resamples=config.bootstrap, confidence=config.confidence, seed=config.seed
         )
-    report = evaluator_report(
-        [scored(r["gold"]) for r in judged],
-        [scored(r["predicted"]) for r in judged],
-        complexities=[r.get("complexity") for r in judged],
-        label_set="binary" if binary else label_set,
+    report = records_report(
+        records,
+        label_set=label_set,
+        labels=config.labels,
         mode=CaqaRules.for_mode(config.extraction),
         bootstrap=bootstrap,
-        human=[scored(r.get("human")) for r in judged]
-        if any("human" in r for r in judged)
-        else None,
-        errors=[r.get("error") for r in judged],
         name=name,
     )
+    n_judged = sum(1 for r in records if r.get("status") != FAILED)
     return report.model_dump(mode="json") | {
-        "n_failed": len(records) - len(judged),
+        "n_failed": len(records) - n_judged,
         "failed_note": "evaluator calls that failed (left out of every score; re-run to retry)",
         "setup": {
             "evaluator": name,

@@ -1,0 +1,177 @@
+"""How ``caqa judge`` runs are shown: each judged sample, the metrics table with its clickable
+confusion matrix, and the paper's figures (confusion heatmap, per-complexity F1, Table 6).
+
+A record's cell in the confusion matrix is its ``cell:<gold>|<predicted>`` tag (``unparseable``
+when no label could be read); the matrix cells link to those tags, so clicking a cell lists its
+samples. Labels are compared as the report compares them: when either label is binary
+(``unsupported``, as on AttributionBench or with a binary evaluator) both are collapsed with
+:func:`~citegraph.caqa.to_binary`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from citegraph.caqa._types import to_binary
+from citegraph.caqa._view import (
+    fact_export_rows,
+    fact_rows_of,
+    facts_table,
+    json_text,
+    plain,
+)
+from citegraph.caqa.judge._report import EvaluatorReport
+from citegraph.caqa.judge._view_figures import (
+    Verdict,
+    confusion_block,
+    judge_charts,
+    metric_rows,
+)
+from citegraph.metrics import UNPARSEABLE
+from citegraph.runs import (
+    FAILED,
+    Block,
+    Chart,
+    FieldsBlock,
+    Presenter,
+    RawBlock,
+    Record,
+    RunData,
+    RunPresentation,
+    SampleSummary,
+    Segment,
+    TextBlock,
+)
+
+
+def judged_labels(record: Mapping[str, Any]) -> tuple[str, str | None]:
+    """``(gold, predicted)`` as the report scores them: both collapsed to supportive /
+    unsupported when either is ``unsupported``."""
+    gold, predicted = str(record.get("gold")), record.get("predicted")
+    if "unsupported" in (gold, predicted):
+        gold = to_binary(gold)
+        predicted = to_binary(predicted) if predicted is not None else None
+    return gold, None if predicted is None else str(predicted)
+
+
+def _cell_tag(gold: str, predicted: str | None) -> str:
+    return f"cell:{gold}|{predicted or UNPARSEABLE}"
+
+
+class CaqaJudgePresenter(Presenter):
+    """A ``caqa judge`` run: each sample with the evaluator's verdict, Tables 5-7's numbers,
+    the confusion matrix and Figure-style charts over several runs."""
+
+    @classmethod
+    def summary(cls, record: Record) -> SampleSummary:
+        """Title the question (the id for records without one); score ``correct`` 1 / 0
+        (``None`` when no label was read); tags ``failed``, ``unmeasured``, ``gold:``,
+        ``pred:`` (``pred:none``), ``cell:<gold>|<pred>``, ``verdict:correct|wrong``,
+        ``complexity:``."""
+        status = str(record.get("status") or "ok")
+        gold, predicted = judged_labels(record)
+        tags = [f"gold:{gold}"]
+        scores: dict[str, float | None] = {}
+        if status == FAILED:
+            tags.insert(0, "failed")
+        else:
+            tags += [f"pred:{predicted or 'none'}", _cell_tag(gold, predicted)]
+            if predicted is None:
+                tags.append("unmeasured")
+                scores["correct"] = None
+            else:
+                right = predicted == gold
+                tags.append("verdict:correct" if right else "verdict:wrong")
+                scores["correct"] = 1.0 if right else 0.0
+        if record.get("complexity"):
+            tags.append(f"complexity:{record['complexity']}")
+        title = record.get("question") or record.get("id")
+        return SampleSummary(
+            id=str(record.get("id")), title=str(title), status=status, scores=scores, tags=tags
+        )
+
+    @classmethod
+    def sample(cls, record: Record, info: Mapping[str, Any]) -> list[Block]:
+        """The sample and the evaluator's label, the answer and citation marked by the
+        verdict, the citation subgraph, the evaluator's setup, its raw reply, the record."""
+        config = info.get("config", {})
+        gold, predicted = judged_labels(record)
+        failed = record.get("status") == FAILED
+        label = "— (call failed)" if failed else predicted or f"— ({UNPARSEABLE})"
+        fields = [
+            ("question", plain(record.get("question"))),
+            ("answer statement", plain(record.get("answer"))),
+            ("citation", plain(record.get("citation"))),
+            ("gold category", plain(record.get("gold"))),
+            ("complexity", plain(record.get("complexity"))),
+            ("source", plain(record.get("source"))),
+            ("evaluator's label", label),
+        ]
+        if record.get("human") is not None:
+            fields.append(("human label", plain(record.get("human"))))
+        blocks: list[Block] = [FieldsBlock(title="Sample", fields=fields)]
+        if record.get("citation") is not None:
+            mark: Verdict = "correct" if predicted == gold else "wrong"
+            if predicted is None or failed:
+                mark = "unknown"
+            tip = f"gold: {gold} · evaluator: {predicted or UNPARSEABLE}"
+            blocks.append(
+                TextBlock(
+                    title="Answer and citation",
+                    paragraphs=[
+                        [Segment(text=plain(record.get("answer")))],
+                        [Segment(text=str(record["citation"]), mark=mark, tip=tip)],
+                    ],
+                )
+            )
+        rows = fact_rows_of(record)
+        if rows is not None:
+            blocks.append(
+                facts_table(
+                    "Citation subgraph",
+                    rows,
+                    note="the facts the citation was written from "
+                    f"(gold: {plain(record.get('gold'))})",
+                )
+            )
+        blocks += [
+            FieldsBlock(
+                title="Evaluator",
+                fields=[
+                    ("evaluator", plain(config.get("evaluator_name") or config.get("evaluator"))),
+                    ("prompt", plain(config.get("prompt"))),
+                    ("extraction", plain(config.get("extraction"))),
+                    ("predicted", plain(record.get("predicted"))),
+                    ("error", plain(record.get("error"))),
+                ],
+            ),
+            RawBlock(title="Evaluator's raw reply", text=str(record.get("raw") or ""), open=True),
+            RawBlock(title="JSON record", text=json_text(record)),
+        ]
+        return blocks
+
+    @classmethod
+    def metrics(cls, metrics: Mapping[str, Any], info: Mapping[str, Any]) -> RunPresentation:
+        """micro- and macro-F1, F1 per category and per complexity, agreement with human
+        labels; the confusion matrix, its cells linking to their samples."""
+        report = EvaluatorReport.from_metrics(dict(metrics))
+        config = info.get("config", {})
+        return RunPresentation(
+            metrics=metric_rows(report, metrics),
+            blocks=[confusion_block(report, binary_scoring=config.get("labels") == "binary")],
+            notes=[report.description]
+            + ([str(metrics.get("failed_note"))] if metrics.get("n_failed") else []),
+        )
+
+    @classmethod
+    def charts(cls, runs: Sequence[RunData]) -> list[Chart]:
+        """A confusion-matrix heatmap per configuration (runs of one config, such as shards,
+        summed) and micro-F1 per complexity level (Table 6), a series per configuration;
+        both recomputed from the records."""
+        return judge_charts(runs)
+
+    @classmethod
+    def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
+        """``facts``: one row per fact of the citation subgraph."""
+        return {"facts": fact_export_rows(str(record.get("id")), fact_rows_of(record) or [])}
