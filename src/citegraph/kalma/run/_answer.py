@@ -9,7 +9,7 @@ a failed model call gives ``status: failed`` (tried again on resume).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -96,6 +96,7 @@ async def answer_and_score(
     record |= scored | _generation_fields(answer)
     record["graph_qids"] = [g.center.id for g in graphs]
     record["kg_given"] = [t.as_list() for g in graphs for t in g.triples]
+    record["kg_triples"] = prompt_triples(graphs, answer.prompt_version)
     if models.judge is not None and not answer.error and (judged is None or sample.id in judged):
         quality = await judge_text_quality(
             sample.question,
@@ -106,6 +107,30 @@ async def answer_and_score(
         )
         record["text_quality"] = quality.model_dump(mode="json")
     return record
+
+
+def prompt_triples(graphs: Sequence[Subgraph], version: str) -> list[dict[str, Any]]:
+    """The facts the prompt showed the model (knowledge removal applied), with their subject's
+    name, so a run's viewer needs no dataset lookup.
+
+    Each graph's ``name`` facts are left out (the prompt names the entity once, from its centre);
+    ``kalma-code-v1`` shows one value per relation (:meth:`Subgraph.as_dict`), so later values of
+    a relation are left out there too.
+    """
+    out = []
+    for graph in graphs:
+        seen: set[str] = set()
+        for triple in graph.triples:
+            if triple.relation == "name" or triple.relation in seen:
+                continue
+            if version == "kalma-code-v1":
+                seen.add(triple.relation)
+            label = triple.subject_label
+            if label is None and triple.subject == graph.center.id:
+                label = graph.center.name
+            row = triple.model_dump(mode="json", exclude_none=True)
+            out.append(row | ({"subject_label": label} if label else {}))
+    return out
 
 
 def _generation_fields(answer: GeneratedAnswer) -> dict[str, Any]:

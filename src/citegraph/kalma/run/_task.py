@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import Field
 
 from citegraph.datasets import BioKaLMASample
+from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
@@ -63,6 +64,7 @@ class KalmaRunTask(Task[BioKaLMASample, RunModels]):
     """
 
     name = TASK
+    presenter = KalmaPresenter
 
     def __init__(
         self,

@@ -28,6 +28,7 @@ from citegraph.datasets import (
     read_gold,
 )
 from citegraph.errors import DataError
+from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._report import build_metrics
@@ -79,6 +80,7 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
     """
 
     name = "kalma.score"
+    presenter = KalmaPresenter
     batch_size = 32
 
     def __init__(

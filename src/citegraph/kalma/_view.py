@@ -1,0 +1,241 @@
+"""How KaLMA runs (``kalma run``, ``kalma score``) are shown: :class:`KalmaPresenter`.
+
+The sample page (:mod:`._view_sample`), the paper's figures (:mod:`._view_charts`), the sample
+list's tags, the metrics table and the export tables, all from the records and ``metrics.json``
+alone (no dataset lookup).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from citegraph.kalma._view_charts import kalma_charts
+from citegraph.kalma._view_sample import citation_refs, sample_blocks, triple_key
+from citegraph.kalma.score._config import ScoringOptions
+from citegraph.runs import (
+    Block,
+    Chart,
+    MetricRow,
+    Presenter,
+    Record,
+    RunData,
+    RunPresentation,
+    SampleSummary,
+)
+
+#: The KaLMA metrics in ``metrics.json``, with their display names.
+METRIC_NAMES = {
+    "correctness": "citation correctness",
+    "precision": "citation precision",
+    "recall": "citation recall",
+    "f1": "citation F1",
+    "alignment": "text-citation alignment",
+    "na_precision": "[NA] precision",
+    "na_recall": "[NA] recall",
+}
+_NLI_METRICS = ("alignment", "na_precision", "na_recall")
+
+
+class KalmaPresenter(Presenter):
+    """The KaLMA view: answers with citations marked by verdict, the KG the model was given,
+    alignment verdicts, the metrics table with the NLI model behind each, the paper's figures."""
+
+    @classmethod
+    def summary(cls, record: Record) -> SampleSummary:
+        """Title = question; tags ``failed``, ``unmeasured``, ``has-na``, ``verdict:wrong``
+        (a citation not in the KG), ``verdict:malformed`` (parse issues), ``empty``,
+        ``no-citation``."""
+        base = super().summary(record)
+        tags = list(base.tags)
+        refs = citation_refs(record)
+        kg = [r for r in refs if r.kind == "kg"]
+        if any(r.kind == "na" for r in refs):
+            tags.append("has-na")
+        if any((r.verdict or {}).get("correct") is False for r in kg):
+            tags.append("verdict:wrong")
+        if record.get("parse_issues") or (record.get("parsed") or {}).get("issues"):
+            tags.append("verdict:malformed")
+        if record.get("empty_answer") or not (record.get("answer") or "").strip():
+            tags.append("empty")
+        if not kg:
+            tags.append("no-citation")
+        title = record.get("question") or record.get("id")
+        return base.model_copy(update={"title": str(title), "tags": tags})
+
+    @classmethod
+    def sample(cls, record: Record, info: Mapping[str, Any]) -> list[Block]:
+        """Answer (citations marked), KG table, alignment, scores, generation, raw, JSON."""
+        return sample_blocks(record)
+
+    @classmethod
+    def metrics(cls, metrics: Mapping[str, Any], info: Mapping[str, Any]) -> RunPresentation:
+        """One row per KaLMA metric (micro / macro, measured and unmeasured counts with reasons,
+        the deciding model and whether it is a stand-in), text quality, retrieval; notes."""
+        config = {**(info.get("config") or {}), **(metrics.get("config") or {})}
+        mode = str(config.get("mode", "paper"))
+        nli = str(config.get("nli_name") or config.get("nli") or "lexical")
+        options = ScoringOptions(mode="reference" if mode == "reference" else "paper")
+        stand_in = options.stand_in_warning(nli)
+        details = metrics.get("details") or {}
+        reasons = metrics.get("unmeasured") or {}
+        rows = []
+        for name, label in METRIC_NAMES.items():
+            value = metrics.get(name)
+            if not isinstance(value, Mapping):
+                continue
+            detail = details.get(name) or {}
+            n = detail.get("n")
+            kept = None
+            if isinstance(n, int):
+                kept = n - int(detail.get("n_excluded") or 0) - int(detail.get("n_unmeasured") or 0)
+            by_nli = name in _NLI_METRICS
+            how = f"{mode} mode · parser {config.get('parser_version', config.get('parser'))}"
+            if by_nli:
+                how += f" · hypothesis {config.get('hypothesis')}"
+            rows.append(
+                MetricRow(
+                    name=label,
+                    value=value.get("micro"),
+                    micro=value.get("micro"),
+                    macro=value.get("macro"),
+                    percent=True,
+                    n_measured=kept,
+                    unmeasured={str(k): int(v) for k, v in (reasons.get(name) or {}).items()},
+                    model=nli
+                    if by_nli
+                    else ("normalised match" if config.get("normalize") else "exact match"),
+                    stand_in=by_nli and stand_in is not None,
+                    how=how,
+                )
+            )
+        rows += _text_quality_rows(metrics, info)
+        rows += _retrieval_rows(metrics)
+        return RunPresentation(metrics=rows, notes=_notes(metrics, mode, stand_in))
+
+    @classmethod
+    def charts(cls, runs: Sequence[RunData]) -> list[Chart]:
+        """Figures 4 and 5, Table 5 and Table 3 of the paper, from the runs that support them."""
+        return kalma_charts(runs)
+
+    @classmethod
+    def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
+        """``citations``: one row per citation; ``sentences``: one row per sentence."""
+        sample = str(record.get("id"))
+        citations = []
+        for ref in citation_refs(record):
+            triple = ref.citation.get("triple") or {}
+            verdict = ref.verdict or {}
+            kg = ref.kind == "kg"
+            subject, relation, value = triple_key(triple) if kg else (None, None, None)
+            citations.append(
+                {
+                    "sample_id": sample,
+                    "sentence_index": ref.sentence,
+                    "citation_index": ref.index,
+                    "kind": ref.kind,
+                    "subject": subject,
+                    "subject_label": triple.get("subject_label") if kg else None,
+                    "relation": relation,
+                    "value": value,
+                    "bracket": ref.citation.get("bracket"),
+                    "correct": verdict.get("correct"),
+                    "in_gold": verdict.get("in_gold"),
+                    "precise": verdict.get("precise"),
+                    "entailed": ref.pair.get("entailed") if ref.pair else None,
+                }
+            )
+        sentences = [
+            {
+                "sample_id": sample,
+                "sentence_index": i,
+                "text": s.get("text"),
+                "n_citations": sum(1 for c in s.get("citations") or [] if c.get("kind") == "kg"),
+                "has_na": any(c.get("kind") == "na" for c in s.get("citations") or []),
+            }
+            for i, s in enumerate((record.get("parsed") or {}).get("sentences") or [])
+        ]
+        return {"citations": citations, "sentences": sentences}
+
+
+def _text_quality_rows(metrics: Mapping[str, Any], info: Mapping[str, Any]) -> list[MetricRow]:
+    quality = metrics.get("text_quality")
+    if not isinstance(quality, Mapping):
+        return []
+    judge = (metrics.get("setup") or {}).get("judge") or (info.get("config") or {}).get(
+        "judge_name"
+    )
+    return [
+        MetricRow(
+            name=f"text quality: {name}",
+            value=s.get("mean"),
+            n_measured=s.get("n_measured"),
+            unmeasured={str(k): int(v) for k, v in (s.get("unmeasured_reasons") or {}).items()},
+            model=str(judge) if judge else None,
+            how=f"{s.get('mode')} mode · prompt {s.get('prompt_version')} · 1-5 scale",
+        )
+        for name, s in quality.items()
+        if isinstance(s, Mapping)
+    ]
+
+
+def _retrieval_rows(metrics: Mapping[str, Any]) -> list[MetricRow]:
+    retrieval = metrics.get("retrieval")
+    if not isinstance(retrieval, Mapping):
+        return []
+    reason = retrieval.get("unmeasured_reason")
+    unmeasured = {str(reason): int(retrieval.get("n_unmeasured") or 0)} if reason else {}
+    rows = []
+    for name in ("precision", "recall", "f1"):
+        value = retrieval.get(name) or {}
+        rows.append(
+            MetricRow(
+                name=f"retrieval {name}",
+                value=value.get("micro"),
+                micro=value.get("micro"),
+                macro=value.get("macro"),
+                percent=True,
+                n_measured=retrieval.get("n_measured"),
+                unmeasured=unmeasured,
+                how=f"{retrieval.get('mode')} mode · graphs retrieved vs the question's own",
+            )
+        )
+    if retrieval.get("exact_match") is not None:
+        rows.append(
+            MetricRow(name="retrieval exact match", value=retrieval["exact_match"], percent=True)
+        )
+    return rows
+
+
+def _notes(metrics: Mapping[str, Any], mode: str, stand_in: str | None) -> list[str]:
+    notes = [
+        f"{mode} mode: "
+        + (
+            "the paper's definitions"
+            if mode != "reference"
+            else "what the authors' scripts compute (docs/modes.md)"
+        )
+    ]
+    if stand_in:
+        notes.append(stand_in)
+    edge = metrics.get("na_edge_case")
+    if isinstance(edge, Mapping) and edge.get("rule"):
+        notes.append(f"[NA] edge case: {edge['rule']} ({edge.get('n_sentences', 0)} sentences)")
+    setup = metrics.get("setup") or {}
+    if setup.get("gold_note"):
+        notes.append(str(setup["gold_note"]))
+    cap = (metrics.get("config") or {}).get("alignment_cap")
+    if cap is not None:
+        notes.append(f"alignment measured on the first {cap} answers (reference-mode cap)")
+    experiment = metrics.get("experiment") or {}
+    if experiment.get("remove_knowledge"):
+        notes.append(
+            f"conscious incompetence: {experiment['remove_knowledge']} gold facts removed per "
+            f"question ({experiment.get('remove_strategy')} order)"
+        )
+    if experiment.get("retrieval_accuracy_requested", 100) < 100:
+        notes.append(
+            f"retrieval ablation: accuracy {experiment['retrieval_accuracy_requested']}% "
+            f"requested, {experiment.get('retrieval_accuracy_achieved')} achieved"
+        )
+    return notes

@@ -1,0 +1,401 @@
+"""The blocks of one KaLMA sample's page: the answer with its citations marked by verdict, the KG
+the model was given, the sentence-citation alignment, scores, generation metadata, raw text.
+
+Everything is rebuilt from the record alone (``kalma run`` and ``kalma score`` share the layout;
+``kalma run`` adds ``kg_triples``, the facts its prompt held). Model text is kept verbatim: the
+answer is only cut into segments, never rewritten or escaped (the renderers escape).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+from citegraph.runs import (
+    Block,
+    FieldsBlock,
+    RawBlock,
+    Record,
+    Segment,
+    TableBlock,
+    TextBlock,
+)
+
+_Key = tuple[str, str, str]
+#: The viewer's marks (``citegraph.runs._present.Mark``, which the package face does not export).
+Mark = Literal[
+    "correct", "wrong", "na", "malformed", "gold", "cited", "absent", "unknown", "neutral"
+]
+
+
+def triple_key(triple: Mapping[str, Any] | Sequence[Any]) -> _Key:
+    """``(subject, relation, value)`` of a triple dict or ``[s, r, v]`` list."""
+    if isinstance(triple, Mapping):
+        return (str(triple.get("subject")), str(triple.get("relation")), str(triple.get("value")))
+    subject, relation, value = (str(x) for x in triple[:3])
+    return (subject, relation, value)
+
+
+def triple_text(triple: Mapping[str, Any]) -> str:
+    """``subject label · relation · value (Qid)``; without a label, ``Qid · relation · value``."""
+    subject, relation, value = triple_key(triple)
+    label = triple.get("subject_label")
+    if label and label != subject:
+        return f"{label} · {relation} · {value} ({subject})"
+    return f"{subject} · {relation} · {value}"
+
+
+def yes_no(value: Any) -> str:
+    """``yes`` / ``no``, or ``unknown`` for None."""
+    return "unknown" if value is None else ("yes" if value else "no")
+
+
+def percent(value: Any) -> str:
+    """A proportion as ``33.3%``; ``—`` for None."""
+    return "—" if not isinstance(value, int | float) else f"{100 * value:.1f}%"
+
+
+class CitationRef:
+    """One citation of the answer with its verdict and alignment pair (if any)."""
+
+    def __init__(
+        self,
+        sentence: int,
+        index: int,
+        citation: Mapping[str, Any],
+        verdict: Mapping[str, Any] | None,
+        pair: Mapping[str, Any] | None,
+        na_pairs: Sequence[Mapping[str, Any]] = (),
+    ) -> None:
+        self.na_pairs = na_pairs
+        self.sentence = sentence
+        self.index = index
+        self.citation = citation
+        self.verdict = verdict
+        self.pair = pair
+
+    @property
+    def kind(self) -> str:
+        """``kg`` or ``na``."""
+        return str(self.citation.get("kind"))
+
+    def tip(self) -> str:
+        """One line: the triple and its verdicts, or what [NA] means."""
+        if self.kind == "na":
+            lines = ["[NA]: knowledge missing from the KG"]
+            lines += [
+                f"entails absent fact {triple_text(p.get('triple') or {})}: "
+                f"{yes_no(p.get('entailed'))}"
+                for p in self.na_pairs
+            ]
+            return "\n".join(lines)
+        triple = self.citation.get("triple") or {}
+        verdict = self.verdict or {}
+        parts = [
+            f"in the KG: {yes_no(verdict.get('correct'))}",
+            f"in gold: {yes_no(verdict.get('in_gold'))}",
+            f"precise: {yes_no(verdict.get('precise'))}",
+            "aligned (NLI): " + (yes_no(self.pair.get("entailed")) if self.pair else "not checked"),
+        ]
+        return f"{triple_text(triple)} — " + "; ".join(parts)
+
+
+def citation_refs(record: Record) -> list[CitationRef]:
+    """Every citation of the parsed answer, in order, with its verdict and alignment pair."""
+    parsed = record.get("parsed") or {}
+    verdicts = list((record.get("citations") or {}).get("verdicts") or [])
+    pairs = {
+        (p.get("sentence_index"), p.get("citation_index")): p
+        for p in (record.get("alignment") or {}).get("pairs") or []
+    }
+    na_pairs: dict[int, list[Mapping[str, Any]]] = {}
+    for p in (record.get("na") or {}).get("pairs") or []:
+        na_pairs.setdefault(int(p.get("sentence_index", -1)), []).append(p)
+    out: list[CitationRef] = []
+    kg_seen = 0
+    for i, sentence in enumerate(parsed.get("sentences") or []):
+        for j, citation in enumerate(sentence.get("citations") or []):
+            verdict = None
+            if citation.get("kind") == "kg":
+                verdict = verdicts[kg_seen] if kg_seen < len(verdicts) else None
+                kg_seen += 1
+            found = pairs.get((i, j))
+            out.append(CitationRef(i, j, citation, verdict, found, na_pairs.get(i, [])))
+    return out
+
+
+def _span_mark(refs: Sequence[CitationRef], issues: Sequence[Mapping[str, Any]]) -> Mark:
+    kg = [r for r in refs if r.kind == "kg"]
+    if any((r.verdict or {}).get("correct") is False for r in kg):
+        return "wrong"
+    if issues:
+        return "malformed"
+    if kg:
+        return "correct" if all(r.verdict is not None for r in kg) else "unknown"
+    return "na" if refs else "malformed"
+
+
+def answer_paragraphs(record: Record) -> list[list[Segment]]:
+    """The answer cut into segments, one per citation bracket (marked ``correct`` / ``wrong`` /
+    ``na`` / ``malformed``, tooltip = the cited triples and their verdicts) and plain text
+    between them; one paragraph per line. Joining each paragraph's texts and the paragraphs
+    with ``\\n`` gives the answer back exactly.
+
+    A bracket holding several facts is one segment (the record keeps the bracket, not each
+    fact's offsets): it is ``wrong`` when any of its facts is not in the KG, and its tooltip has
+    one line per fact.
+    """
+    answer = record.get("answer")
+    if not isinstance(answer, str):
+        reason = record.get("empty_reason") or "no answer"
+        return [[Segment(text=f"(no answer: {reason})", mark="unknown")]]
+    spans: dict[int, tuple[str, list[CitationRef], list[Mapping[str, Any]]]] = {}
+    for ref in citation_refs(record):
+        start, bracket = ref.citation.get("start"), ref.citation.get("bracket")
+        if isinstance(start, int) and isinstance(bracket, str):
+            spans.setdefault(start, (bracket, [], []))[1].append(ref)
+    for issue in (record.get("parsed") or {}).get("issues") or []:
+        start, bracket = issue.get("start"), issue.get("bracket")
+        if isinstance(start, int) and isinstance(bracket, str):
+            spans.setdefault(start, (bracket, [], []))[2].append(issue)
+    paragraphs: list[list[Segment]] = [[]]
+    pos = 0
+    for start in sorted(spans):
+        bracket, refs, issues = spans[start]
+        end = start + len(bracket)
+        if start < pos or answer[start:end] != bracket or "\n" in bracket:
+            continue  # overlapping or not where the record says: leave the text unmarked
+        _add_plain(paragraphs, answer[pos:start])
+        tips = [r.tip() for r in refs] + [f"malformed: {i.get('reason')}" for i in issues]
+        paragraphs[-1].append(
+            Segment(text=bracket, mark=_span_mark(refs, issues), tip="\n".join(tips))
+        )
+        pos = end
+    _add_plain(paragraphs, answer[pos:])
+    return paragraphs
+
+
+def _add_plain(paragraphs: list[list[Segment]], text: str) -> None:
+    lines = text.split("\n")
+    for n, line in enumerate(lines):
+        if n:
+            paragraphs.append([])
+        if line:
+            paragraphs[-1].append(Segment(text=line))
+
+
+def kg_table(record: Record) -> TableBlock:
+    """The facts the model was given (``kalma run``: ``kg_triples`` / ``kg_given``), or for
+    ``kalma score`` the facts the record knows to be in the KG, plus gold and absent facts."""
+    given = record.get("kg_triples")
+    if given is None and record.get("kg_given") is not None:
+        given = [
+            dict(zip(("subject", "relation", "value"), t, strict=False)) for t in record["kg_given"]
+        ]
+    labels: dict[str, str] = {}
+    rows: dict[_Key, dict[str, Any]] = {}
+
+    def add(triple: Mapping[str, Any] | Sequence[Any], **flags: bool) -> None:
+        key = triple_key(triple)
+        if isinstance(triple, Mapping) and triple.get("subject_label"):
+            labels.setdefault(key[0], str(triple["subject_label"]))
+        row = rows.setdefault(key, {"given": False, "cited": False, "gold": False, "absent": False})
+        for name, flag in flags.items():
+            row[name] = row[name] or flag
+
+    for triple in given or []:
+        add(triple, given=True)
+    citations = record.get("citations") or {}
+    for verdict in citations.get("verdicts") or []:
+        if verdict.get("correct"):
+            add(verdict["triple"], cited=True, gold=bool(verdict.get("in_gold")))
+        elif verdict.get("in_gold"):
+            add(verdict["triple"], gold=True)
+    for triple in citations.get("gold_missed") or []:
+        add(triple, gold=True)
+    absent = list((record.get("na") or {}).get("absent") or []) + list(record.get("removed") or [])
+    for triple in absent:
+        add(triple, absent=True)
+    for (subject, relation, value), row in rows.items():
+        if relation == "name" and row["given"]:
+            labels.setdefault(subject, value)
+    table_rows: list[list[Segment]] = []
+    marks: list[Mark | None] = []
+    for (subject, relation, value), row in rows.items():
+        status = [
+            name
+            for name, on in (
+                ("given", row["given"]),
+                ("cited", row["cited"]),
+                ("gold", row["gold"]),
+            )
+            if on
+        ]
+        if row["absent"]:
+            status.append("absent (removed)")
+        mark: Mark | None = (
+            "absent"
+            if row["absent"]
+            else "cited"
+            if row["cited"]
+            else "gold"
+            if row["gold"]
+            else None
+        )
+        table_rows.append(
+            [
+                Segment(text=labels.get(subject, subject)),
+                Segment(text=relation),
+                Segment(text=value),
+                Segment(text=subject),
+                Segment(text=", ".join(status)),
+            ]
+        )
+        marks.append(mark)
+    if given is not None:
+        title, note = "KG given to the model", "Absent facts were removed before prompting."
+    else:
+        title = "KG facts: cited, gold and absent"
+        note = (
+            "The record holds no copy of the KG; shown: the cited facts found in it, gold "
+            "facts and absent facts."
+        )
+    return TableBlock(
+        title=title,
+        columns=["subject", "relation", "value", "QID", "status"],
+        rows=table_rows,
+        row_marks=marks,
+        note=note,
+    )
+
+
+def alignment_table(record: Record) -> TableBlock | None:
+    """One row per sentence-citation pair: premise, hypothesis, entailed, source."""
+    pairs = (record.get("alignment") or {}).get("pairs") or []
+    if not pairs:
+        return None
+    rows: list[list[Segment]] = []
+    marks: list[Mark | None] = []
+    for p in pairs:
+        mark: Mark = "correct" if p.get("entailed") else "wrong"
+        rows.append(
+            [
+                Segment(text=str(p.get("sentence_index"))),
+                Segment(text=str(p.get("citation_index"))),
+                Segment(text=str(p.get("premise"))),
+                Segment(text=str(p.get("hypothesis")), tip=triple_text(p.get("triple") or {})),
+                Segment(text=yes_no(p.get("entailed")), mark=mark),
+                Segment(text=str(p.get("source") or "")),
+            ]
+        )
+        marks.append(mark)
+    columns = ["sentence", "citation", "premise", "hypothesis", "entailed", "source"]
+    return TableBlock(title="Sentence alignment", columns=columns, rows=rows, row_marks=marks)
+
+
+def na_table(record: Record) -> TableBlock | None:
+    """One row per [NA] sentence and absent fact: does the sentence entail the fact?"""
+    pairs = (record.get("na") or {}).get("pairs") or []
+    if not pairs:
+        return None
+    rows: list[list[Segment]] = []
+    marks: list[Mark | None] = []
+    for p in pairs:
+        mark: Mark = "correct" if p.get("entailed") else "wrong"
+        rows.append(
+            [
+                Segment(text=str(p.get("sentence_index"))),
+                Segment(text=str(p.get("premise"))),
+                Segment(text=triple_text(p.get("triple") or {})),
+                Segment(text=yes_no(p.get("entailed")), mark=mark),
+            ]
+        )
+        marks.append(mark)
+    columns = ["sentence", "premise", "absent fact", "entailed"]
+    return TableBlock(
+        title="[NA] sentences against absent facts", columns=columns, rows=rows, row_marks=marks
+    )
+
+
+def scores_fields(record: Record) -> FieldsBlock:
+    """Each score or why it is unmeasured, parse issues, and the [NA] edge-case fields."""
+    unmeasured = record.get("unmeasured") or {}
+    fields = []
+    for name, value in (record.get("scores") or {}).items():
+        text = percent(value) if value is not None else f"unmeasured: {unmeasured.get(name, '?')}"
+        fields.append((str(name), text))
+    parsed = record.get("parsed") or {}
+    for issue in parsed.get("issues") or []:
+        fields.append(("parse issue", f"{issue.get('bracket')}: {issue.get('reason')}"))
+    na = record.get("na") or {}
+    if na.get("edge_case"):
+        fields.append(("[NA] edge case (§4.5) sentences", ", ".join(map(str, na["edge_case"]))))
+    if na.get("edge_check"):
+        fields.append(("[NA] edge case decided by", str(na["edge_check"])))
+    if na.get("gold_set"):
+        fields.append(("[NA] gold set", str(na["gold_set"])))
+    if record.get("removal_note"):
+        fields.append(("knowledge removal", str(record["removal_note"])))
+    return FieldsBlock(title="Scores", fields=fields)
+
+
+def generation_fields(record: Record) -> FieldsBlock | None:
+    """Model, finish reason, usage, latency, prompt version, cache, attempts (``kalma run``)."""
+    gen = record.get("generation")
+    fields: list[tuple[str, str]] = []
+    if isinstance(gen, Mapping):
+        usage = gen.get("usage") or {}
+        fields += [
+            ("model", str(gen.get("model"))),
+            ("finish_reason", str(gen.get("finish_reason"))),
+            (
+                "usage",
+                f"{usage.get('prompt_tokens')} prompt + {usage.get('completion_tokens')} "
+                "completion tokens",
+            ),
+            ("latency", "—" if gen.get("latency_s") is None else f"{gen['latency_s']:.2f} s"),
+            ("cached", yes_no(gen.get("cached"))),
+            ("attempts", str(gen.get("attempts"))),
+        ]
+    for key in ("prompt_version", "status", "empty_reason"):
+        if record.get(key):
+            fields.append((key, str(record[key])))
+    retrieval = record.get("retrieval")
+    if isinstance(retrieval, Mapping):
+        fields.append(("retrieved graphs", ", ".join(retrieval.get("qids") or []) or "—"))
+        fields.append(("gold graphs", ", ".join(retrieval.get("gold_qids") or []) or "—"))
+    if record.get("replaced_graphs"):
+        fields.append(("replaced graphs (ablation)", ", ".join(record["replaced_graphs"])))
+    return FieldsBlock(title="Generation", fields=fields) if fields else None
+
+
+def text_quality_fields(record: Record) -> FieldsBlock | None:
+    """The judge's score per criterion, or why it is unmeasured."""
+    quality = record.get("text_quality")
+    if not isinstance(quality, Mapping):
+        return None
+    fields = [("judge", str(quality.get("judge")))]
+    for name, verdict in (quality.get("scores") or {}).items():
+        score = verdict.get("score")
+        text = f"{score} / 5" if score is not None else f"unmeasured: {verdict.get('reason')}"
+        if verdict.get("defaulted"):
+            text += " (default: the judge's reply had no score)"
+        fields.append((str(name), text))
+    return FieldsBlock(title="Text quality", fields=fields)
+
+
+def sample_blocks(record: Record) -> list[Block]:
+    """Every block of a KaLMA sample's page, in reading order."""
+    blocks: list[Block | None] = [
+        TextBlock(title="Answer", paragraphs=answer_paragraphs(record), legend=True),
+        kg_table(record),
+        alignment_table(record),
+        na_table(record),
+        scores_fields(record),
+        generation_fields(record),
+        text_quality_fields(record),
+        RawBlock(title="Raw model output", text=str(record.get("answer") or ""), open=False),
+        RawBlock(title="JSON record", text=json.dumps(record, indent=2, ensure_ascii=False)),
+    ]
+    return [b for b in blocks if b is not None]
