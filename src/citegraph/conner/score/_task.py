@@ -2,8 +2,9 @@
 
 Input: the knowledge of each test item (``gold``, a knowledge run directory or a JSONL file, see
 :func:`~citegraph.conner.read_knowledge`). Output, a run directory: ``run.json``
-(configuration, input hashes, versions), ``samples.jsonl`` (per item: the knowledge's source,
-each metric's :class:`MetricValue` and, with an answer model, the answer) and ``metrics.json``
+(configuration, input hashes, versions), ``samples.jsonl`` (per item: the query, the knowledge text
+and its source, each metric's :class:`MetricValue`, factuality's with each sentence's verdict and
+evidence, and, with an answer model, the answer) and ``metrics.json``
 (per metric: mean, how many were unmeasured and why, the models; factuality and validity as the
 paper's three-way label shares; and ``notes`` on every stand-in model).
 
