@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.conner._types import RunResult, in_item_order
+from citegraph.conner._view import ConnerScorePresenter
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
 from citegraph.conner.score._models import ScoreModels, load_score_models
@@ -59,6 +60,7 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
 
     name = "conner.score"
     batch_size = 16
+    presenter = ConnerScorePresenter
     config: ConnerScoreConfig
 
     def __init__(
