@@ -28,6 +28,12 @@ Metric = Literal[
 ]
 METRICS: tuple[Metric, ...] = get_args(Metric)
 
+#: A plain value in :attr:`MetricValue.details`.
+DetailScalar = float | int | str | None
+#: A value in :attr:`MetricValue.details`: a plain value, or a list of flat rows (factuality's
+#: per-sentence verdicts).
+DetailValue = DetailScalar | list[dict[str, DetailScalar]]
+
 
 class Knowledge(BaseModel):
     """A knowledge text to evaluate for one sample."""
@@ -50,9 +56,10 @@ class MetricValue(BaseModel):
     value: float | None = Field(description="The score; None when unmeasured.")
     reason: str | None = Field(default=None, description="Why the value is None.")
     model: str = Field(description="The model (or 'lexical', 'embedding:<model>') behind it.")
-    details: dict[str, float | int | str | None] = Field(
+    details: dict[str, DetailValue] = Field(
         default_factory=dict,
-        description="Metric-specific parts, e.g. factuality's three probabilities and label.",
+        description="Metric-specific parts, e.g. factuality's three probabilities, its label "
+        "and its per-sentence verdicts.",
     )
 
 

@@ -15,6 +15,7 @@ import pytest
 
 from citegraph.conner import MetricValue
 from citegraph.conner.metrics import (
+    EVIDENCE_CHARS,
     CombinedEvidence,
     EvidenceSource,
     FactualityConfig,
@@ -92,6 +93,26 @@ def test_min_is_the_default_and_takes_the_least_supported_sentence() -> None:
     assert value.details["n_consistent_sentences"] == 1
     assert value.details["n_non_verified_sentences"] == 1
     assert value.details["n_inconsistent_sentences"] == 0
+
+
+def test_details_name_each_sentence_its_label_and_deciding_evidence() -> None:
+    value = asyncio.run(factuality(KNOWLEDGE, EVIDENCE, ScriptedNLI(TABLE)))
+    assert value.details["sentences"] == [
+        {"index": 0, "text": S1, "label": "consistent", "entailment": 0.8,
+         "evidence_index": 1, "evidence": "e2"},
+        {"index": 1, "text": S2, "label": "non-verified", "entailment": 0.3,
+         "evidence_index": 0, "evidence": "e1"},  # the first of the tied e1 / e3
+    ]  # fmt: skip
+    # a contradicted sentence is "inconsistent"; long evidence is cut to EVIDENCE_CHARS
+    long = "x" * (EVIDENCE_CHARS + 50)
+    table = {(long, S1): (0.9, 0.05, 0.05), (long, S2): (0.0, 0.1, 0.9)}
+    cut = asyncio.run(factuality(KNOWLEDGE, FixedEvidence([long]), ScriptedNLI(table)))
+    rows = cut.details["sentences"]
+    assert isinstance(rows, list)
+    assert [r["label"] for r in rows] == ["inconsistent", "consistent"]
+    evidence = str(rows[0]["evidence"])
+    assert len(evidence) == EVIDENCE_CHARS and evidence.endswith("…")
+    assert cut.value == pytest.approx(0.05)  # the value is untouched by the new details
 
 
 def test_all_pairs_of_a_knowledge_go_in_one_call() -> None:

@@ -44,6 +44,7 @@ from citegraph.conner import (
     render_score,
     score_knowledge,
 )
+from citegraph.conner.metrics import EVIDENCE_CHARS, split_sentences
 from citegraph.conner.score import PROMPT_TOO_LONG
 from citegraph.datasets import load_conner
 from citegraph.errors import (
@@ -159,6 +160,19 @@ def test_score_run_values_resume_and_failures(
         1 - 1 / 0.55
     )
     assert records["nq:2"]["answer"] == "beneath the liver"
+    # a record holds what was scored: the question, the knowledge, each sentence's verdict
+    one, gold = records["nq:1"], load_conner("nq", data_dir=data_dir)[1]
+    assert one["query"] == gold.query and one["knowledge"] == K1
+    first_gold_sentence = split_sentences(gold.gold_knowledge)[0]
+    assert len(first_gold_sentence) <= EVIDENCE_CHARS  # kept whole
+    assert one["metrics"]["factuality"]["details"]["sentences"] == [
+        {"index": 0, "text": K1, "label": "non-verified", "entailment": 0.0,
+         "evidence_index": 0, "evidence": first_gold_sentence},  # all neutral: the first
+    ]  # fmt: skip
+    missing = [json.loads(line) for line in (out / "samples.jsonl").read_text().splitlines()]
+    assert [(r["knowledge"], r["query"] != "") for r in missing if r["id"] == "nq:3"] == [
+        (None, True)
+    ]
     assert json.loads((out / "metrics.json").read_text())["metrics"]["validity"]["n"] == 3
     table = render_score(second.metrics)
     assert "helpfulness" in table and "cons/non-verif/incons 33.3% / 66.7% / 0.0%" in table

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from citegraph.conner._types import RunResult, in_item_order
 from citegraph.conner.acquire._knowledge_io import TaskChoice, load_task
+from citegraph.conner.acquire._view import KnowledgePresenter
 from citegraph.datasets import ConnerSample
 from citegraph.models import ChatModel, chat_model, default_response_cache
 from citegraph.runs import FAILED, Record, RunDir, Task
@@ -70,7 +71,10 @@ def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int)
 
 class KnowledgeTask(Task[ConnerSample, ModelsT]):
     """A task whose items are a CONNER test set and whose records are knowledge (generate,
-    retrieve, select): the items, the metrics (:func:`acquired_metrics`) and the item order."""
+    retrieve, select): the items, the metrics (:func:`acquired_metrics`), the item order and
+    how its runs are shown (:class:`~citegraph.conner.acquire._view.KnowledgePresenter`)."""
+
+    presenter = KnowledgePresenter
 
     def __init__(self, config: BaseModel, choice: TaskChoice, data_dir: str | Path | None) -> None:
         self.config = config

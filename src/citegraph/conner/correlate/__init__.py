@@ -7,6 +7,7 @@ from citegraph.conner.correlate._correlate import (
     Correlation,
     Method,
     correlate,
+    rating_column,
     read_ratings,
 )
 from citegraph.conner.correlate._runs import correlate_runs, render_correlations
@@ -17,6 +18,7 @@ __all__ = [
     "Method",
     "correlate",
     "correlate_runs",
+    "rating_column",
     "read_ratings",
     "render_correlations",
 ]

@@ -44,6 +44,7 @@ __all__ = [
     "RATING_VALUES",
     "Correlation",
     "correlate",
+    "rating_column",
     "read_ratings",
 ]
 
@@ -154,7 +155,11 @@ class Correlation(BaseModel):
     reason: str | None = Field(default=None, description="Why value or p_value is None.")
 
 
-def _column(metric: str, available: set[str], columns: Mapping[str, str] | None) -> str:
+def rating_column(
+    metric: str, available: set[str], columns: Mapping[str, str] | None = None
+) -> str:
+    """The human rating column paired with ``metric``: ``columns[metric]`` when given, else the
+    column of the same name, else ``coherence`` for ``coherence_sent`` / ``coherence_para``."""
     if columns is not None and metric in columns:
         return columns[metric]
     if metric not in available and metric.startswith("coherence_") and "coherence" in available:
@@ -215,7 +220,7 @@ def correlate(
     available = {column for _, column in ratings}
     rows: list[Correlation] = []
     for metric, values in metric_values.items():
-        column = _column(metric, available, columns)
+        column = rating_column(metric, available, columns)
         rated = {sid: r for (sid, col), r in ratings.items() if col == column}
         xs: list[float] = []
         ys: list[float] = []

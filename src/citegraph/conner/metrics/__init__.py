@@ -24,7 +24,9 @@ from citegraph.conner.metrics._evidence import (
     reference_evidence,
 )
 from citegraph.conner.metrics._factuality import (
+    EVIDENCE_CHARS,
     FACTUALITY_PARTS,
+    SENTENCE_LABELS,
     FactualityConfig,
     NLISummary,
     factuality,
@@ -76,12 +78,14 @@ from citegraph.conner.metrics._validity import (
 __all__ = [
     "ABBREVIATIONS",
     "EMBEDDING_FALLBACK_PREFIX",
+    "EVIDENCE_CHARS",
     "FACTUALITY_PARTS",
     "HELPFULNESS_PROMPT",
     "INFO_PROMPT",
     "NO_PARAGRAPH_MODEL",
     "REFERENCE_PPL_CAP",
     "REFERENCE_TRUNCATE_WORDS",
+    "SENTENCE_LABELS",
     "SENTENCE_STARTERS",
     "WOW_SEPARATOR",
     "ZERO_SHOT_PROMPTS",

@@ -35,7 +35,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, runtime_checkable
 
-from citegraph.conner._types import MetricValue
+from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.conner.metrics._sentences import split_sentences
 from citegraph.errors import ConfigError, ModelError
@@ -153,7 +153,7 @@ async def sentence_coherence(
             values.append(MetricValue(value=None, reason=empty, model=lm.name))
             continue
         scored = [min(p, cap) for p in ppls if p is not None]
-        details: dict[str, float | int | str | None] = {
+        details: dict[str, DetailValue] = {
             "mode": rules.mode,
             "ppl_cap": None if math.isinf(cap) else cap,
             "n_sentences": len(group),
@@ -253,7 +253,7 @@ async def paragraph_coherence(
             reason = "empty knowledge" if not text.strip() else "non-finite score"
             values.append(MetricValue(value=None, reason=reason, model=scorer.name))
             continue
-        details: dict[str, float | int | str | None] = {"raw": score, "normalize": normalize}
+        details: dict[str, DetailValue] = {"raw": score, "normalize": normalize}
         if normalize == "none":
             values.append(MetricValue(value=score, model=scorer.name, details=details))
             continue

@@ -16,8 +16,12 @@ entailment). Then, as in the paper::
 
 The value is the aggregated factual-consistent probability (P(entailment)); ``details`` holds
 the three parts (``factual_consistent``, ``non_verified``, ``factual_inconsistent``), the
-argmax ``label`` (0 = inconsistent, 1 = non-verified, 2 = consistent, CONNER's coding) and the
-sentence label counts. All pairs of one knowledge go to the NLI model in one call.
+argmax ``label`` (0 = inconsistent, 1 = non-verified, 2 = consistent, CONNER's coding), the
+sentence label counts and ``sentences``: per sentence its text, its label's name
+(:data:`SENTENCE_LABELS`), its P(entailment) and the evidence that decided it (its index in the
+sentence's evidence and its text, cut to :data:`EVIDENCE_CHARS`), so a record shows which
+sentence was found unsupported and why. All pairs of one knowledge go to the NLI model in one
+call.
 
 **Reference-code mode** (:meth:`FactualityConfig.reference`, what CONNER's ``eval_exp.py`` ran):
 evidence = the gold passage's sentences + the whole gold passage + the first 10 retrieved
@@ -38,14 +42,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.conner._types import MetricValue
+from citegraph.conner._types import DetailScalar, DetailValue, MetricValue
 from citegraph.conner.metrics._evidence import EvidenceSource
 from citegraph.conner.metrics._sentences import split_sentences
 from citegraph.errors import DataError, ModelError
 from citegraph.models import NLI3Model, NLIPair, NLIProbs
 
 __all__ = [
+    "EVIDENCE_CHARS",
     "FACTUALITY_PARTS",
+    "SENTENCE_LABELS",
     "FactualityConfig",
     "NLISummary",
     "factuality",
@@ -60,6 +66,10 @@ FACTUALITY_PARTS: tuple[str, str, str] = (
     "non_verified",
     "factual_consistent",
 )
+#: The names of a sentence's NLI label in factuality's ``details["sentences"]`` (label 0, 1, 2).
+SENTENCE_LABELS: tuple[str, str, str] = ("inconsistent", "non-verified", "consistent")
+#: The longest evidence text kept per sentence in ``details["sentences"]`` (cut with ``…``).
+EVIDENCE_CHARS = 300
 _COUNT_KEYS = ("n_inconsistent_sentences", "n_non_verified_sentences", "n_consistent_sentences")
 
 
@@ -88,9 +98,7 @@ class FactualityConfig(BaseModel):
         return cls(outer="max", outer_by="label", max_pairs=32)
 
 
-def nli_metric_value(
-    probs: NLIProbs, model: str, **details: float | int | str | None
-) -> MetricValue:
+def nli_metric_value(probs: NLIProbs, model: str, **details: DetailValue) -> MetricValue:
     """A :class:`MetricValue` of P(entailment), with the three parts and the label in details."""
     parts = dict(zip(FACTUALITY_PARTS, probs.vector, strict=True))
     return MetricValue(
@@ -108,6 +116,35 @@ def _aggregate(best: list[NLIProbs], config: FactualityConfig) -> tuple[NLIProbs
     else:
         chosen = pick(range(len(best)), key=lambda i: best[i].label)
     return best[chosen], chosen
+
+
+def _shorten(text: str, limit: int = EVIDENCE_CHARS) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _verdicts(
+    sentences: Sequence[str], pools: Sequence[Sequence[str]], probs: Sequence[NLIProbs]
+) -> tuple[list[NLIProbs], list[dict[str, DetailScalar]]]:
+    """Each sentence's best vector (the first with the highest P(entailment)) and its row."""
+    best: list[NLIProbs] = []
+    rows: list[dict[str, DetailScalar]] = []
+    start = 0
+    for i, (sentence, pool) in enumerate(zip(sentences, pools, strict=True)):
+        j = max(range(len(pool)), key=lambda k: probs[start + k].entailment)
+        p = probs[start + j]
+        best.append(p)
+        rows.append(
+            {
+                "index": i,
+                "text": sentence,
+                "label": SENTENCE_LABELS[p.label],
+                "entailment": p.entailment,
+                "evidence_index": j,
+                "evidence": _shorten(pool[j]),
+            }
+        )
+        start += len(pool)
+    return best, rows
 
 
 async def factuality(
@@ -129,7 +166,9 @@ async def factuality(
         P(factual-consistent) after aggregation, or ``None`` with the reason (empty knowledge,
         a sentence without evidence). ``details``: the three parts, ``label``, the chosen
         ``sentence`` (0-based; ``None`` for mean), ``n_sentences``, ``n_pairs``, the sentence
-        label counts, ``evidence`` (the source's name) and ``outer``.
+        label counts, ``evidence`` (the source's name), ``outer`` and ``sentences`` (per
+        sentence: ``index``, ``text``, ``label`` (:data:`SENTENCE_LABELS`), ``entailment``,
+        ``evidence_index`` and ``evidence``, the evidence that decided it).
 
     Raises:
         DataError: If the evidence source answers for the wrong number of sentences.
@@ -162,11 +201,7 @@ async def factuality(
     probs = await nli.probabilities(pairs)
     if len(probs) != len(pairs):
         raise ModelError(f"{nli.name}: {len(probs)} probability vectors for {len(pairs)} pairs")
-    best: list[NLIProbs] = []
-    start = 0
-    for pool in pools:
-        best.append(max(probs[start : start + len(pool)], key=lambda p: p.entailment))
-        start += len(pool)
+    best, rows = _verdicts(sentences, pools, probs)
     aggregated, chosen = _aggregate(best, config)
     counts = {key: sum(p.label == c for p in best) for c, key in enumerate(_COUNT_KEYS)}
     return nli_metric_value(
@@ -178,6 +213,7 @@ async def factuality(
         **counts,
         evidence=evidence.name,
         outer=config.outer if config.outer == "mean" else f"{config.outer}:{config.outer_by}",
+        sentences=rows,
     )
 
 
@@ -202,7 +238,7 @@ def _mean(values: Sequence[float]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def _number(value: float | int | str | None) -> float:
+def _number(value: DetailValue) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 

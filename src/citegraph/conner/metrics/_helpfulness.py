@@ -41,7 +41,7 @@ import string
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from citegraph.conner._types import Knowledge, MetricValue
+from citegraph.conner._types import DetailValue, Knowledge, MetricValue
 from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import ConfigError, ModelError
@@ -118,7 +118,7 @@ class _Plan:
     prefixes: list[str]
     answer: str
     negative_ids: list[str]
-    details: dict[str, float | int | str | None]
+    details: dict[str, DetailValue]
 
 
 def _pool_entries(pool: Sequence[Knowledge]) -> list[tuple[str, str]]:
@@ -163,7 +163,7 @@ def _plan(
 
     text, cut = _knowledge_text(item, rules)
     negatives = _draw(entries, sample.id, u, seed)
-    details: dict[str, float | int | str | None] = {"u": u, "mode": rules.mode}
+    details: dict[str, DetailValue] = {"u": u, "mode": rules.mode}
     if cut:
         details["words_truncated"] = cut
     return _Plan(

@@ -26,7 +26,7 @@ import math
 from collections.abc import Sequence
 from typing import Literal
 
-from citegraph.conner._types import MetricValue
+from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.conner.metrics._relevance import WowQuery, metric_query
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
@@ -131,7 +131,7 @@ async def informativeness(
             values.append(MetricValue(value=None, reason="empty knowledge", model=lm.name))
             continue
         mean_nll, counted, reason = _value(result, first_token)
-        details: dict[str, float | int | str | None] = {
+        details: dict[str, DetailValue] = {
             "mean_nll": mean_nll,
             "n_tokens": counted,
             "n_truncated": result.n_truncated,

@@ -29,7 +29,7 @@ import math
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 
-from citegraph.conner._types import MetricValue
+from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import RerankerOptions, embedding_model, reranker_model
@@ -208,8 +208,6 @@ async def relevance(
         if not math.isfinite(score):
             values[i] = MetricValue(value=None, reason="non-finite score", model=scorer.name)
             continue
-        details: dict[str, float | int | str | None] = (
-            {} if cosines is None else {"cosine": cosines[n]}
-        )
+        details: dict[str, DetailValue] = {} if cosines is None else {"cosine": cosines[n]}
         values[i] = MetricValue(value=float(score), model=scorer.name, details=details)
     return [v for v in values if v is not None]

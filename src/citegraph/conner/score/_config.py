@@ -13,7 +13,13 @@ from citegraph.conner.acquire import TASK_CORPUS, TaskChoice
 from citegraph.conner.metrics import ConnerRules, Mode
 from citegraph.errors import ConfigError
 
-__all__ = ["ConnerScoreConfig", "model_notes"]
+__all__ = [
+    "ConnerScoreConfig",
+    "metric_role",
+    "model_notes",
+    "stand_in_metrics",
+    "stand_in_warning",
+]
 
 
 class ConnerScoreConfig(TaskChoice):
@@ -126,6 +132,16 @@ def _stand_ins(config: ConnerScoreConfig) -> dict[str, list[str]]:
         for role, metrics in _ROLE_METRICS.items()
         if stand_in[role] and (used := sorted(set(metrics) & set(config.metrics)))
     }
+
+
+def metric_role(metric: str) -> str | None:
+    """The model role (``nli``, ``reranker``, ``lm``) that decides ``metric``, if one does."""
+    return next((role for role, metrics in _ROLE_METRICS.items() if metric in metrics), None)
+
+
+def stand_in_metrics(config: ConnerScoreConfig) -> frozenset[str]:
+    """The chosen metrics that a stand-in model decides (see :func:`stand_in_warning`)."""
+    return frozenset(m for metrics in _stand_ins(config).values() for m in metrics)
 
 
 def stand_in_warning(config: ConnerScoreConfig) -> str | None:

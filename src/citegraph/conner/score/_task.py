@@ -2,8 +2,9 @@
 
 Input: the knowledge of each test item (``gold``, a knowledge run directory or a JSONL file, see
 :func:`~citegraph.conner.read_knowledge`). Output, a run directory: ``run.json``
-(configuration, input hashes, versions), ``samples.jsonl`` (per item: the knowledge's source,
-each metric's :class:`MetricValue` and, with an answer model, the answer) and ``metrics.json``
+(configuration, input hashes, versions), ``samples.jsonl`` (per item: the query, the knowledge text
+and its source, each metric's :class:`MetricValue`, factuality's with each sentence's verdict and
+evidence, and, with an answer model, the answer) and ``metrics.json``
 (per metric: mean, how many were unmeasured and why, the models; factuality and validity as the
 paper's three-way label shares; and ``notes`` on every stand-in model).
 
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.conner._types import RunResult, in_item_order
+from citegraph.conner._view import ConnerScorePresenter
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
 from citegraph.conner.score._models import ScoreModels, load_score_models
@@ -58,6 +60,7 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
 
     name = "conner.score"
     batch_size = 16
+    presenter = ConnerScorePresenter
     config: ConnerScoreConfig
 
     def __init__(

@@ -136,6 +136,12 @@ async def score_batch(
 ) -> list[dict[str, Any]]:
     """The ``samples.jsonl`` records of one batch (in order).
 
+    A record can be read alone: the item's ``query`` (NQ: the question; WoW: the dialogue
+    history joined by ``" [SEP] "``, what relevance scores against), the ``knowledge`` text
+    scored (``None`` with ``knowledge_missing`` when the item has none), its ``source``, each
+    metric's value (factuality's ``details["sentences"]``: each sentence's verdict and the
+    evidence that decided it) and, with an answer model, the answer.
+
     Args:
         batch: The items to score.
         inputs: Every item's knowledge or the reason it has none.
@@ -175,7 +181,8 @@ async def score_batch(
                 "details": {},
             }
             records.append(
-                {"id": sample.id, "status": "ok", "source": None, "knowledge_missing": item}
+                {"id": sample.id, "status": "ok", "source": None, "query": metric_query(sample)}
+                | {"knowledge": None, "knowledge_missing": item}
                 | {"metrics": dict.fromkeys(config.metrics, missing)}
             )
             continue
@@ -184,6 +191,8 @@ async def score_batch(
             "id": sample.id,
             "status": "ok",
             "source": item.source,
+            "query": metric_query(sample),
+            "knowledge": item.text,
             "metrics": {m: values[m][i].model_dump(mode="json") for m in config.metrics},
         }
         if answers is not None:

@@ -31,7 +31,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.conner._types import Knowledge, Metric, MetricValue
+from citegraph.conner._types import DetailValue, Knowledge, Metric, MetricValue
 from citegraph.errors import ConfigError
 
 __all__ = [
@@ -116,7 +116,7 @@ def knowledge_quality(
     if missing not in ("none", "renormalise"):
         raise ConfigError(f"missing must be 'none' or 'renormalise', got {missing!r}")
     weights = _weights(gamma)
-    details: dict[str, float | int | str | None] = {}
+    details: dict[str, DetailValue] = {}
     total = used = weight_all = weight_used = 0.0
     gaps: list[str] = []
     for metric, weight in weights.items():
