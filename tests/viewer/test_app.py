@@ -49,7 +49,8 @@ def test_the_run_list_shows_every_run_with_its_task(viewer_url: str) -> None:
 def test_a_run_page_has_its_metrics_and_samples(viewer_url: str) -> None:
     status, body = get(viewer_url + "/run?run=0/scored")
     assert status == 200
-    assert "<td>correctness" in body and "<td>na_precision" in body
+    assert "<td>citation correctness" in body and "<td>[NA] precision" in body
+    assert "stand-in" in body  # alignment and [NA] decided by the lexical matcher
     assert "4 of 4 samples" in body
     assert body.count('class="sample-link"') == 4
 
