@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
+from tests.viewer.conftest import INJECTED, cli
 
 from citegraph.cli import main
-from tests.viewer.conftest import INJECTED, cli
 
 
 def test_the_report_is_one_self_contained_file(runs_root: Path, tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ def test_the_report_is_one_self_contained_file(runs_root: Path, tmp_path: Path) 
     assert f"Wrote {out}" in printed
     html = out.read_text(encoding="utf-8")
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", html), "fetches from elsewhere"
-    assert "<link" not in html and '<script src' not in html
+    assert "<link" not in html and "<script src" not in html
     assert "<style>" in html and "<svg" in html
     assert INJECTED not in html and "&lt;script&gt;document.title=" in html
     assert html.count('class="report-sample"') == 4 + 5  # 4 answers; the first 5 judged samples
