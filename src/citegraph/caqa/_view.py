@@ -9,7 +9,6 @@ gave, one per category); the ``caqa judge`` presenter is in :mod:`citegraph.caqa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -23,6 +22,8 @@ from citegraph.runs import (
     SampleSummary,
     Segment,
     TableBlock,
+    field_text,
+    json_text,
 )
 
 #: How a fact row is marked: the citation's own facts, or facts removed from it.
@@ -30,22 +31,6 @@ FactMark = Literal["cited", "absent", "gold", "neutral"]
 
 #: The columns of a citation-subgraph table and of the ``facts`` export rows.
 FACT_KEYS = ("subject", "relation", "object", "subject_label", "relation_label", "object_label")
-
-
-def plain(value: Any) -> str:
-    """A field value as text (``—`` for none; lists joined by commas)."""
-    if value is None or value == "" or value == [] or value == ():
-        return "—"
-    if isinstance(value, list | tuple):
-        return ", ".join(str(v) for v in value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def json_text(value: Any) -> str:
-    """``value`` as indented JSON, text kept as it is (escaping is the renderer's job)."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 def fact_rows_of(sample: Mapping[str, Any]) -> list[dict[str, str]] | None:
@@ -122,13 +107,13 @@ def _sample_blocks(sample: Mapping[str, Any]) -> list[Block]:
         FieldsBlock(
             title=f"Sample: {category}",
             fields=[
-                ("id", plain(sample.get("id"))),
-                ("question", plain(sample.get("question"))),
-                ("answer statement", plain(sample.get("answer"))),
-                ("citation", plain(sample.get("citation"))),
+                ("id", field_text(sample.get("id"))),
+                ("question", field_text(sample.get("question"))),
+                ("answer statement", field_text(sample.get("answer"))),
+                ("citation", field_text(sample.get("citation"))),
                 ("category", category),
-                ("complexity", plain(sample.get("complexity"))),
-                ("text source", plain(sample.get("text_source"))),
+                ("complexity", field_text(sample.get("complexity"))),
+                ("text source", field_text(sample.get("text_source"))),
             ],
         )
     ]
@@ -192,18 +177,18 @@ class CaqaBuildPresenter(Presenter):
         samples = _samples_of(record)
         unavailable = record.get("unavailable")
         fields = [
-            ("question", plain(record.get("question"))),
-            ("source", plain(record.get("source"))),
-            ("status", plain(record.get("status"))),
+            ("question", field_text(record.get("question"))),
+            ("source", field_text(record.get("source"))),
+            ("status", field_text(record.get("status"))),
         ]
         for key in ("reason", "error"):
             if record.get(key):
-                fields.append((key, plain(record.get(key))))
+                fields.append((key, field_text(record.get(key))))
         fields += [
-            ("extension", plain(record.get("extension"))),
-            ("extension note", plain(record.get("extension_note"))),
-            ("answers", plain(samples[0].get("answer_names") if samples else None)),
-            ("complexity", plain(samples[0].get("complexity") if samples else None)),
+            ("extension", field_text(record.get("extension"))),
+            ("extension note", field_text(record.get("extension_note"))),
+            ("answers", field_text(samples[0].get("answer_names") if samples else None)),
+            ("complexity", field_text(samples[0].get("complexity") if samples else None)),
         ]
         if isinstance(unavailable, Mapping):
             fields += [(f"no {k}", str(v)) for k, v in unavailable.items()]
@@ -219,8 +204,8 @@ class CaqaBuildPresenter(Presenter):
                     title="Query (extended)",
                     columns=["subject", "relation", "object"],
                     rows=_query_rows(record["query"], labels),
-                    note=f"operator {plain(record['query'].get('operator'))}, answer "
-                    f"{plain(record['query'].get('answer'))}",
+                    note=f"operator {field_text(record['query'].get('operator'))}, answer "
+                    f"{field_text(record['query'].get('answer'))}",
                 )
             )
         for sample in samples:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any
 
 from citegraph.runs import (
     Block,
     FieldsBlock,
+    Mark,
     RawBlock,
     Record,
     Segment,
@@ -23,10 +24,6 @@ from citegraph.runs import (
 )
 
 _Key = tuple[str, str, str]
-#: The viewer's marks (``citegraph.runs._present.Mark``, which the package face does not export).
-Mark = Literal[
-    "correct", "wrong", "na", "malformed", "gold", "cited", "absent", "unknown", "neutral"
-]
 
 
 def triple_key(triple: Mapping[str, Any] | Sequence[Any]) -> _Key:

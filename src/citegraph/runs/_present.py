@@ -206,13 +206,13 @@ class Presenter:
     def sample(cls, record: Record, info: Mapping[str, Any]) -> list[Block]:
         """The blocks of a sample's page: its top-level plain fields and the whole record."""
         fields = [
-            (str(k), _plain(v))
+            (str(k), field_text(v))
             for k, v in record.items()
             if isinstance(v, str | int | float | bool) or v is None
         ]
         return [
             FieldsBlock(title="Record", fields=fields),
-            RawBlock(title="JSON record", text=json.dumps(record, indent=2, ensure_ascii=False)),
+            RawBlock(title="JSON record", text=json_text(record)),
         ]
 
     @classmethod
@@ -287,9 +287,18 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _plain(value: Any) -> str:
-    if value is None:
+def field_text(value: Any) -> str:
+    """A field's value as text: ``—`` for none or empty, lists joined by commas, floats to four
+    significant digits."""
+    if value is None or value == "" or value == [] or value == ():
         return "—"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value)
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+def json_text(value: Any) -> str:
+    """``value`` as indented JSON, text kept as it is (escaping is the renderer's job)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)

@@ -18,8 +18,6 @@ from citegraph.caqa._view import (
     fact_export_rows,
     fact_rows_of,
     facts_table,
-    json_text,
-    plain,
 )
 from citegraph.caqa.judge._report import EvaluatorReport
 from citegraph.caqa.judge._view_figures import (
@@ -42,6 +40,8 @@ from citegraph.runs import (
     SampleSummary,
     Segment,
     TextBlock,
+    field_text,
+    json_text,
 )
 
 
@@ -100,16 +100,16 @@ class CaqaJudgePresenter(Presenter):
         failed = record.get("status") == FAILED
         label = "— (call failed)" if failed else predicted or f"— ({UNPARSEABLE})"
         fields = [
-            ("question", plain(record.get("question"))),
-            ("answer statement", plain(record.get("answer"))),
-            ("citation", plain(record.get("citation"))),
-            ("gold category", plain(record.get("gold"))),
-            ("complexity", plain(record.get("complexity"))),
-            ("source", plain(record.get("source"))),
+            ("question", field_text(record.get("question"))),
+            ("answer statement", field_text(record.get("answer"))),
+            ("citation", field_text(record.get("citation"))),
+            ("gold category", field_text(record.get("gold"))),
+            ("complexity", field_text(record.get("complexity"))),
+            ("source", field_text(record.get("source"))),
             ("evaluator's label", label),
         ]
         if record.get("human") is not None:
-            fields.append(("human label", plain(record.get("human"))))
+            fields.append(("human label", field_text(record.get("human"))))
         blocks: list[Block] = [FieldsBlock(title="Sample", fields=fields)]
         if record.get("citation") is not None:
             mark: Verdict = "correct" if predicted == gold else "wrong"
@@ -120,7 +120,7 @@ class CaqaJudgePresenter(Presenter):
                 TextBlock(
                     title="Answer and citation",
                     paragraphs=[
-                        [Segment(text=plain(record.get("answer")))],
+                        [Segment(text=field_text(record.get("answer")))],
                         [Segment(text=str(record["citation"]), mark=mark, tip=tip)],
                     ],
                 )
@@ -132,18 +132,21 @@ class CaqaJudgePresenter(Presenter):
                     "Citation subgraph",
                     rows,
                     note="the facts the citation was written from "
-                    f"(gold: {plain(record.get('gold'))})",
+                    f"(gold: {field_text(record.get('gold'))})",
                 )
             )
         blocks += [
             FieldsBlock(
                 title="Evaluator",
                 fields=[
-                    ("evaluator", plain(config.get("evaluator_name") or config.get("evaluator"))),
-                    ("prompt", plain(config.get("prompt"))),
-                    ("extraction", plain(config.get("extraction"))),
-                    ("predicted", plain(record.get("predicted"))),
-                    ("error", plain(record.get("error"))),
+                    (
+                        "evaluator",
+                        field_text(config.get("evaluator_name") or config.get("evaluator")),
+                    ),
+                    ("prompt", field_text(config.get("prompt"))),
+                    ("extraction", field_text(config.get("extraction"))),
+                    ("predicted", field_text(record.get("predicted"))),
+                    ("error", field_text(record.get("error"))),
                 ],
             ),
             RawBlock(title="Evaluator's raw reply", text=str(record.get("raw") or ""), open=True),

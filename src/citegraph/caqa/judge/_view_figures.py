@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from citegraph.caqa._view import plain
 from citegraph.caqa.judge._report import TABLE6_ORDER, EvaluatorReport, records_report
 from citegraph.caqa.judge._rules import CaqaRules
 from citegraph.metrics import UNPARSEABLE
@@ -22,6 +21,7 @@ from citegraph.runs import (
     Series,
     TableBlock,
     canonical_json,
+    field_text,
 )
 
 #: How a verdict or a confusion-matrix cell is marked.
@@ -79,8 +79,9 @@ def metric_rows(report: EvaluatorReport, metrics: Mapping[str, Any]) -> list[Met
                 value=s.f1,
                 n_measured=s.support,
                 unmeasured=unmeasured,
-                how=f"P {plain(s.precision)}, R {plain(s.recall)}, predicted {s.predicted}, "
-                f"correct {s.correct}" + (f"; {s.reason}" if s.reason else ""),
+                how=f"P {field_text(s.precision)}, R {field_text(s.recall)}, "
+                f"predicted {s.predicted}, correct {s.correct}"
+                + (f"; {s.reason}" if s.reason else ""),
                 **common,
             )
         )
@@ -109,7 +110,7 @@ def metric_rows(report: EvaluatorReport, metrics: Mapping[str, Any]) -> list[Met
                 name="micro-F1 on human labels",
                 value=human.micro_f1_human,
                 n_measured=human.n_scored,
-                how=f"on gold labels of the same samples: {plain(human.micro_f1_gold)}",
+                how=f"on gold labels of the same samples: {field_text(human.micro_f1_gold)}",
                 **common,
             ),
         ]

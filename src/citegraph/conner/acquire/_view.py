@@ -19,6 +19,7 @@ from citegraph.runs import (
     SampleSummary,
     Segment,
     TextBlock,
+    field_text,
 )
 
 __all__ = ["KnowledgePresenter", "number", "shorten"]
@@ -37,14 +38,6 @@ def number(value: Any) -> float | None:
     if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
-
-
-def _plain(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
 
 
 class KnowledgePresenter(Presenter):
@@ -75,7 +68,7 @@ class KnowledgePresenter(Presenter):
                 TextBlock(title="Knowledge", paragraphs=[[Segment(text=line)] for line in lines])
             )
         fields = [
-            (str(k), _plain(v))
+            (str(k), field_text(v))
             for k, v in record.items()
             if k not in ("text", "raw") and (isinstance(v, str | int | float | bool) or v is None)
         ]
