@@ -10,8 +10,10 @@ made first in a temporary folder): its records are replicated with new ids until
 so each record has the size and shape of a real one. A live viewer (uvicorn, in this process,
 one thread) serves it. Figures:
 
-- cold: the first request after start-up, before the sample index exists (the index is built
-  by that request: it reads the whole ``samples.jsonl`` once);
+- start-up indexing: reading the whole ``samples.jsonl`` once and making every sample-list row
+  (``citegraph view`` does this in a background thread as it starts);
+- cold: the first request to a viewer started without that warm-up (the request builds the
+  index: what a page costs while the background indexing has not reached its run yet);
 - warm: the median of ``--repeat`` later requests (what every page view after the first costs;
   ``citegraph view`` builds the index in the background at start-up).
 
@@ -80,7 +82,7 @@ def main_() -> None:
 
     import uvicorn
 
-    from citegraph.viewer import create_app
+    from citegraph.viewer import Site, create_app
 
     with tempfile.TemporaryDirectory() as tmp:
         root = (args.run or Path(tmp) / "runs").resolve()
@@ -89,6 +91,12 @@ def main_() -> None:
             _make_run(run, args.samples)
         size = (run / "samples.jsonl").stat().st_size
         print(f"run: {args.samples} samples, samples.jsonl {size / 2**20:.1f} MiB")
+        start = time.perf_counter()
+        Site([root]).warm()
+        print(
+            f"start-up indexing (citegraph view does it in the background): "
+            f"{time.perf_counter() - start:.2f} s"
+        )
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]

@@ -13,10 +13,12 @@ from citegraph.viewer._catalog import Catalog
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._report import write_report
 from citegraph.viewer._samples import SampleIndex
+from citegraph.viewer._site import Site
 
 __all__ = [
     "Catalog",
     "SampleIndex",
+    "Site",
     "chart_svg",
     "create_app",
     "require_viewer",

@@ -77,6 +77,12 @@ def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
                 color=colour,
                 label=series.name,
             )
+    if chart.kind == "line" and all(
+        isinstance(x, int | float) and float(x).is_integer() for s in chart.series for x in s.x
+    ):
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # a count: 0, 1, 2, not 0.25
     if many or (chart.kind == "bar" and chart.series):
         ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
