@@ -114,8 +114,32 @@ def _count_option(flag: str, help_text: str) -> Callable[[F], F]:
 
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The engine's runtime options, the same on every command that runs a task: ``--limit``,
-    ``--shard``, ``--concurrency``, ``--batch-size`` and ``--no-cache`` (see
+    ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache`` and the executor
+    (``--engine ray`` with ``--ray-address``, ``--ray-actors``, ``--ray-gpus-per-actor``; see
     :class:`citegraph.runs.Runtime`); read them back with :func:`runtime_from`."""
+    func = click.option(
+        "--ray-gpus-per-actor",
+        type=click.FloatRange(min=0),
+        default=0.0,
+        help="With --engine ray: GPUs each actor holds (its models are loaded on them).",
+    )(func)
+    func = _count_option(
+        "--ray-actors", "With --engine ray: actors in the pool (default: one per CPU or GPU)."
+    )(func)
+    func = click.option(
+        "--ray-address",
+        default=None,
+        metavar="auto|ray://HOST:10001",
+        help="With --engine ray: the cluster to join (default: a local Ray on this machine).",
+    )(func)
+    func = click.option(
+        "--engine",
+        type=click.Choice(["local", "ray"]),
+        default="local",
+        show_default=True,
+        help="Run the work in this process, or on a Ray actor pool (pip install "
+        "'citegraph[ray]'); records and metrics are the same.",
+    )(func)
     func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
         func
     )
@@ -146,6 +170,10 @@ def runtime_from(
         concurrency=options.pop("concurrency", None),
         batch_size=options.pop("batch_size", None),
         cache=not options.pop("no_cache", False),
+        engine=options.pop("engine", "local"),
+        ray_address=options.pop("ray_address", None),
+        ray_actors=options.pop("ray_actors", None),
+        ray_gpus_per_actor=options.pop("ray_gpus_per_actor", 0.0) or 0.0,
         overwrite=overwrite,
         command=command_line(),
         progress=progress,

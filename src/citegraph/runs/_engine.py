@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Callable, Coroutine, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -22,6 +23,9 @@ from citegraph.runs._pending import run_pending_batches
 from citegraph.runs._rundir import FAILED, RunDir
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
+
+if TYPE_CHECKING:
+    from citegraph.runs._ray import RaySession
 
 T = TypeVar("T")
 P = ParamSpec("P")
@@ -98,34 +102,42 @@ async def run_task(
     if runtime.shard is not None and not task.shardable:
         raise ConfigError(f"{task.name} runs cannot be split with --shard (see its docs)")
     pairs = runtime.select(task.items())
-    async with task.open(runtime) as models:
-        run = RunDir.open(
-            out,
-            task.run_config(models),
-            data=task.run_data(models),
-            command=runtime.command,
-            overwrite=runtime.overwrite,
-            runtime=runtime.record() | {"n_items": len(pairs)},
-            task=task.name,
-            notes=task.run_notes(models),
-        )
-        try:
-
-            async def work(batch: Sequence[ItemT]) -> list[Record]:
-                return await task.work(batch, models)
-
-            n_resumed, n_now = await run_pending_batches(
-                run,
-                pairs,
-                work,
-                batch_size=runtime.batch_size or task.batch_size,
-                concurrency=task.concurrency(models, runtime),
-                progress=runtime.progress,
+    with _executor(runtime) as ray_session:
+        async with task.open(runtime) as models:
+            run = RunDir.open(
+                out,
+                task.run_config(models),
+                data=task.run_data(models),
+                command=runtime.command,
+                overwrite=runtime.overwrite,
+                runtime=runtime.record()
+                | {"n_items": len(pairs)}
+                | (ray_session.describe() if ray_session else {}),
+                task=task.name,
+                notes=task.run_notes(models),
             )
-        finally:
-            run.close()
-        records = run.newest([key for key, _ in pairs])
-        metrics = task.metrics(records, run.info, models)
+            try:
+                if ray_session is not None:
+                    from citegraph.runs._ray import run_pending_ray
+
+                    n_resumed, n_now = run_pending_ray(task, run, pairs, runtime, ray_session)
+                else:
+
+                    async def work(batch: Sequence[ItemT]) -> list[Record]:
+                        return await task.work(batch, models)
+
+                    n_resumed, n_now = await run_pending_batches(
+                        run,
+                        pairs,
+                        work,
+                        batch_size=runtime.batch_size or task.batch_size,
+                        concurrency=task.concurrency(models, runtime),
+                        progress=runtime.progress,
+                    )
+            finally:
+                run.close()
+            records = run.newest([key for key, _ in pairs])
+            metrics = task.metrics(records, run.info, models)
     write_metrics(type(task), run, records, metrics)
     return RunOutcome(
         out=Path(out),
@@ -136,6 +148,15 @@ async def run_task(
         n_resumed=n_resumed,
         n_done_now=n_now,
     )
+
+
+def _executor(runtime: Runtime) -> AbstractContextManager[RaySession | None]:
+    """The Ray session of a ``--engine ray`` call, else nothing (the local engine)."""
+    if runtime.engine == "ray":
+        from citegraph.runs._ray import RaySession
+
+        return RaySession(runtime)
+    return nullcontext()
 
 
 def finalize(task_type: type[Task[Any, Any]], run: RunDir) -> dict[str, Any]:

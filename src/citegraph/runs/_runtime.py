@@ -9,9 +9,9 @@ extended (a larger ``limit``), resumed with more concurrency, or split over mach
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citegraph.errors import ConfigError
 
@@ -64,6 +64,19 @@ class Runtime(BaseModel):
         default=False, description="Replace a run with another configuration in the directory."
     )
     command: str | None = Field(default=None, description="The command line, for run.json.")
+    engine: Literal["local", "ray"] = Field(
+        default="local",
+        description="Where the work runs: this process (asyncio) or a Ray actor pool.",
+    )
+    ray_address: str | None = Field(
+        default=None,
+        description="Ray cluster to join ('auto', 'ray://host:10001'); default: start a local "
+        "Ray instance with this machine's cores.",
+    )
+    ray_actors: int | None = Field(
+        default=None, ge=1, description="Actors in the pool (default: one per CPU or GPU)."
+    )
+    ray_gpus_per_actor: float = Field(default=0.0, ge=0, description="GPUs each actor holds.")
     progress: Progress | None = Field(default=None, exclude=True, description="Progress callback.")
 
     @field_validator("shard")
@@ -97,5 +110,16 @@ class Runtime(BaseModel):
         return [item for p, item in enumerate(chosen) if p % n == i]
 
     def record(self) -> dict[str, Any]:
-        """What ``run.json`` keeps under ``runtime``."""
+        """What ``run.json`` keeps under ``runtime`` (the Ray executor adds the engine, the
+        cluster's resources and the actor count)."""
         return self.model_dump(mode="json", include={"limit", "shard", "concurrency", "batch_size"})
+
+    @model_validator(mode="after")
+    def _ray_options_need_ray(self) -> Runtime:
+        if self.engine != "ray" and (
+            self.ray_address or self.ray_actors or self.ray_gpus_per_actor
+        ):
+            raise ConfigError(
+                "--ray-address, --ray-actors and --ray-gpus-per-actor need --engine ray"
+            )
+        return self

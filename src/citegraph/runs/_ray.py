@@ -1,0 +1,216 @@
+"""The Ray executor: a task's pending items worked on by a pool of Ray actors (``--engine ray``).
+
+The items the run directory has not finished become a Ray Dataset of ``(id, pickled item)``
+rows; ``map_batches`` runs :class:`_TaskActor` on an actor pool. Each actor receives the task
+once (through the object store) and opens its models once with :meth:`Task.open`; it returns one
+JSON record per item. Records stream back to the driver, which alone appends them to
+``samples.jsonl``, so the run directory stays the single source of truth: a killed driver loses
+nothing written, a re-run resumes, and no id is written twice by one run.
+
+Failures: an actor that dies (OOM, preemption, ``ray.kill``) is restarted by Ray and its batch
+retried (``max_restarts``, ``max_task_retries``); a batch whose work raises is worked on again
+item by item, and an item that still raises is recorded as failed with its error (retried by the
+next run), so one poisoned item is one failed record, never a lost or fatal run.
+
+Without ``--ray-address`` a local Ray instance is started with the machine's cores (and shut
+down at the end); with ``auto`` or ``ray://host:10001`` the driver joins that cluster.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import pickle
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from citegraph.errors import ConfigError, MissingDependency
+from citegraph.runs._rundir import FAILED, RunDir
+from citegraph.runs._runtime import Runtime
+from citegraph.runs._task import Task
+
+#: Ray's own retries of a dead actor and of the batches it held.
+MAX_RESTARTS = 3
+MAX_TASK_RETRIES = 3
+
+
+def _ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError as exc:
+        raise MissingDependency(
+            "ray", "ray", hint="--engine ray needs Ray: pip install 'citegraph[ray]'"
+        ) from exc
+    return ray
+
+
+class RaySession:
+    """A connection to Ray for one run: started (or joined) on entry, described for
+    ``run.json``, shut down on exit when this session started it."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self._started = False
+        self.resources: dict[str, float] = {}
+
+    def __enter__(self) -> RaySession:
+        ray = _ray()
+        if not ray.is_initialized():
+            address = self.runtime.ray_address
+            ray.init(
+                address=address,
+                num_cpus=None if address else os.cpu_count(),
+                include_dashboard=False,
+                ignore_reinit_error=True,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
+            self._started = True
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        self.resources = {k: float(v) for k, v in ray.cluster_resources().items()}
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._started:
+            _ray().shutdown()
+
+    @property
+    def actors(self) -> int:
+        """Actors in the pool: ``--ray-actors``, else one per CPU (per GPU with
+        ``--ray-gpus-per-actor``) of the cluster."""
+        if self.runtime.ray_actors:
+            return self.runtime.ray_actors
+        gpus = self.runtime.ray_gpus_per_actor
+        if gpus:
+            return max(1, int(self.resources.get("GPU", 0) // gpus))
+        return max(1, int(self.resources.get("CPU", 1)))
+
+    def describe(self) -> dict[str, Any]:
+        """What ``run.json`` records under ``runtime`` (not part of the run's identity)."""
+        return {
+            "engine": "ray",
+            "ray": {
+                "address": self.runtime.ray_address or "local",
+                "actors": self.actors,
+                "gpus_per_actor": self.runtime.ray_gpus_per_actor,
+                "cluster": {k: v for k, v in self.resources.items() if k in ("CPU", "GPU")},
+            },
+        }
+
+
+class _TaskActor:
+    """The map_batches UDF: holds the task and its opened models for the actor's lifetime."""
+
+    def __init__(self, task_blob: bytes, runtime: Runtime) -> None:
+        self.task: Task[Any, Any] = pickle.loads(task_blob)
+        self.loop = asyncio.new_event_loop()
+        self._context = self.task.open(runtime)
+        self.models = self.loop.run_until_complete(self._context.__aenter__())
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        ids = [str(i) for i in batch["id"]]
+        items = [pickle.loads(blob) for blob in batch["item"]]
+        try:
+            records = self._work(items)
+        except Exception:  # work again item by item: only the poisoned items fail
+            records = []
+            for key, item in zip(ids, items, strict=True):
+                try:
+                    records.extend(self._work([item]))
+                except Exception as exc:
+                    records.append(failed_record(key, exc))
+        import numpy as np
+
+        return {
+            "id": np.array(ids, dtype=object),
+            "record": np.array([json.dumps(r, ensure_ascii=False) for r in records], dtype=object),
+        }
+
+    def _work(self, items: list[Any]) -> list[dict[str, Any]]:
+        records = self.loop.run_until_complete(self.task.work(items, self.models))
+        if len(records) != len(items):
+            raise RuntimeError(f"work returned {len(records)} records for {len(items)} items")
+        return records
+
+    def __del__(self) -> None:
+        try:
+            self.loop.run_until_complete(self._context.__aexit__(None, None, None))
+            self.loop.close()
+        except Exception:  # an actor going away must not raise
+            pass
+
+
+def failed_record(key: str, exc: BaseException) -> dict[str, Any]:
+    """The record of an item whose work raised on a Ray worker (tried again on resume)."""
+    where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
+    at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
+    return {"id": key, "status": FAILED, "error": f"{type(exc).__name__}: {exc}{at}"}
+
+
+def run_pending_ray(
+    task: Task[Any, Any],
+    run: RunDir,
+    items: Sequence[tuple[str, Any]],
+    runtime: Runtime,
+    session: RaySession,
+) -> tuple[int, int]:
+    """Work on the items ``run`` has not finished on a Ray actor pool; append each record as it
+    streams back. Returns ``(n_resumed, n_done_now)`` as the local engine does.
+
+    Raises:
+        ConfigError: the task cannot be sent to Ray workers (it holds an object that does not
+            pickle, such as a model the caller passed in: build the task from its config).
+    """
+    ray = _ray()
+    done = run.done
+    todo = [(key, item) for key, item in items if key not in done]
+    finished = n_resumed = len(items) - len(todo)
+    progress = runtime.progress
+    if progress is not None:
+        progress(finished, len(items))
+    if not todo:
+        return n_resumed, 0
+    try:
+        blob = pickle.dumps(task)
+    except Exception as exc:
+        raise ConfigError(
+            f"{task.name}: the task cannot be sent to Ray workers ({type(exc).__name__}: {exc}); "
+            "build it from its config (no model objects passed in) or use --engine local"
+        ) from exc
+    rows = [{"id": key, "item": pickle.dumps(item)} for key, item in todo]
+    worker_runtime = runtime.model_copy(update={"progress": None, "engine": "local"})
+    size = runtime.batch_size or task.batch_size
+    actors = min(session.actors, -(-len(todo) // size))
+    dataset = ray.data.from_items(rows, override_num_blocks=-(-len(todo) // size))
+    resources: dict[str, Any] = {"num_cpus": 1}
+    if runtime.ray_gpus_per_actor:
+        resources = {"num_cpus": 0, "num_gpus": runtime.ray_gpus_per_actor}
+    results = dataset.map_batches(
+        _TaskActor,
+        fn_constructor_args=(blob, worker_runtime),
+        batch_size=size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=actors),
+        max_restarts=MAX_RESTARTS,
+        max_task_retries=MAX_TASK_RETRIES,
+        **resources,
+    )
+    written: set[str] = set()
+    for batch in results.iter_batches(batch_size=None, batch_format="numpy"):
+        for line in batch["record"]:
+            record = json.loads(line)
+            key = str(record["id"])
+            if key in written:  # a batch Ray ran twice (a retried task)
+                continue
+            written.add(key)
+            run.append(record)
+            finished += 1
+        if progress is not None:
+            progress(finished, len(items))
+    return n_resumed, len(todo)
