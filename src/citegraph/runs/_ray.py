@@ -10,7 +10,9 @@ nothing written, a re-run resumes, and no id is written twice by one run.
 Failures: an actor that dies (OOM, preemption, ``ray.kill``) is restarted by Ray and its batch
 retried (``max_restarts``, ``max_task_retries``); a batch whose work raises is worked on again
 item by item, and an item that still raises is recorded as failed with its error (retried by the
-next run), so one poisoned item is one failed record, never a lost or fatal run.
+next run), so one poisoned item is one failed record, never a lost or fatal run. When workers
+keep dying past Ray's retries, the items not yet written go round again one per batch; those
+whose worker still dies are recorded as failed ("the Ray worker kept dying"), retried next run.
 
 Without ``--ray-address`` a local Ray instance is started with the machine's cores (and shut
 down at the end); with ``auto`` or ``ray://host:10001`` the driver joins that cluster.
@@ -24,6 +26,7 @@ import logging
 import os
 import pickle
 import traceback
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -153,6 +156,47 @@ def failed_record(key: str, exc: BaseException) -> dict[str, Any]:
     return {"id": key, "status": FAILED, "error": f"{type(exc).__name__}: {exc}{at}"}
 
 
+class _WorkerLost(RuntimeError):
+    """A batch's worker died more often than Ray retries (``MAX_RESTARTS``)."""
+
+    def __init__(self, cause: BaseException) -> None:
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else ""
+        super().__init__(f"the Ray worker kept dying ({type(cause).__name__}: {first[:300]})")
+
+
+def _map(
+    ray: Any,
+    *,
+    task_blob: bytes,
+    todo: Sequence[tuple[str, Any]],
+    size: int,
+    runtime: Runtime,
+    actors: int,
+) -> Any:
+    """The record batches of ``todo`` worked on by an actor pool, as they finish."""
+    rows = [{"id": key, "item": ray.cloudpickle.dumps(item)} for key, item in todo]
+    n_blocks = -(-len(todo) // size)
+    resources: dict[str, Any] = {"num_cpus": 1}
+    if runtime.ray_gpus_per_actor:
+        resources = {"num_cpus": 0, "num_gpus": runtime.ray_gpus_per_actor}
+    worker_runtime = runtime.model_copy(update={"progress": None, "engine": "local"})
+    with warnings.catch_warnings():
+        # max_restarts / max_task_retries have no named parameter yet (Ray 2.60); they bound
+        # the restarts Ray Data would otherwise repeat forever for a worker that always dies.
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*deprecated")
+        results = ray.data.from_items(rows, override_num_blocks=n_blocks).map_batches(
+            _TaskActor,
+            fn_constructor_args=(task_blob, worker_runtime),
+            batch_size=size,
+            batch_format="numpy",
+            compute=ray.data.ActorPoolStrategy(size=min(actors, n_blocks)),
+            max_restarts=MAX_RESTARTS,
+            max_task_retries=MAX_TASK_RETRIES,
+            **resources,
+        )
+    return results.iter_batches(batch_size=None, batch_format="numpy")
+
+
 def run_pending_ray(
     task: Task[Any, Any],
     run: RunDir,
@@ -177,40 +221,41 @@ def run_pending_ray(
     if not todo:
         return n_resumed, 0
     try:
-        blob = pickle.dumps(task)
+        blob = ray.cloudpickle.dumps(task)  # by reference for importable modules, as pickle
     except Exception as exc:
         raise ConfigError(
             f"{task.name}: the task cannot be sent to Ray workers ({type(exc).__name__}: {exc}); "
             "build it from its config (no model objects passed in) or use --engine local"
         ) from exc
-    rows = [{"id": key, "item": pickle.dumps(item)} for key, item in todo]
-    worker_runtime = runtime.model_copy(update={"progress": None, "engine": "local"})
-    size = runtime.batch_size or task.batch_size
-    actors = min(session.actors, -(-len(todo) // size))
-    dataset = ray.data.from_items(rows, override_num_blocks=-(-len(todo) // size))
-    resources: dict[str, Any] = {"num_cpus": 1}
-    if runtime.ray_gpus_per_actor:
-        resources = {"num_cpus": 0, "num_gpus": runtime.ray_gpus_per_actor}
-    results = dataset.map_batches(
-        _TaskActor,
-        fn_constructor_args=(blob, worker_runtime),
-        batch_size=size,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=actors),
-        max_restarts=MAX_RESTARTS,
-        max_task_retries=MAX_TASK_RETRIES,
-        **resources,
-    )
     written: set[str] = set()
-    for batch in results.iter_batches(batch_size=None, batch_format="numpy"):
-        for line in batch["record"]:
-            record = json.loads(line)
-            key = str(record["id"])
-            if key in written:  # a batch Ray ran twice (a retried task)
-                continue
-            written.add(key)
-            run.append(record)
-            finished += 1
-        if progress is not None:
-            progress(finished, len(items))
+
+    def append(line: str) -> None:
+        nonlocal finished
+        record = json.loads(line)
+        key = str(record["id"])
+        if key in written:  # a batch Ray ran twice (a retried task)
+            return
+        written.add(key)
+        run.append(record)
+        finished += 1
+
+    size = runtime.batch_size or task.batch_size
+    pending = todo
+    for attempt in range(2):  # the second pass: one item per batch, after workers kept dying
+        try:
+            for batch in _map(ray, task_blob=blob, todo=pending, size=size, runtime=runtime,
+                              actors=session.actors):  # fmt: skip
+                for line in batch["record"]:
+                    append(str(line))
+                if progress is not None:
+                    progress(finished, len(items))
+            break
+        except ray.exceptions.RayError as exc:
+            pending = [(key, item) for key, item in pending if key not in written]
+            if attempt == 1:  # still dying one item at a time: record what is left as failed
+                for key, _ in pending:
+                    append(json.dumps(failed_record(key, _WorkerLost(exc))))
+                if progress is not None:
+                    progress(finished, len(items))
+            size = 1
     return n_resumed, len(todo)
