@@ -106,7 +106,11 @@ def test_sample_marks_each_sentence_and_keeps_model_text_verbatim() -> None:
     item, text, table, metrics, answer, raw = blocks
     assert isinstance(item, FieldsBlock)
     assert item.fields == [("query", "where is paris"), ("source", "llm:m:v1")]
-    assert isinstance(text, TextBlock) and text.legend
+    assert isinstance(text, TextBlock) and [m for m, _ in text.legend] == [
+        "correct",
+        "wrong",
+        "unknown",
+    ]
     tip1 = _tip("consistent", "0.900", 1, "Paris is the capital of France.")
     tip2 = _tip("non-verified", "0.200", 0, "A tower stands in Paris.")
     tip3 = _tip("inconsistent", "0.050", 0, "The Moon is rock.")

@@ -63,7 +63,12 @@ def test_both_kalma_tasks_use_the_presenter() -> None:
 
 def test_answer_segments_marks_and_tooltips(record: dict[str, Any]) -> None:
     [answer] = [b for b in KalmaPresenter.sample(record, {}) if isinstance(b, TextBlock)]
-    assert answer.title == "Answer" and answer.legend
+    assert answer.title == "Answer" and [m for m, _ in answer.legend] == [
+        "correct",
+        "wrong",
+        "na",
+        "malformed",
+    ]
     [paragraph] = answer.paragraphs
     assert [(s.text, s.mark) for s in paragraph] == [
         ("Ada was a poet ", None),

@@ -30,6 +30,7 @@ from citegraph.runs import (
     Block,
     Chart,
     FieldsBlock,
+    Mark,
     MetricRow,
     Presenter,
     RawBlock,
@@ -55,6 +56,14 @@ _LABEL_SHARES = (
     ("non_verified", "non-verified"),
     ("factual_inconsistent", "inconsistent"),
 )
+
+
+#: What a sentence's colour says in the knowledge text (its factuality verdict).
+_LEGEND: list[tuple[Mark, str]] = [
+    ("correct", "consistent with the evidence"),
+    ("wrong", "inconsistent"),
+    ("unknown", "not verified"),
+]
 
 
 def _metrics(record: Record) -> dict[str, Mapping[str, Any]]:
@@ -151,7 +160,9 @@ class ConnerScorePresenter(Presenter):
         knowledge = record.get("knowledge")
         if isinstance(knowledge, str):
             paragraphs = _knowledge_paragraphs(knowledge, rows)
-            blocks.append(TextBlock(title="Knowledge", paragraphs=paragraphs, legend=bool(rows)))
+            blocks.append(
+                TextBlock(title="Knowledge", paragraphs=paragraphs, legend=_LEGEND if rows else [])
+            )
         if rows:
             blocks.append(_sentence_table(rows))
         metrics = [(name, _value_text(v)) for name, v in _metrics(record).items()]

@@ -26,6 +26,15 @@ from citegraph.runs import (
 _Key = tuple[str, str, str]
 
 
+#: What a citation's colour says in an answer.
+CITATION_LEGEND: list[tuple[Mark, str]] = [
+    ("correct", "in the KG"),
+    ("wrong", "not in the KG"),
+    ("na", "[NA]"),
+    ("malformed", "malformed"),
+]
+
+
 def triple_key(triple: Mapping[str, Any] | Sequence[Any]) -> _Key:
     """``(subject, relation, value)`` of a triple dict or ``[s, r, v]`` list."""
     if isinstance(triple, Mapping):
@@ -385,7 +394,7 @@ def text_quality_fields(record: Record) -> FieldsBlock | None:
 def sample_blocks(record: Record) -> list[Block]:
     """Every block of a KaLMA sample's page, in reading order."""
     blocks: list[Block | None] = [
-        TextBlock(title="Answer", paragraphs=answer_paragraphs(record), legend=True),
+        TextBlock(title="Answer", paragraphs=answer_paragraphs(record), legend=CITATION_LEGEND),
         kg_table(record),
         alignment_table(record),
         na_table(record),

@@ -30,7 +30,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Record = dict[str, Any]
 
-# CSS classes a segment or cell may carry; the viewer colours them (one legend for all papers).
+# CSS classes a segment or cell may carry; the viewer colours them (a block's legend says what
+# each means there).
 Mark = Literal[
     "correct",  # a citation found in the KG, a verdict that agrees, a consistent sentence
     "wrong",  # a citation not in the KG, a disagreeing verdict, an inconsistent sentence
@@ -66,7 +67,11 @@ class TextBlock(_Frozen):
     kind: Literal["text"] = "text"
     title: str
     paragraphs: list[list[Segment]]
-    legend: bool = Field(default=False, description="Show the citation colour legend.")
+    legend: list[tuple[Mark, str]] = Field(
+        default_factory=list,
+        description="What each mark means here, shown above the text (``('wrong', 'not in "
+        "the KG')``); a segment's tooltip says more on hover or click.",
+    )
 
 
 class TableBlock(_Frozen):
