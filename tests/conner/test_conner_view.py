@@ -277,12 +277,12 @@ def test_scatter_against_human_ratings_when_records_hold_them() -> None:
 def test_export_tables() -> None:
     tables = P.tables(record())
     assert tables["metrics"] == [
-        {"id": "nq:7", "metric": "factuality", "value": 0.05, "reason": None, "model": "nli-x"},
-        {"id": "nq:7", "metric": "relevance", "value": 0.8, "reason": None, "model": "rer"},
-        {"id": "nq:7", "metric": "coherence_para", "value": None,
+        {"metric": "factuality", "value": 0.05, "reason": None, "model": "nli-x"},
+        {"metric": "relevance", "value": 0.8, "reason": None, "model": "rer"},
+        {"metric": "coherence_para", "value": None,
          "reason": "no paragraph model", "model": "none"},
     ]  # fmt: skip
-    assert tables["sentences"][2] == {"id": "nq:7"} | ROWS[2]
+    assert tables["sentences"][2] == ROWS[2]
     assert len(tables["sentences"]) == 3
 
 

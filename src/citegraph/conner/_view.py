@@ -217,12 +217,11 @@ class ConnerScorePresenter(Presenter):
 
     @classmethod
     def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
-        """``metrics``: one row per metric (id, metric, value, reason, model); ``sentences``:
-        one row per factuality sentence (id, index, text, label, entailment, evidence)."""
-        sid = record.get("id")
+        """``metrics``: one row per metric (metric, value, reason, model); ``sentences``: one
+        row per factuality sentence (index, text, label, entailment, evidence). ``runs export``
+        adds the sample's id (``sample_id``)."""
         metrics = [
             {
-                "id": sid,
                 "metric": name,
                 "value": number(v.get("value")),
                 "reason": v.get("reason"),
@@ -231,7 +230,7 @@ class ConnerScorePresenter(Presenter):
             for name, v in _metrics(record).items()
         ]
         keys = ("index", "text", "label", "entailment", "evidence_index", "evidence")
-        sentences = [{"id": sid} | {k: row.get(k) for k in keys} for row in sentence_rows(record)]
+        sentences = [{k: row.get(k) for k in keys} for row in sentence_rows(record)]
         return {"metrics": metrics, "sentences": sentences}
 
 
