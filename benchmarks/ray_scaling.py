@@ -35,8 +35,6 @@ import argparse
 import asyncio
 import json
 import logging
-import os
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -48,8 +46,6 @@ from citegraph.kalma import ScoreConfig
 from citegraph.kalma.score._task import KalmaScoreTask
 from citegraph.models import LexicalNLI, NLIPair, NLIVerdict
 from citegraph.runs import RunDir, Runtime, run_task
-
-HERE = Path(__file__).resolve().parent
 
 
 class SlowNLI:
@@ -82,18 +78,6 @@ class CountingNLI(SlowNLI):
         """Count, then as SlowNLI."""
         type(self).calls += 1
         return await super().entails(pairs)
-
-
-def _importable(cls: type) -> type:
-    """``cls`` as ``ray_scaling.<name>`` rather than ``__main__.<name>``: the executor pickles
-    the task with :mod:`pickle`, which names classes by module, and Ray's workers import
-    ``ray_scaling`` from this folder (put on their ``PYTHONPATH`` before ``ray.init``)."""
-    if cls.__module__ != "__main__":
-        return cls
-    sys.path.insert(0, str(HERE))
-    import ray_scaling
-
-    return getattr(ray_scaling, cls.__name__)
 
 
 def build_inputs(folder: Path, n: int) -> tuple[Path, Path]:
@@ -194,11 +178,7 @@ def main() -> None:
     parser.add_argument("--appends", type=int, default=20_000, help="Records for the append rate.")
     args = parser.parse_args()
 
-    os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p
-    )
-    slow = _importable(SlowNLI)
-    counting = _importable(CountingNLI)
+    slow, counting = SlowNLI, CountingNLI  # sent to Ray workers by value (cloudpickle)
     import ray
 
     logging.getLogger("ray.data").setLevel(logging.WARNING)

@@ -62,6 +62,10 @@ class RaySession:
 
     def __enter__(self) -> RaySession:
         ray = _ray()
+        # Ray Data logs each dataset's start and end at INFO: quiet for the run, restored after.
+        self._logger = logging.getLogger("ray.data")
+        self._level = self._logger.level
+        self._logger.setLevel(logging.WARNING)
         if not ray.is_initialized():
             address = self.runtime.ray_address
             ray.init(
@@ -80,6 +84,7 @@ class RaySession:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._logger.setLevel(self._level)
         if self._started:
             _ray().shutdown()
 
