@@ -240,7 +240,8 @@ def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
     task_note = f"{', '.join(common)}: " if len(common) == 1 else ""
     if kalma:
         values, cells = _kalma_figures(metrics, kind)
-        title = f"{task_note}{kind} metrics (%); text quality 1-5"
+        judged = "; text quality 1-5" if any(n in values for n in _QUALITY) else ""
+        title = f"{task_note}{kind} metrics (%){judged}"
         extra = [{"setting": _setting(m)} for m in metrics]
     else:
         figures = [scalar_figures(m, kind) for m in metrics]
