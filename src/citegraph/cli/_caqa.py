@@ -19,6 +19,7 @@ from citegraph.caqa import (
     load_caqa_split,
     render_comparison,
     render_report,
+    render_split_report,
     render_statistics,
 )
 from citegraph.cli._console import console, note_failed, progress_bar, reports_errors
@@ -53,6 +54,8 @@ def build_command(data_dir: Path | None, out: Path, overwrite: bool, **options: 
         result = build_caqa(out, CaqaBuildConfig(**options), data_dir=data_dir, runtime=live)
     m = result.metrics
     console.print(render_statistics(m["statistics"]), markup=False, soft_wrap=True)
+    if "splits" in m:
+        console.print(render_split_report(m["splits"]), markup=False, highlight=False)
     console.print(
         f"{result.n_samples} samples from {m['records']['ok']} questions "
         f"({m['records']['skipped']} skipped, {result.n_failed} failed; "

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,6 +21,9 @@ from citegraph.runs import (
     read_run_info,
     task_of_run,
 )
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 @click.group("runs")
@@ -140,73 +145,235 @@ def _number(value: float | int | None) -> str:
 
 
 _COMPARE = ("alignment", "correctness", "precision", "recall", "f1", "na_precision", "na_recall")
+_QUALITY = ("coherence", "consistency", "fluency", "relevance")
+_COMPARE_FORMATS = ("table", "markdown", "csv", "json")
+_LAYOUTS = ("auto", "runs-as-rows", "runs-as-columns")
+
+
+@dataclass
+class _Comparison:
+    """What ``runs compare`` shows, in every format: runs, differing settings, metrics."""
+
+    paths: list[Path]
+    labels: list[str]
+    tasks: list[str]
+    title: str
+    #: setting -> each run's value as text (only the settings that differ)
+    settings: dict[str, list[str]]
+    #: metric -> each run's value as stored (None: unmeasured or absent)
+    values: dict[str, list[Any]]
+    #: metric -> each run's value as shown in a table
+    cells: dict[str, list[str]]
+    #: extra per-run fields of the JSON rows (kalma: the one-line "setting")
+    extra: list[dict[str, Any]]
 
 
 @runs_group.command("compare")
 @click.argument("run_dirs", nargs=-1, required=True, type=EXISTING_DIR)
 @click.option("--kind", type=click.Choice(["micro", "macro"]), default="micro", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(_COMPARE_FORMATS),
+    default=None,
+    help="table (for the terminal), markdown, csv or json (one row per run).  [default: table]",
+)
+@click.option(
+    "--layout",
+    type=click.Choice(_LAYOUTS),
+    default="auto",
+    show_default=True,
+    help="--format table: one row per run, or one column per run; auto: rows when they fit the "
+    "terminal's width, else columns.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json (kept for scripts).")
 @reports_errors
-def compare_command(run_dirs: tuple[Path, ...], kind: str, as_json: bool) -> None:
-    """Side-by-side table of finished runs of any task.
+def compare_command(
+    run_dirs: tuple[Path, ...], kind: str, fmt: str | None, layout: str, as_json: bool
+) -> None:
+    """Side-by-side table of finished runs of any task, with the settings that differ.
 
-    KaLMA runs (Tables 5 and 7, Figures 4 and 5 of the paper): the citation metrics, [NA]
-    metrics and text-quality means, with what differs between the runs (split, model, removed
-    facts, retrieval accuracy). Runs of other tasks (caqa judge, conner score...): the headline
-    figures of each metrics.json (micro or macro where a metric has both, else its mean).
+    Settings: the keys of run.json's config whose values differ between the runs (for KaLMA
+    runs also split, model, removed facts and retrieval accuracy as metrics.json records them);
+    settings all runs share are left out. KaLMA runs (Tables 5 and 7, Figures 4 and 5 of the
+    paper): the citation metrics, [NA] metrics and text-quality means. Runs of other tasks
+    (caqa judge, conner score...): the headline figures of each metrics.json (micro or macro
+    where a metric has both, else its mean).
     """
+    if as_json and fmt not in (None, "json"):
+        raise click.UsageError(f"--json is --format json; it cannot go with --format {fmt}")
+    fmt = "json" if as_json else (fmt or "table")
+    comparison = _comparison(run_dirs, kind)
+    if fmt == "json":
+        click.echo(_compare_json(comparison))
+    elif fmt == "csv":
+        click.echo(_compare_csv(comparison), nl=False)
+    elif fmt == "markdown":
+        click.echo(_compare_markdown(comparison))
+    else:
+        _print_comparison(comparison, console, layout)
+
+
+def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
+    """Read each run's run.json and metrics.json into what every format shows."""
     import json
 
-    rows = []
+    from citegraph.runs import differing_settings
+
+    infos, metrics, tasks = [], [], []
     for path in run_dirs:
         metrics_file = path / "metrics.json"
         if not metrics_file.is_file():
             raise click.BadParameter(f"{path} has no metrics.json (run `citegraph runs report`)")
-        task = task_of_run(read_run_info(path), where=path).name
-        rows.append((path, task, json.loads(metrics_file.read_text(encoding="utf-8"))))
-    if all(task.startswith("kalma.") for _, task, _ in rows):
-        _compare_kalma([(p, m) for p, _, m in rows], kind, as_json)
-        return
-    figures = [(p, t, scalar_figures(m, kind)) for p, t, m in rows]
-    names = list(dict.fromkeys(name for _, _, f in figures for name in f))
-    if as_json:
-        out = [{"run": str(p), "task": t} | {n: f.get(n) for n in names} for p, t, f in figures]
-        click.echo(json.dumps(out, indent=2))
-        return
-    from rich.table import Table
+        info = read_run_info(path)
+        tasks.append(task_of_run(info, where=path).name)
+        infos.append(info)
+        metrics.append(json.loads(metrics_file.read_text(encoding="utf-8")))
+    kalma = all(task.startswith("kalma.") for task in tasks)
+    configs = [
+        _kalma_settings(i.get("config") or {}, m) if kalma else dict(i.get("config") or {})
+        for i, m in zip(infos, metrics, strict=True)
+    ]
+    settings = differing_settings([{"task": t} | c for t, c in zip(tasks, configs, strict=True)])
+    paths = list(run_dirs)
+    common = dict.fromkeys(tasks)
+    task_note = f"{', '.join(common)}: " if len(common) == 1 else ""
+    if kalma:
+        values, cells = _kalma_figures(metrics, kind)
+        judged = "; text quality 1-5" if any(n in values for n in _QUALITY) else ""
+        title = f"{task_note}{kind} metrics (%){judged}"
+        extra = [{"setting": _setting(m)} for m in metrics]
+    else:
+        figures = [scalar_figures(m, kind) for m in metrics]
+        names = list(dict.fromkeys(name for f in figures for name in f))
+        values = {n: [f.get(n) for f in figures] for n in names}
+        cells = {n: [_number(f[n]) if n in f else "-" for f in figures] for n in names}
+        title = f"{task_note}{kind} where a metric has micro and macro; '-' where a run lacks it"
+        extra = [{} for _ in metrics]
+    return _Comparison(paths, _labels(paths), tasks, title, settings, values, cells, extra)
 
-    table = Table(title=f"{kind} where a metric has micro and macro; '-' where a run lacks it")
-    for column in ("run", "task", *names):
-        table.add_column(column, justify="left" if column in ("run", "task") else "right")
-    for path, task, f in figures:
-        table.add_row(str(path), task, *(_number(f[n]) if n in f else "-" for n in names))
-    console.print(table)
+
+def _kalma_settings(config: dict[str, Any], m: dict[str, Any]) -> dict[str, Any]:
+    """run.json's config plus what :func:`_setting` reads from metrics.json, where the config
+    lacks it (a ``kalma score`` run's config has no model, for one)."""
+    out = dict(config)
+    exp = m.get("experiment") or {}
+    recorded = {
+        "split": (m.get("config") or {}).get("split"),
+        "model": (m.get("setup") or {}).get("model"),
+        "remove_knowledge": exp.get("remove_knowledge"),
+        "retrieval_accuracy": exp.get("retrieval_accuracy_requested"),
+    }
+    for key, value in recorded.items():
+        if key not in out and not (key == "model" and "model_name" in out):
+            out[key] = value
+    return out
 
 
-def _compare_kalma(rows: list[tuple[Path, dict[str, Any]]], kind: str, as_json: bool) -> None:
+def _kalma_figures(
+    metrics: list[dict[str, Any]], kind: str
+) -> tuple[dict[str, list[Any]], dict[str, list[str]]]:
+    """The citation and [NA] metrics (fractions; shown as %) and the text-quality means (shown
+    only when some run was judged)."""
+    values: dict[str, list[Any]] = {
+        name: [(m.get(name) or {}).get(kind) for m in metrics] for name in _COMPARE
+    }
+    cells = {name: [_cell(v) for v in column] for name, column in values.items()}
+    quality = [m.get("text_quality") or {} for m in metrics]
+    for name in _QUALITY:
+        means = [(q.get(name) or {}).get("mean") for q in quality]
+        if any(v is not None for v in means):
+            values[name] = means
+            cells[name] = [_mean(q.get(name)) for q in quality]
+    return values, cells
+
+
+def _labels(paths: Sequence[Path]) -> list[str]:
+    """Short names for the runs: the fewest trailing path parts that tell them apart."""
+    parts = [p.parts or (str(p),) for p in paths]
+    for k in range(1, max(len(p) for p in parts) + 1):
+        labels = [str(Path(*p[-k:])) for p in parts]
+        if len(set(labels)) == len(labels):
+            return labels
+    return [f"{i + 1}: {label}" for i, label in enumerate(str(p) for p in paths)]
+
+
+def _compare_rows(c: _Comparison, cells: bool) -> tuple[list[str], list[list[Any]]]:
+    """One row per run: run, task, the differing settings, the metrics (as shown or as
+    stored)."""
+    settings = [k for k in c.settings if k != "task"]
+    figures = c.cells if cells else c.values
+    header = ["run", "task", *settings, *figures]
+    rows = [
+        [str(path), c.tasks[i], *(c.settings[k][i] for k in settings)]
+        + [figures[n][i] for n in figures]
+        for i, path in enumerate(c.paths)
+    ]
+    return header, rows
+
+
+def _compare_json(c: _Comparison) -> str:
     import json
 
+    out = [
+        {"run": str(path), "task": c.tasks[i]}
+        | c.extra[i]
+        | {"settings": {k: v[i] for k, v in c.settings.items() if k != "task"}}
+        | {name: column[i] for name, column in c.values.items()}
+        for i, path in enumerate(c.paths)
+    ]
+    return json.dumps(out, indent=2)
+
+
+def _compare_csv(c: _Comparison) -> str:
+    import csv
+    import io
+
+    header, rows = _compare_rows(c, cells=False)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([["" if v is None else v for v in row] for row in rows])
+    return buffer.getvalue()
+
+
+def _compare_markdown(c: _Comparison) -> str:
+    from citegraph.io import markdown_table
+
+    header, rows = _compare_rows(c, cells=True)
+    escaped = [[str(v).replace("|", "\\|") for v in row] for row in rows]
+    return f"{c.title}\n\n{markdown_table(header, escaped)}"
+
+
+def _print_comparison(c: _Comparison, out: Console, layout: str) -> None:
+    """The rich table: runs as rows when they fit ``out``'s width (or ``layout`` says so), else
+    runs as columns and settings and metrics as rows. Cells fold rather than end in "…"."""
     from rich.table import Table
 
-    if as_json:
-        out = [
-            {"run": str(p), "setting": _setting(m)} | {n: m.get(n, {}).get(kind) for n in _COMPARE}
-            for p, m in rows
-        ]
-        click.echo(json.dumps(out, indent=2))
-        return
-    table = Table(title=f"{kind} metrics (%); text quality 1-5")
-    for column in ("run", "setting", *_COMPARE, "coh", "con", "flu", "rel"):
-        table.add_column(column, justify="left" if column in ("run", "setting") else "right")
-    for path, m in rows:
-        setting = _setting(m)
-        cells = [_cell(m.get(name, {}).get(kind)) for name in _COMPARE]
-        quality = m.get("text_quality") or {}
-        judged = [
-            _mean(quality.get(c)) for c in ("coherence", "consistency", "fluency", "relevance")
-        ]
-        table.add_row(str(path), setting, *cells, *judged)
-    console.print(table)
+    names = [*c.settings, *c.cells]
+    columns = {"run": c.labels} | c.settings | c.cells
+    wide = sum(max(len(n), *(len(v) for v in col)) + 3 for n, col in columns.items()) + 1
+    as_rows = layout == "runs-as-rows" or (layout == "auto" and wide <= out.width)
+    table = Table(title=c.title)
+    if as_rows:
+        for name in ("run", *names):
+            right = name in c.cells
+            table.add_column(name, justify="right" if right else "left", overflow="fold")
+        for i, label in enumerate(c.labels):
+            table.add_row(label, *(columns[n][i] for n in names))
+    else:
+        table.add_column("", overflow="fold")
+        for label in c.labels:
+            table.add_column(label, justify="right", overflow="fold")
+        for n, name in enumerate(names):
+            last_setting = n == len(c.settings) - 1
+            table.add_row(name, *columns[name], end_section=last_setting)
+    out.print(table)
+    if not c.settings and len(c.paths) > 1:
+        out.print("Settings: the same in every run (run.json config).", highlight=False)
+    for label, path in zip(c.labels, c.paths, strict=True):
+        if label != str(path):
+            out.print(f"{label} = {path}", highlight=False, markup=False, soft_wrap=True)
 
 
 def _setting(m: dict[str, Any]) -> str:

@@ -10,8 +10,10 @@ flat Parquet / CSV / JSONL tables) work for the runs of every task, and a task's
 :class:`Presenter` says how its runs are shown (viewer, HTML report, export).
 A public entry point builds its task, calls :func:`run_task` and returns a :class:`TaskResult`
 subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
+:func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
 """
 
+from citegraph.runs._compare import differing_settings, setting_text
 from citegraph.runs._engine import (
     RunOutcome,
     blocking,
@@ -83,6 +85,7 @@ __all__ = [
     "TextBlock",
     "blocking",
     "canonical_json",
+    "differing_settings",
     "export_run",
     "field_text",
     "finalize",
@@ -103,6 +106,7 @@ __all__ = [
     "run_pending_batches",
     "run_sync",
     "run_task",
+    "setting_text",
     "sha256_file",
     "sha256_json",
     "task_of_run",

@@ -20,8 +20,10 @@ from citegraph.caqa.build._perturb import (
 from citegraph.caqa.build._splits import (
     SPLITS,
     assign_splits,
+    render_split_report,
     render_statistics,
-    split_of,
+    split_counts,
+    split_report,
     statistics,
 )
 from citegraph.caqa.build._task import (
@@ -71,9 +73,11 @@ __all__ = [
     "extend_question",
     "question_from_query",
     "render_logical_form",
+    "render_split_report",
     "render_statistics",
     "render_subgraph",
-    "split_of",
+    "split_counts",
+    "split_report",
     "statistics",
     "structured_attributions",
     "subject_entities",

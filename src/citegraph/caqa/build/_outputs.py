@@ -18,7 +18,13 @@ from typing import Any
 
 from citegraph.caqa._samples_io import write_samples
 from citegraph.caqa._types import CaqaSample
-from citegraph.caqa.build._splits import assign_splits, render_statistics, statistics
+from citegraph.caqa.build._splits import (
+    assign_splits,
+    render_split_report,
+    render_statistics,
+    split_report,
+    statistics,
+)
 from citegraph.caqa.build._table4 import render_table4_comparison
 from citegraph.io import atomic_write
 from citegraph.runs import FAILED, Record, in_id_order
@@ -41,9 +47,12 @@ def samples_by_split(
 
 
 def build_metrics(
-    records: Sequence[Record], by_split: dict[str, list[CaqaSample]]
+    records: Sequence[Record],
+    by_split: dict[str, list[CaqaSample]],
+    fractions: tuple[float, float, float],
 ) -> dict[str, Any]:
-    """The build's metrics from its question records: what was built, skipped, failed and why."""
+    """The build's metrics from its question records: what was built, skipped, failed and why,
+    Table 4, and the split by question asked for and achieved (``splits``)."""
     records = in_id_order(records)
     status = Counter(r.get("status") for r in records)
     unavailable: Counter[str] = Counter()
@@ -67,16 +76,22 @@ def build_metrics(
         "extensions_drawn": dict(Counter(r.get("extension_drawn") for r in ok)),
         "unavailable": dict(unavailable.most_common()),
         "statistics": statistics(by_split),
+        "splits": split_report(by_split, fractions),
     }
 
 
 def write_build_files(
-    path: Path, by_split: dict[str, list[CaqaSample]], *, source: str = ""
+    path: Path,
+    by_split: dict[str, list[CaqaSample]],
+    *,
+    source: str = "",
+    fractions: tuple[float, float, float] | None = None,
 ) -> None:
     """``train.jsonl``, ``dev.jsonl``, ``test.jsonl``, ``stats.md`` and ``stats.json``.
 
-    ``stats.md`` holds the build's Table 4 (samples per split, category and complexity) and the
-    same rows beside the paper's Table 4 (counts and shares); ``source`` names what was built.
+    ``stats.md`` holds the build's Table 4 (samples per split, category and complexity), the
+    split by question achieved beside the requested ``fractions`` (when given) and the same rows
+    beside the paper's Table 4 (counts and shares); ``source`` names what was built.
     """
     for split, part in by_split.items():
         write_samples(path / f"{split}.jsonl", part)
@@ -85,6 +100,8 @@ def write_build_files(
         "# CAQA build statistics (Table 4)\n\n"
         + render_statistics(table)
         + "\n"
+        + ("" if fractions is None else render_split_report(split_report(by_split, fractions)))
+        + ("" if fractions is None else "\n\n")
         + render_table4_comparison(table, source=source)
     )
     atomic_write(path / "stats.md", markdown)

@@ -2,8 +2,12 @@
 
 Every sample built from one KGQA question carries that question's ``group`` (a hash of its
 original logical query and answers, so PathQuestion's paraphrases of one path share a group too).
-A group goes to one split, chosen by a seeded hash of the group: the assignment does not depend
-on the order or number of the other questions, so extending a build never moves a question.
+A group goes to one split. How many groups each split gets is the fractions' largest-remainder
+rounding of the number of groups (:func:`split_counts`: 20 questions at 0.8/0.1/0.1 are 16/2/2,
+not what cutting each question's hash at 0.8 and 0.9 happens to give). Which groups they are is
+set by a seeded hash of each group: groups in hash order fill train, then dev, then test. So
+the assignment does not depend on the order the questions were read or finished in; extending a
+build moves at most the few questions at the boundaries between splits.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 from citegraph.caqa._types import CATEGORIES, COMPLEXITIES, CaqaSample
@@ -34,26 +39,85 @@ def parse_fractions(text: str) -> tuple[float, float, float]:
     return parts[0], parts[1], parts[2]
 
 
-def split_of(group: str, fractions: tuple[float, float, float], seed: int) -> str:
-    """The split of a group: a seeded SHA-256 of the group mapped to [0, 1) and cut at the
-    cumulative fractions."""
+def split_counts(n: int, fractions: Sequence[float]) -> dict[str, int]:
+    """How many of ``n`` questions go to train, dev and test: largest-remainder rounding.
+
+    Each split first gets the floor of its quota ``fraction * n`` (computed exactly from the
+    fractions as written, so ``0.1 * 20`` is 2, not 2.0000000000000004); the questions left over
+    go one each to the splits with the largest remainders. Ties are broken in split order (train
+    before dev before test), so the result is deterministic: 10 questions at 0.25/0.25/0.5
+    (quotas 2.5, 2.5, 5) are 3/2/5.
+
+    Example:
+        >>> split_counts(20, (0.8, 0.1, 0.1))
+        {'train': 16, 'dev': 2, 'test': 2}
+    """
+    exact = [Fraction(str(f)) for f in fractions]
+    quotas = [f / sum(exact) * n for f in exact]  # parse_fractions allows a sum 1e-6 off 1
+    counts = [int(q) for q in quotas]  # floor: quotas are non-negative
+    by_remainder = sorted(range(len(SPLITS)), key=lambda i: (-(quotas[i] - counts[i]), i))
+    for i in by_remainder[: n - sum(counts)]:
+        counts[i] += 1
+    return dict(zip(SPLITS, counts, strict=True))
+
+
+def group_rank(group: str, seed: int) -> float:
+    """A group's place in the split order: a seeded SHA-256 of the group mapped to [0, 1)."""
     digest = hashlib.sha256(f"{seed}\x00{group}".encode()).digest()
-    u = int.from_bytes(digest[:8], "big") / 2**64
-    train, dev, _ = fractions
-    if u < train:
-        return "train"
-    return "dev" if u < train + dev else "test"
+    return int.from_bytes(digest[:8], "big") / 2**64
 
 
 def assign_splits(
     samples: Iterable[CaqaSample], fractions: tuple[float, float, float], seed: int
 ) -> dict[str, list[CaqaSample]]:
-    """Samples by split (each sample gets its ``split`` field set)."""
+    """Samples by split (each sample gets its ``split`` field set), all samples of a group in
+    one split: the groups in :func:`group_rank` order fill train, dev and test to
+    :func:`split_counts` of the number of groups."""
+    samples = list(samples)
+    groups = list(dict.fromkeys(s.group or s.id for s in samples))
+    groups.sort(key=lambda g: (group_rank(g, seed), g))
+    counts = split_counts(len(groups), fractions)
+    split_of_group: dict[str, str] = {}
+    start = 0
+    for split in SPLITS:
+        for group in groups[start : start + counts[split]]:
+            split_of_group[group] = split
+        start += counts[split]
     out: dict[str, list[CaqaSample]] = {s: [] for s in SPLITS}
     for sample in samples:
-        split = split_of(sample.group or sample.id, fractions, seed)
+        split = split_of_group[sample.group or sample.id]
         out[split].append(sample.model_copy(update={"split": split}))
     return out
+
+
+def split_report(
+    by_split: Mapping[str, Sequence[CaqaSample]], fractions: Sequence[float]
+) -> dict[str, Any]:
+    """The split asked for and the split achieved, in questions (groups): ``requested`` and
+    ``achieved`` fractions and ``questions`` per split, ``rounding`` how counts were made."""
+    questions = {s: len({x.group or x.id for x in by_split.get(s, [])}) for s in SPLITS}
+    total = sum(questions.values())
+    return {
+        "requested": dict(zip(SPLITS, (float(f) for f in fractions), strict=True)),
+        "achieved": {s: round(q / total, 4) if total else None for s, q in questions.items()},
+        "questions": questions,
+        "rounding": "largest remainder, ties to the earlier split",
+    }
+
+
+def render_split_report(report: Mapping[str, Any]) -> str:
+    """One line: ``Split by question: train 16 (0.80), dev 2 (0.10), test 2 (0.10) of 20;
+    requested 0.8/0.1/0.1 (largest remainder, ties to the earlier split).``"""
+    questions, achieved = report["questions"], report["achieved"]
+    parts = [
+        f"{s} {questions[s]}" + ("" if achieved[s] is None else f" ({achieved[s]:.2f})")
+        for s in SPLITS
+    ]
+    requested = "/".join(f"{report['requested'][s]:g}" for s in SPLITS)
+    return (
+        f"Split by question: {', '.join(parts)} of {sum(questions.values())}; "
+        f"requested {requested} ({report['rounding']})."
+    )
 
 
 def statistics(by_split: Mapping[str, Sequence[CaqaSample]]) -> dict[str, Any]:

@@ -224,7 +224,9 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
         """What was built, skipped and failed, Table 4, and the setup from ``run.json``."""
         config = recorded_config(CaqaBuildConfig, info)
         fractions = parse_fractions(config.splits)
-        metrics = build_metrics(records, samples_by_split(records, fractions, config.seed))
+        metrics = build_metrics(
+            records, samples_by_split(records, fractions, config.seed), fractions
+        )
         metrics["setup"] = {
             "kg": config.kg,
             "kg_identity": info.get("data", {}).get("kg"),
@@ -262,7 +264,7 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
         sampled = f" ({config.sample} queries)" if config.questions == SAMPLED else ""
         source = f"questions {config.questions}{sampled} over {kg}, seed {config.seed}"
         by_split = samples_by_split(records, fractions, config.seed)
-        write_build_files(path, by_split, source=source)
+        write_build_files(path, by_split, source=source, fractions=fractions)
 
 
 async def build_caqa_async(
