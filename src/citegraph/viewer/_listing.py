@@ -88,17 +88,6 @@ def settings_of(config: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def differing_settings(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[str]]:
-    """The config keys whose values differ between runs, each run's value as text."""
-    keys = list(dict.fromkeys(k for c in configs for k in c))
-    out = {}
-    for key in keys:
-        values = [json.dumps(c.get(key), sort_keys=True, ensure_ascii=False) for c in configs]
-        if len(set(values)) > 1:
-            out[key] = ["-" if c.get(key) is None else _short(c.get(key)) for c in configs]
-    return out
-
-
 def is_finished(run_dir: Path) -> bool:
     """Whether ``metrics.json`` covers what ``samples.jsonl`` holds (written after it)."""
     metrics, samples = run_dir / METRICS_FILE, run_dir / SAMPLES_FILE
@@ -229,8 +218,3 @@ def _float(text: str | None) -> float | None:
         return float(text)
     except ValueError:
         return None
-
-
-def _short(value: Any) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."

@@ -21,6 +21,7 @@ from citegraph.runs import (
     Presenter,
     RunData,
     RunPresentation,
+    differing_settings,
     task_of_run,
 )
 from citegraph.viewer._catalog import Catalog
@@ -28,7 +29,6 @@ from citegraph.viewer._listing import (
     RunOverview,
     SampleFilter,
     SamplePage,
-    differing_settings,
     facets_of,
     is_finished,
     model_of,
