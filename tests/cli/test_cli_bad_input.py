@@ -73,7 +73,7 @@ def test_score_refuses_an_empty_answers_file(
 
 def test_caqa_judge_binary_samples(tmp_path: Path) -> None:
     samples = tmp_path / "test.jsonl"
-    samples.write_bytes(bytes(range(256)))
+    samples.write_bytes(bytes(range(128, 256)) + bytes(range(128)))
     result = _invoke(
         "caqa", "judge", str(samples), "--evaluator", "mock", "--out", str(tmp_path / "o")
     )
