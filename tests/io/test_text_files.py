@@ -100,3 +100,9 @@ def test_tolerant_reader_non_object_line_is_a_data_error(tmp_path: Path) -> None
     path = _bytes(tmp_path / "samples.jsonl", b'{"id": "a"}\n[1, 2]\n{"id": "b"}\n')
     with pytest.raises(DataError, match=r"samples\.jsonl:2: expected a JSON object"):
         read_jsonl_tolerant(path)
+
+
+def test_malformed_csv_names_the_line(tmp_path: Path) -> None:
+    path = _bytes(tmp_path / "a.csv", b"id,label\nx,y\n" + b"z," + b"w" * 200_000 + b"\n")
+    with pytest.raises(DataError, match=r"a\.csv:3: malformed CSV: field larger"):
+        read_csv_file(path, lambda fh, p: list(numbered_rows(fh)), what="labels file")

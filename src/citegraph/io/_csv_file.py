@@ -32,11 +32,22 @@ def read_csv_file(path: str | Path, read_rows: Callable[[TextIO, Path], T], *, w
     path = Path(path)
     if not path.is_file():
         raise DataNotFoundError(f"{what} not found", path=path)
-    handle = io.StringIO(read_text(path), newline="")
+    handle = _CountingText(read_text(path), newline="")
     try:
         return read_rows(handle, path)
     except csv.Error as exc:
-        raise DataError(f"malformed CSV: {exc}", path=path) from exc
+        raise DataError(f"malformed CSV: {exc}", path=path, line=handle.lines or None) from exc
+
+
+class _CountingText(io.StringIO):
+    """Text whose iteration counts the lines read, so a ``csv.Error`` names its line."""
+
+    lines = 0
+
+    def __next__(self) -> str:
+        text = super().__next__()
+        self.lines += 1
+        return text
 
 
 def numbered_rows(lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:
