@@ -44,7 +44,7 @@ class _CountingText(io.StringIO):
 
     lines = 0
 
-    def __next__(self) -> str:
+    def __next__(self) -> str:  # type: ignore[override]  # typeshed types _IOBase as bytes
         text = super().__next__()
         self.lines += 1
         return text
