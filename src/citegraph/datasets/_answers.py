@@ -56,7 +56,8 @@ def read_answers(path: str | Path) -> list[AnswerRecord]:
     """Read ``answers.jsonl``; ids must be unique.
 
     Raises:
-        DataError: a line is malformed or an id repeats (names file, line and field).
+        DataError: a line is malformed or an id repeats (names file, line and field), or the
+            file holds no answer (empty or blank lines only).
     """
     out: list[AnswerRecord] = []
     seen: dict[str, int] = {}
@@ -76,6 +77,12 @@ def read_answers(path: str | Path) -> list[AnswerRecord]:
             )
         seen[sid] = lineno
         out.append(AnswerRecord(id=sid, answer=answer, question=question, line=lineno))
+    if not out:
+        raise DataError(
+            'no answers: the file is empty or blank (expected one {"id": ..., "answer": ...} '
+            "JSON object per line)",
+            path=path,
+        )
     return out
 
 
@@ -83,7 +90,8 @@ def read_gold(path: str | Path) -> dict[str, GoldRecord]:
     """Read ``gold.jsonl`` into a dict by id.
 
     Raises:
-        DataError: a line is malformed or an id repeats (names file, line and field).
+        DataError: a line is malformed or an id repeats (names file, line and field), or the
+            file holds no record (empty or blank lines only).
     """
     out: dict[str, GoldRecord] = {}
     for lineno, obj in iter_jsonl(path):
@@ -99,6 +107,12 @@ def read_gold(path: str | Path) -> dict[str, GoldRecord]:
             if obj.get(field) is not None
         }
         out[sid] = GoldRecord(id=sid, knowledge=knowledge, **optional)
+    if not out:
+        raise DataError(
+            'no gold records: the file is empty or blank (expected one {"id": ..., '
+            '"knowledge": [[subject, relation, value], ...]} JSON object per line)',
+            path=path,
+        )
     return out
 
 

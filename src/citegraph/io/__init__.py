@@ -1,7 +1,8 @@
 """Small I/O helpers every package uses.
 
 Data: where the datasets live (``resolve_data_dir``). Files: atomic writes, JSON / JSONL / CSV
-readers whose errors name the file, line and field, Markdown tables (``markdown_table``).
+readers whose errors name the file, line and field (bytes that are not UTF-8: the line and byte
+offset; a byte-order mark is accepted), Markdown tables (``markdown_table``).
 Caches: the cache root (``$CITEGRAPH_CACHE``) and a thread-safe SQLite cache with JSON values
 keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff shared by the
 chat client and the SPARQL client.
@@ -29,6 +30,7 @@ from citegraph.io._json_file import load_json
 from citegraph.io._jsonl import iter_jsonl, read_jsonl_tolerant
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
+from citegraph.io._text import iter_lines, read_text
 
 __all__ = [
     "CACHE_ENV",
@@ -44,12 +46,14 @@ __all__ = [
     "dataset_file",
     "default_download_dir",
     "iter_jsonl",
+    "iter_lines",
     "load_json",
     "markdown_table",
     "numbered_rows",
     "parse_retry_after",
     "read_csv_file",
     "read_jsonl_tolerant",
+    "read_text",
     "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",

@@ -4,38 +4,50 @@ the line (:func:`numbered_rows`)."""
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO, TypeVar
 
 from citegraph.errors import DataError, DataNotFoundError
+from citegraph.io._text import read_text
 
 T = TypeVar("T")
 
 
 def read_csv_file(path: str | Path, read_rows: Callable[[TextIO, Path], T], *, what: str) -> T:
-    """Open ``path`` (UTF-8, a byte-order mark tolerated) and hand it to ``read_rows``.
+    """Read ``path`` (UTF-8, a byte-order mark tolerated) and hand its text to ``read_rows``.
 
     Args:
         path: The CSV file.
-        read_rows: Reads the open file (``csv.reader`` / ``csv.DictReader``); gets the path for
-            its own line-level errors.
+        read_rows: Reads the text (``csv.reader`` / ``csv.DictReader``), a file-like object
+            opened with ``newline=""``; gets the path for its own line-level errors.
         what: What the file is, for the not-found message (``"ratings file"``).
 
     Raises:
         DataNotFoundError: the file does not exist.
-        DataError: the file is not UTF-8 or not valid CSV (plus ``read_rows``' own errors).
+        DataError: the file is not UTF-8 (names the line and byte offset) or not valid CSV
+            (plus ``read_rows``' own errors).
     """
     path = Path(path)
     if not path.is_file():
         raise DataNotFoundError(f"{what} not found", path=path)
+    handle = _CountingText(read_text(path), newline="")
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            return read_rows(handle, path)
-    except UnicodeDecodeError as exc:
-        raise DataError(f"not UTF-8: {exc.reason}", path=path) from exc
+        return read_rows(handle, path)
     except csv.Error as exc:
-        raise DataError(f"malformed CSV: {exc}", path=path) from exc
+        raise DataError(f"malformed CSV: {exc}", path=path, line=handle.lines or None) from exc
+
+
+class _CountingText(io.StringIO):
+    """Text whose iteration counts the lines read, so a ``csv.Error`` names its line."""
+
+    lines = 0
+
+    def __next__(self) -> str:  # type: ignore[override]  # typeshed types _IOBase as bytes
+        text = super().__next__()
+        self.lines += 1
+        return text
 
 
 def numbered_rows(lines: Iterable[str]) -> Iterator[tuple[int, list[str]]]:

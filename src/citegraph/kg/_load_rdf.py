@@ -11,7 +11,7 @@ preference: its own ``rdfs:label``, the label of the Wikidata property entity (`
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, parse
@@ -22,6 +22,7 @@ from citegraph.kg import _rdf as rdf
 #: Bump when the quads this reader produces change.
 RDF_LOADER_VERSION = 1
 
+_BOM = b"\xef\xbb\xbf"
 _NODES = (NamedNode, BlankNode)
 _TERMS = (NamedNode, BlankNode, Literal)
 
@@ -48,33 +49,48 @@ def read_rdf(paths: Sequence[Path]) -> Iterator[Quad]:
     labelled: set[NamedNode] = set()
     wikidata_prop_labels: dict[str, str] = {}
     for path in paths:
-        parser = parse(path=str(path), format=rdf_format(path), rename_blank_nodes=False)
-        try:
-            for quad in parser:
-                subject, pred, obj = quad.subject, quad.predicate, quad.object
-                if not isinstance(subject, _NODES) or not isinstance(obj, _TERMS):
-                    continue  # RDF-star quoted triples are not facts citegraph can cite
-                if pred in rdf.META_PREDICATES or (
-                    pred == rdf.RDF_TYPE and obj in rdf.PROPERTY_CLASSES
-                ):
-                    yield Quad(subject, pred, obj, rdf.META_GRAPH)
-                    if (
-                        pred == rdf.RDFS_LABEL
-                        and isinstance(obj, Literal)
-                        and rdf.is_label_literal(obj)
-                    ):
-                        yield from _folded(subject, obj)
-                        if isinstance(subject, NamedNode):
-                            labelled.add(subject)
-                            _remember_property_label(subject, obj, wikidata_prop_labels)
-                    continue
-                predicates.setdefault(pred)
-                yield Quad(subject, pred, obj, rdf.FACT_GRAPH)
-        except SyntaxError as exc:
-            raise DataError(f"RDF syntax error: {exc.msg}", path=path, line=exc.lineno) from exc
+        fmt = rdf_format(path)
+        with path.open("rb") as handle:
+            if handle.read(len(_BOM)) != _BOM:  # editors may start a file with a UTF-8 BOM
+                handle.seek(0)
+            parser = parse(handle, format=fmt, rename_blank_nodes=False)
+            yield from _citegraph_quads(parser, path, predicates, labelled, wikidata_prop_labels)
     for pred in predicates:
         quads = rdf.property_quads(pred, _property_label(pred, wikidata_prop_labels))
         yield from quads[:1] if pred in labelled else quads
+
+
+def _citegraph_quads(
+    parser: Iterable[Quad],
+    path: Path,
+    predicates: dict[NamedNode, None],
+    labelled: set[NamedNode],
+    wikidata_prop_labels: dict[str, str],
+) -> Iterator[Quad]:
+    """The quads of one file (see :func:`read_rdf`), noting predicates and labels seen."""
+    try:
+        for quad in parser:
+            subject, pred, obj = quad.subject, quad.predicate, quad.object
+            if not isinstance(subject, _NODES) or not isinstance(obj, _TERMS):
+                continue  # RDF-star quoted triples are not facts citegraph can cite
+            if pred in rdf.META_PREDICATES or (
+                pred == rdf.RDF_TYPE and obj in rdf.PROPERTY_CLASSES
+            ):
+                yield Quad(subject, pred, obj, rdf.META_GRAPH)
+                if (
+                    pred == rdf.RDFS_LABEL
+                    and isinstance(obj, Literal)
+                    and rdf.is_label_literal(obj)
+                ):
+                    yield from _folded(subject, obj)
+                    if isinstance(subject, NamedNode):
+                        labelled.add(subject)
+                        _remember_property_label(subject, obj, wikidata_prop_labels)
+                continue
+            predicates.setdefault(pred)
+            yield Quad(subject, pred, obj, rdf.FACT_GRAPH)
+    except SyntaxError as exc:
+        raise DataError(f"RDF syntax error: {exc.msg}", path=path, line=exc.lineno) from exc
 
 
 def _folded(subject: NamedNode | BlankNode, label: Literal) -> Iterator[Quad]:

@@ -122,6 +122,12 @@ def _from_records(
     path: Path, samples: Sequence[ConnerSample], default_source: str
 ) -> KnowledgeInput:
     latest = _records(path)
+    if not latest:
+        raise DataError(
+            'no knowledge records: the file is empty or blank (expected {"id": ..., "text": ...} '
+            "JSON objects, one per line)",
+            path=path,
+        )
     wanted = {s.id for s in samples}
     if latest and not wanted & set(latest):
         raise DataError(
@@ -157,7 +163,8 @@ def read_knowledge(spec: str, samples: Sequence[ConnerSample]) -> tuple[Knowledg
 
     Raises:
         DataNotFoundError: The path does not exist (or the directory has no ``samples.jsonl``).
-        DataError: A record lacks ``id`` / ``text`` (names the file and line), or no id matches.
+        DataError: A record lacks ``id`` / ``text`` (names the file and line), no id matches, or
+            the file holds no record.
     """
     if spec == GOLD:
         return _gold(samples), GOLD

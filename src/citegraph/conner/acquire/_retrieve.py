@@ -29,7 +29,7 @@ from typing import Any, Literal
 from citegraph.conner._types import Knowledge
 from citegraph.datasets import NO_PASSAGE, ConnerSample
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
-from citegraph.io import iter_jsonl
+from citegraph.io import iter_jsonl, iter_lines
 from citegraph.models import EmbeddingModel
 
 __all__ = [
@@ -128,19 +128,17 @@ def _jsonl_rows(path: Path) -> Any:
 
 
 def _tsv_rows(path: Path) -> Any:
-    with path.open(encoding="utf-8-sig") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            line = raw.rstrip("\r\n")
-            if not line.strip():
-                continue
-            parts = line.split("\t")
-            if lineno == 1 and [p.strip().lower() for p in parts[:2]] == ["id", "text"]:
-                continue
-            if len(parts) < 2 or not parts[0].strip():
-                raise DataError("expected id<TAB>text", path=path, line=lineno)
-            if not parts[1].strip():
-                raise DataError("empty text", path=path, line=lineno, field="text")
-            yield lineno, parts[0].strip(), parts[1]
+    for lineno, line in iter_lines(path):
+        if not line.strip():
+            continue
+        parts = line.split("\t")
+        if lineno == 1 and [p.strip().lower() for p in parts[:2]] == ["id", "text"]:
+            continue
+        if len(parts) < 2 or not parts[0].strip():
+            raise DataError("expected id<TAB>text", path=path, line=lineno)
+        if not parts[1].strip():
+            raise DataError("empty text", path=path, line=lineno, field="text")
+        yield lineno, parts[0].strip(), parts[1]
 
 
 def _unit(vector: Sequence[float]) -> list[float]:

@@ -1,0 +1,91 @@
+"""Decoding user files as UTF-8, with errors that say where the first bad byte is.
+
+Every reader of user files (JSONL, JSON, CSV, TSV) reads bytes and decodes them here, so a binary
+or non-UTF-8 file (say, saved as Windows-1252) is one :class:`DataError` naming the file, the line
+and the byte offset instead of a ``UnicodeDecodeError`` traceback. A UTF-8 byte-order mark at the
+start of a file (editors and Excel write one) is dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from citegraph.errors import DataError, DataNotFoundError
+
+BOM = b"\xef\xbb\xbf"
+
+#: What a user file must be, for the error message.
+_EXPECTED = "expected UTF-8 text (re-save the file as UTF-8)"
+
+
+def not_utf8_error(
+    raw: bytes, column: int, path: Path, *, line: int, line_offset: int
+) -> DataError:
+    """The :class:`DataError` for bytes that are not UTF-8.
+
+    Args:
+        raw: The bytes of the line.
+        column: The index in ``raw`` of the first byte that does not decode.
+        path: The file.
+        line: The line (1-based) the bytes are on.
+        line_offset: The byte offset of the line's start in the file.
+    """
+    where = f"byte offset {line_offset + column}, column {column + 1}"
+    byte = f"byte 0x{raw[column]:02x}" if column < len(raw) else "truncated character"
+    return DataError(f"not UTF-8: {byte} at {where}; {_EXPECTED}", path=path, line=line)
+
+
+def decode_text(data: bytes, path: Path) -> str:
+    """``data`` (a whole file) as text, a leading byte-order mark dropped.
+
+    Raises:
+        DataError: the bytes are not UTF-8 (names the line and byte offset).
+    """
+    start = len(BOM) if data.startswith(BOM) else 0
+    try:
+        return data[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        bad = start + exc.start
+        line_start = data.rfind(b"\n", 0, bad) + 1
+        line = data.count(b"\n", 0, bad) + 1
+        column = bad - line_start
+        raw = data[line_start : bad + 1]
+        raise not_utf8_error(raw, column, path, line=line, line_offset=line_start) from None
+
+
+def read_text(path: Path) -> str:
+    """The text of a UTF-8 file (a byte-order mark dropped, line endings kept as they are).
+
+    Raises:
+        DataError: the file is not UTF-8 (names the line and byte offset), or cannot be read.
+    """
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError as exc:
+        raise DataError("is a directory, expected a file", path=path) from exc
+    except FileNotFoundError as exc:
+        raise DataNotFoundError("file not found", path=path) from exc
+    return decode_text(data, path)
+
+
+def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line of a UTF-8 file, without its ``\\n`` or
+    ``\\r\\n``. Only ``\\n`` ends a line (a ``\\r`` or U+2028 inside a line stays in it); a
+    byte-order mark at the start is dropped.
+
+    Raises:
+        DataError: a line is not UTF-8 (names the line and byte offset).
+    """
+    offset = 0
+    with path.open("rb") as handle:
+        for lineno, raw in enumerate(handle, start=1):
+            start = len(BOM) if lineno == 1 and raw.startswith(BOM) else 0
+            body = raw[start:]
+            try:
+                text = body.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                column = start + exc.start
+                raise not_utf8_error(raw, column, path, line=lineno, line_offset=offset) from None
+            offset += len(raw)
+            yield lineno, text.removesuffix("\n").removesuffix("\r")
