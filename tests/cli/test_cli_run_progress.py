@@ -100,7 +100,7 @@ def test_every_unmeasured_count_carries_its_reason(
     assert recall[4] == "1: empty gold minimum knowledge set (left out of the macro average)"
     f1 = _row(output, "F1")
     assert f1[1:4] == ["unmeasured", "unmeasured", "P 0/3, R 2/3"]
-    assert f1[4] == "F1 from P and R: precision: no sample with a non-zero denominator"
+    assert f1[4] == "needs both P and R; precision: no sample with a non-zero denominator"
     for label in ("Correctness", "Precision", "Alignment", "[NA] precision", "[NA] recall"):
         row = _row(output, label)
         n_counted = int(row[3].split("/")[0])

@@ -159,7 +159,7 @@ def _counted_and_why(name: str, metrics: dict[str, Any]) -> tuple[str, str]:
         counted = f"{p}/{n}" if p == r else f"P {p}/{n}, R {r}/{n}"
         why = [f"{k}: {reason}" for reason, k in reasons.items()]
         if value["micro"] is None or value["macro"] is None:
-            why.append(f"F1 from P and R: {detail.get('reason') or 'P or R unmeasured'}")
+            why.append(f"needs both P and R; {detail.get('reason') or 'P or R unmeasured'}")
         return counted, "; ".join(why)
     measured = _counted(name, metrics)
     missing = n - measured - sum(reasons.values())
