@@ -17,6 +17,7 @@ from citegraph.errors import ConfigError
 from citegraph.runs import (
     FAILED,
     Record,
+    RunDir,
     Runtime,
     Task,
     TaskResult,
@@ -115,11 +116,29 @@ def run(out: Path, calls: Calls, runtime: Runtime | None = None, **config: int) 
     return run_sync(run_task(SquareTask(SquareConfig(**config), calls), out, runtime))
 
 
+def whole(n_done: int, n_total: int | None = 6, **more: Any) -> dict[str, Any]:
+    """A ``progress`` entry of ``metrics.json``."""
+    partial = None if n_total is None else n_done < n_total
+    return {
+        "n_done": n_done,
+        "n_failed": 0,
+        "n_total": n_total,
+        "partial": partial,
+        "torn_lines_dropped": 0,
+    } | more
+
+
 def test_a_run_writes_records_metrics_and_outputs(tmp_path: Path) -> None:
     calls = Calls()
     outcome = run(tmp_path, calls)
     # 0 + 1 + 4 + 9 + 16 + 25 = 55, in batches of the task's size 2
-    assert outcome.metrics == {"n": 6, "total": 55, "ids": [f"x-{i}" for i in range(6)]}
+    assert outcome.metrics == {
+        "n": 6,
+        "total": 55,
+        "ids": [f"x-{i}" for i in range(6)],
+        "progress": whole(6),
+    }
+    assert json.loads((tmp_path / "metrics.json").read_text()) == outcome.metrics
     assert sorted(calls.batches) == [[0, 1], [2, 3], [4, 5]]
     assert (calls.opened, calls.closed) == (1, 1)
     assert json.loads((tmp_path / "metrics.json").read_text())["total"] == 55
@@ -138,6 +157,69 @@ def test_limit_then_resume_does_only_the_rest(tmp_path: Path) -> None:
     assert calls.batches == [[3, 4, 5]]
     assert (second.n_resumed, second.n_done_now) == (3, 3)
     assert second.metrics["total"] == 55
+
+
+def test_metrics_cover_every_record_whatever_the_limit(tmp_path: Path) -> None:
+    """Issue 17, item 4: a 6-item run re-run with limit 2 keeps its metrics over all 6 (the
+    limit decides what more is done, not what is counted), in item order."""
+    run(tmp_path, Calls())
+    again = run(tmp_path, Calls(), Runtime(limit=2))
+    assert [r["id"] for r in again.records] == ["x-0", "x-1"]
+    assert again.metrics["total"] == 55
+    assert again.metrics["ids"] == [f"x-{i}" for i in range(6)]
+    assert again.metrics["progress"] == whole(6)
+    assert json.loads((tmp_path / "metrics.json").read_text())["total"] == 55
+
+
+def test_a_limited_run_is_marked_partial(tmp_path: Path) -> None:
+    """Issue 17, item 5: n_total is the items the task has before the limit."""
+    outcome = run(tmp_path, Calls(), Runtime(limit=2))
+    assert outcome.metrics["progress"] == whole(2)
+    runtime = json.loads((tmp_path / "run.json").read_text())["runtime"]
+    assert (runtime["n_items"], runtime["n_total"]) == (2, 6)
+    failed = run(tmp_path / "f", Calls(fail={1}))
+    assert failed.metrics["progress"] == whole(5) | {"n_failed": 1, "partial": True}
+
+
+def test_records_of_ids_the_task_no_longer_lists_are_counted_last(tmp_path: Path) -> None:
+    """Records whose ids the task's items no longer hold (a run written by an older version
+    of the task) are counted, after the listed ones, as ``runs report`` counts them."""
+    run(tmp_path, Calls())
+
+    class Fewer(SquareTask):
+        def items(self) -> Sequence[tuple[str, int]]:
+            return [(f"x-{i}", i) for i in (3, 2, 1, 0)]
+
+    outcome = run_sync(run_task(Fewer(SquareConfig(), Calls()), tmp_path))
+    assert outcome.metrics["ids"] == ["x-3", "x-2", "x-1", "x-0", "x-4", "x-5"]
+    assert outcome.metrics["total"] == 55
+    assert outcome.metrics["progress"]["n_total"] == 4
+
+
+def test_report_of_an_unfinished_run_says_how_much_is_done(tmp_path: Path) -> None:
+    """Issue 17, item 5: finalize (``runs report``) marks the metrics partial and counts the
+    torn last line it dropped."""
+    run(tmp_path, Calls(), Runtime(limit=3))
+    with (tmp_path / "samples.jsonl").open("a") as fh:
+        fh.write('{"id": "x-3", "va')  # killed mid-write
+    info = json.loads((tmp_path / "run.json").read_text())
+    opened = RunDir.open(tmp_path, info["config"], data=info["data"])
+    assert opened.torn_dropped == 1
+    metrics = finalize(SquareTask, opened)
+    assert metrics["progress"] == whole(3, torn_lines_dropped=1)
+    assert json.loads((tmp_path / "metrics.json").read_text())["progress"] == metrics["progress"]
+    # the count stays after the line is gone
+    later = finalize(SquareTask, RunDir.open(tmp_path, info["config"], data=info["data"]))
+    assert later["progress"]["torn_lines_dropped"] == 1
+
+
+def test_report_of_a_run_without_n_total_says_unknown(tmp_path: Path) -> None:
+    run(tmp_path, Calls(), Runtime(limit=3))
+    info = json.loads((tmp_path / "run.json").read_text())
+    info["runtime"] = {"limit": 3, "n_items": 3}  # written before citegraph recorded n_total
+    (tmp_path / "run.json").write_text(json.dumps(info))
+    metrics = finalize(SquareTask, RunDir.open(tmp_path, info["config"], data=info["data"]))
+    assert metrics["progress"] == whole(3, n_total=None)
 
 
 def test_failed_items_are_kept_and_retried_alone(tmp_path: Path) -> None:
@@ -159,15 +241,18 @@ def test_another_config_is_refused_naming_what_changed(tmp_path: Path) -> None:
 
 
 def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
-    whole = run(tmp_path / "whole", Calls())
+    whole_run = run(tmp_path / "whole", Calls())
     shard0 = run(tmp_path / "s0", Calls(), Runtime(shard="0/2"))
     shard1 = run(tmp_path / "s1", Calls(), Runtime(shard="1/2"))
     assert [i for i in shard0.items] == [0, 2, 4] and [i for i in shard1.items] == [1, 3, 5]
     assert shard0.metrics["total"] == 0 + 4 + 16
+    assert shard0.metrics["progress"] == whole(3, 3)  # a shard's share is all it holds
     merged = merge_runs([tmp_path / "s1", tmp_path / "s0"], tmp_path / "merged")
     metrics = finalize(task_of_run(merged.info), merged)
-    assert metrics == whole.metrics
+    assert metrics == whole_run.metrics
     assert (tmp_path / "merged" / "report.txt").read_text() == "total 55\n"
+    alone = merge_runs([tmp_path / "s0"], tmp_path / "alone")
+    assert finalize(task_of_run(alone.info), alone)["progress"] == whole(3)
 
 
 def test_limit_applies_before_the_shard(tmp_path: Path) -> None:

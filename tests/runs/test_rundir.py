@@ -36,6 +36,24 @@ def test_torn_last_line_is_dropped(tmp_path: Path) -> None:
     assert [json.loads(x)["id"] for x in lines] == ["a", "b"]
 
 
+def test_a_dropped_torn_line_is_counted_in_run_json(tmp_path: Path) -> None:
+    """Issue 17, item 5: the dropped line is counted on the RunDir and, for every later
+    reader, in run.json (the line itself is gone from samples.jsonl)."""
+    config = {"mode": "paper"}
+    with RunDir.open(tmp_path, config) as run:
+        run.append({"id": "a"})
+    assert run.torn_dropped == 0 and "torn_lines_dropped" not in run.info
+    with (tmp_path / "samples.jsonl").open("a") as fh:
+        fh.write('{"id": "b", "sco')
+    run = RunDir.open(tmp_path, config)
+    assert run.torn_dropped == 1 and run.info["torn_lines_dropped"] == 1
+    run.close()
+    again = RunDir.open(tmp_path, config)
+    assert again.torn_dropped == 0
+    assert json.loads((tmp_path / "run.json").read_text())["torn_lines_dropped"] == 1
+    assert again.info["torn_lines_dropped"] == 1
+
+
 def test_other_config_is_refused_unless_overwrite(tmp_path: Path) -> None:
     RunDir.open(tmp_path, {"mode": "paper"}).close()
     with pytest.raises(ConfigError, match=r"differs in: config.mode"):

@@ -6,7 +6,7 @@ import functools
 import shlex
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -20,7 +20,6 @@ from rich.progress import (
     Progress,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
 
 from citegraph.errors import CitegraphError
@@ -66,57 +65,161 @@ def _clock(seconds: float) -> str:
     return f"{hours}:{minutes:02d}:{secs:02d}"
 
 
-def progress_line(step: str, done: int, total: int, elapsed: float) -> str:
-    """One plain progress line: ``step: done/total (pct), rate, elapsed, ETA``."""
+def rate_text(per_second: float) -> str:
+    """A rate in the unit that shows it best: ``12.5/s``, ``4.8/min`` or ``2.0/h``."""
+    if per_second >= 1:
+        return f"{per_second:.1f}/s"
+    if per_second * 60 >= 1:
+        return f"{per_second * 60:.1f}/min"
+    return f"{per_second * 3600:.1f}/h"
+
+
+def _rate_and_eta(done: int, total: int, start_done: int, working: float) -> tuple[str, str]:
+    """Rate and ETA from the ``done - start_done`` items finished in ``working`` seconds (this
+    process's own work); empty before the first of them (and no ETA once all are done)."""
+    new = done - start_done
+    if new <= 0 or working <= 0:
+        return "", ""
+    per_second = new / working
+    eta = _clock((total - done) / per_second) if total and total > done else ""
+    return rate_text(per_second), eta
+
+
+def progress_line(
+    step: str,
+    done: int,
+    total: int,
+    elapsed: float,
+    *,
+    start_done: int = 0,
+    working: float | None = None,
+) -> str:
+    """One plain progress line: ``step: done/total (pct), elapsed, rate, ETA``.
+
+    Rate and ETA count only the items done by this process: the ``done - start_done`` done
+    in ``working`` seconds (default: ``elapsed``), never those a resumed run found finished
+    (``start_done``).
+    """
     share = f" ({done / total:.0%})" if total else ""
     line = f"{step}: {done}/{total}{share}, elapsed {_clock(elapsed)}"
-    if done and total and elapsed > 0:
-        line += f", {done / elapsed * 60:.1f}/min, ETA {_clock(elapsed * (total - done) / done)}"
+    working = elapsed if working is None else working
+    rate, eta = _rate_and_eta(done, total, start_done, working)
+    if rate:
+        line += f", {rate}"
+    if eta:
+        line += f", ETA {eta}"
     return line
 
 
 @contextmanager
 def progress_bar(
-    description: str, *, out: Console | None = None, every: float | None = None
+    description: str,
+    *,
+    out: Console | None = None,
+    every: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Iterator[Callable[..., None]]:
     """A rich progress bar with rate and ETA; yields ``update(done, total, step=None)``
     (``step``, when given, replaces the description: a multi-step command's current step).
 
-    When ``out`` (default: stderr) is not a terminal (``nohup``, CI logs), where a live bar
-    shows nothing until the end, a plain :func:`progress_line` is written every ``every``
-    seconds (default :data:`PLAIN_PROGRESS_EVERY`) and at each step change instead."""
+    Rate and ETA count from the first update of a step (the engine's, at the start, gives the
+    items a resumed run found done): the items done after it, in the time since; a new
+    ``step``, or ``done`` going down, starts them afresh. When ``out`` (default: stderr) is
+    not a terminal (``nohup``, CI logs), where a live bar shows nothing until the end, there is
+    no bar: a plain :func:`progress_line` is written every ``every`` seconds (default
+    :data:`PLAIN_PROGRESS_EVERY`), at each step change and once at the end.
+    """
     target = out or err_console
     every = PLAIN_PROGRESS_EVERY if every is None else every
-    shown_step, shown_at = description, -float("inf")
+    began = clock()
+    step_name = description
+    start_done, step_start, last = 0, began, (-1, 0)
+    shown_at, shown = -float("inf"), (description, -1, 0)
     with Progress(
         TextColumn("[bold]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"),
         TimeElapsedColumn(),
-        TimeRemainingColumn(),
+        TextColumn("{task.fields[eta]}"),
         console=target,
         transient=False,
+        disable=not target.is_terminal,
     ) as progress:
-        task = progress.add_task(description, total=None, rate="")
+        task = progress.add_task(description, total=None, rate="", eta="")
+
+        def plain(now: float) -> None:
+            nonlocal shown_at, shown
+            done, total = last
+            line = progress_line(
+                step_name,
+                done,
+                total,
+                now - began,
+                start_done=start_done,
+                working=now - step_start,
+            )
+            target.print(line, highlight=False, markup=False, soft_wrap=True)
+            shown_at, shown = now, (step_name, done, total)
 
         def update(done: int, total: int, step: str | None = None) -> None:
-            nonlocal shown_step, shown_at
-            elapsed = progress.tasks[0].elapsed or 0.0
-            rate = f"{done / elapsed:.1f}/s" if elapsed > 0 and done else ""
-            if step is not None:
-                progress.update(task, description=step)
-            progress.update(task, completed=done, total=total, rate=rate)
+            nonlocal step_name, start_done, step_start, last
+            now = clock()
+            changed = step is not None and step != step_name
+            if changed or last[0] < 0 or done < last[0]:
+                start_done, step_start = done, now  # a step starts: what it found done
+            step_name = step or step_name
+            last = (done, total)
             if target.is_terminal:
-                return
-            now = time.monotonic()
-            changed = step is not None and step != shown_step
-            if changed or now - shown_at >= every:
-                shown_step, shown_at = step or shown_step, now
-                line = progress_line(shown_step, done, total, elapsed)
-                target.print(line, highlight=False, markup=False, soft_wrap=True)
+                rate, eta = _rate_and_eta(done, total, start_done, now - step_start)
+                progress.update(
+                    task,
+                    description=step_name,
+                    completed=done,
+                    total=total,
+                    rate=rate,
+                    eta=f"ETA {eta}" if eta else "",
+                )
+            elif changed or now - shown_at >= every:
+                plain(now)
 
         yield update
+        if not target.is_terminal and last[0] >= 0 and shown != (step_name, *last):
+            plain(clock())
+
+
+def progress_note(metrics: Mapping[str, Any]) -> str | None:
+    """What the ``progress`` of a ``metrics.json`` says a reader must know, or ``None`` when
+    the metrics cover the whole run (or predate ``progress``): the metrics cover only the items
+    done (``n_done / n_total``), the total is unknown, torn last lines were dropped."""
+    progress = metrics.get("progress")
+    if not isinstance(progress, Mapping):
+        return None
+    done, failed, total = progress.get("n_done"), progress.get("n_failed"), progress.get("n_total")
+    parts = []
+    if progress.get("partial"):
+        failures = f", {failed} failed" if failed else ""
+        parts.append(
+            f"partial run: {done}/{total} items done{failures}; the metrics cover those "
+            f"{done} only (re-run the command to do the rest)"
+        )
+    elif total is None:
+        parts.append(
+            f"{done} items done of an unknown total (run.json does not record it: written "
+            "before citegraph did); the metrics cover those"
+        )
+    torn = progress.get("torn_lines_dropped")
+    if torn:
+        parts.append(
+            f"{torn} torn last line{'s' if torn != 1 else ''} of samples.jsonl dropped (a run "
+            "killed mid-write; the item is done again on resume)"
+        )
+    return "; ".join(parts) or None
+
+
+def note_progress(metrics: Mapping[str, Any]) -> None:
+    """Print :func:`progress_note` of ``metrics`` in yellow, when there is one."""
+    warn(progress_note(metrics))
 
 
 def note_failed(n_failed: int, what: str) -> None:

@@ -8,7 +8,14 @@ from typing import Any
 import click
 from rich.table import Table
 
-from citegraph.cli._console import command_line, console, progress_bar, reports_errors, warn
+from citegraph.cli._console import (
+    command_line,
+    console,
+    note_progress,
+    progress_bar,
+    reports_errors,
+    warn,
+)
 from citegraph.cli._options import (
     contact_option,
     data_dir_option,
@@ -100,7 +107,14 @@ def run_score(
 
 
 def print_metrics(metrics: dict[str, Any]) -> None:
-    """Render ``metrics.json`` as a rich table with the unmeasured counts and the setup."""
+    """Render ``metrics.json`` as a rich table with the unmeasured counts and the setup.
+
+    Every answer a metric did not count carries its reason: those of ``unmeasured``, else
+    (answers left out for a zero denominator that ``unmeasured`` does not name) the metric's own.
+    F1 is 2PR/(P+R) of the precision and the recall, so it shows their counts and, when it is
+    unmeasured, why. Then a line when the metrics cover only part of the run (see
+    :func:`~citegraph.cli._console.note_progress`).
+    """
     cfg = metrics["config"]
     table = Table(
         title=f"KaLMA scores: {metrics['n_answers']} answers, {metrics['n_citations']} citations",
@@ -113,18 +127,49 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     table.add_column("answers counted", justify="right")
     table.add_column("not measured (why)")
     for name, label in _LABELS.items():
-        detail = metrics["details"][name]
-        reasons = metrics["unmeasured"].get(name, {})
-        why = "; ".join(f"{n}: {reason}" for reason, n in reasons.items())
-        measured = detail["n"] - detail["n_unmeasured"] - detail["n_excluded"]
+        counted, why = _counted_and_why(name, metrics)
         table.add_row(
-            label,
-            _pct(metrics[name]["micro"]),
-            _pct(metrics[name]["macro"]),
-            f"{measured}/{metrics['n_answers']}",
-            why,
+            label, _pct(metrics[name]["micro"]), _pct(metrics[name]["macro"]), counted, why
         )
     console.print(table)
+    note_progress(metrics)
+
+
+#: Why a metric left an answer out when its denominator was 0 and ``unmeasured`` names no
+#: reason (metrics.json of kalma score lists none for recall's empty gold sets).
+_ZERO_DENOMINATOR = {
+    "recall": "empty gold minimum knowledge set (left out of the macro average)",
+    "na_recall": "empty absent-knowledge set (left out of the macro average)",
+}
+
+
+def _counted(name: str, metrics: dict[str, Any]) -> int:
+    detail = metrics["details"][name]
+    return int(detail["n"] - detail["n_unmeasured"] - detail["n_excluded"])
+
+
+def _counted_and_why(name: str, metrics: dict[str, Any]) -> tuple[str, str]:
+    """The "answers counted" and "not measured (why)" cells of one metric."""
+    n = metrics["n_answers"]
+    detail = metrics["details"][name]
+    reasons: dict[str, int] = dict(metrics["unmeasured"].get(name, {}))
+    value = metrics[name]
+    if detail.get("method") == "f1":
+        p, r = _counted("precision", metrics), _counted("recall", metrics)
+        counted = f"{p}/{n}" if p == r else f"P {p}/{n}, R {r}/{n}"
+        why = [f"{k}: {reason}" for reason, k in reasons.items()]
+        if value["micro"] is None or value["macro"] is None:
+            why.append(f"needs both P and R; {detail.get('reason') or 'P or R unmeasured'}")
+        return counted, "; ".join(why)
+    measured = _counted(name, metrics)
+    missing = n - measured - sum(reasons.values())
+    if missing > 0:
+        reason = _ZERO_DENOMINATOR.get(name, "nothing to count (left out of the macro average)")
+        reasons[reason] = reasons.get(reason, 0) + missing
+    why = [f"{k}: {reason}" for reason, k in reasons.items()]
+    if not why and (value["micro"] is None or value["macro"] is None) and detail.get("reason"):
+        why.append(str(detail["reason"]))
+    return f"{measured}/{n}", "; ".join(why)
 
 
 def _pct(value: float | None) -> str:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from citegraph.cli._console import console, reports_errors
+from citegraph.cli._console import console, note_progress, reports_errors
 from citegraph.cli._options import EXISTING_DIR
 from citegraph.runs import (
     EXPORT_FORMATS,
@@ -99,9 +99,10 @@ def _finalize(run: RunDir) -> None:
     if task.name.startswith("kalma.") and "details" in metrics:
         from citegraph.cli._kalma import print_metrics
 
-        print_metrics(metrics)
+        print_metrics(metrics)  # with the progress note
     else:
         print_summary(task.name, metrics)
+        note_progress(metrics)
     console.print(f"Wrote {run.path / 'metrics.json'}")
 
 

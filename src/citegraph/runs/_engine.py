@@ -3,7 +3,8 @@
 ``run_task`` owns what every pipeline shares: open or resume the run directory (refusing one
 that holds another configuration), select the items (``limit``, ``shard``), skip the finished
 ones and retry the failed ones, bounded concurrency and batching, progress, and ``metrics.json``
-written atomically from the records. ``finalize`` is the part that needs no model: it is what
+written atomically from every record of the run directory (whatever the limit), with how much
+of the run that is (``progress``). ``finalize`` is the part that needs no model: it is what
 ``runs report`` and ``runs merge`` call for a run of any task.
 """
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.runs._pending import run_pending_batches
-from citegraph.runs._rundir import FAILED, RunDir
+from citegraph.runs._rundir import FAILED, RunDir, torn_lines_dropped
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
 
@@ -70,7 +71,10 @@ class RunOutcome(BaseModel, Generic[ItemT]):
     out: Path
     info: dict[str, Any] = Field(description="run.json as it stands.")
     metrics: dict[str, Any]
-    records: list[Record] = Field(description="The newest record of each selected item.")
+    records: list[Record] = Field(
+        description="The newest record of each selected item (the metrics cover every record "
+        "of the run directory)."
+    )
     items: list[ItemT] = Field(description="The selected items (after limit and shard).")
     n_resumed: int = Field(description="Items found already done in the run directory.")
     n_done_now: int = Field(description="Items worked on in this call.")
@@ -92,7 +96,9 @@ async def run_task(
         runtime: limit, shard, concurrency, batch size, cache, overwrite, command, progress.
 
     Returns:
-        The records of the selected items and the metrics written to ``metrics.json``.
+        The records of the selected items, and the metrics written to ``metrics.json``: over
+        every record of the run directory, whatever the limit (the limit decides what more is
+        done, not what is counted), with its ``progress`` (:func:`progress_of`).
 
     Raises:
         ConfigError: ``out`` holds a run with another configuration or input, or the task
@@ -101,7 +107,12 @@ async def run_task(
     runtime = runtime or Runtime()
     if runtime.shard is not None and not task.shardable:
         raise ConfigError(f"{task.name} runs cannot be split with --shard (see its docs)")
-    pairs = runtime.select(task.items())
+    all_pairs = task.items()
+    share = runtime.model_copy(update={"limit": None}).select(all_pairs)
+    pairs = runtime.select(all_pairs)
+    sizes = {"n_items": len(pairs), "n_total": len(share)}
+    if runtime.shard is not None:
+        sizes["n_total_unsharded"] = len(all_pairs)
     with _executor(runtime) as ray_session:
         async with task.open(runtime) as models:
             run = RunDir.open(
@@ -110,9 +121,7 @@ async def run_task(
                 data=task.run_data(models),
                 command=runtime.command,
                 overwrite=runtime.overwrite,
-                runtime=runtime.record()
-                | {"n_items": len(pairs)}
-                | (ray_session.describe() if ray_session else {}),
+                runtime=runtime.record() | sizes | (ray_session.describe() if ray_session else {}),
                 task=task.name,
                 notes=task.run_notes(models),
             )
@@ -136,18 +145,28 @@ async def run_task(
                     )
             finally:
                 run.close()
-            records = run.newest([key for key, _ in pairs])
+            records = _every_record(task, run, [key for key, _ in share])
             metrics = task.metrics(records, run.info, models)
-    write_metrics(type(task), run, records, metrics)
+    metrics = write_metrics(type(task), run, records, metrics)
     return RunOutcome(
         out=Path(out),
         info=run.info,
         metrics=metrics,
-        records=records,
+        records=run.newest([key for key, _ in pairs]),
         items=[item for _, item in pairs],
         n_resumed=n_resumed,
         n_done_now=n_now,
     )
+
+
+def _every_record(task: Task[Any, Any], run: RunDir, ids: Sequence[str]) -> list[Record]:
+    """The newest record of every id in ``run``, whatever the limit: the items' (``ids``, this
+    run directory's share before the limit) in item order, then those of ids the task no longer
+    lists (a run written by an older version of it) in :meth:`Task.order`, as ``runs report``
+    counts them too."""
+    listed = set(ids)
+    others = [r for r in run.records if str(r.get("id")) not in listed]
+    return run.newest(ids) + (task.order(others) if others else [])
 
 
 def _executor(runtime: Runtime) -> AbstractContextManager[RaySession | None]:
@@ -160,11 +179,39 @@ def _executor(runtime: Runtime) -> AbstractContextManager[RaySession | None]:
 
 
 def finalize(task_type: type[Task[Any, Any]], run: RunDir) -> dict[str, Any]:
-    """Recompute ``metrics.json`` (and the task's other outputs) from the run's records alone."""
+    """Recompute ``metrics.json`` (and the task's other outputs) from the run's records alone.
+
+    Returns:
+        ``metrics.json`` as written, with its ``progress`` (see :func:`progress_of`).
+    """
     records = task_type.order(run.records)
     metrics = task_type.summarize(records, run.info)
-    write_metrics(task_type, run, records, metrics)
-    return metrics
+    return write_metrics(task_type, run, records, metrics)
+
+
+def progress_of(run: RunDir, records: Sequence[Record]) -> dict[str, Any]:
+    """How much of its items a run directory holds: ``metrics.json`` ``progress``.
+
+    ``n_done`` finished records and ``n_failed`` failed ones (newest record of each id), of
+    ``n_total`` items (the task's, or the shard's share, before any ``--limit``; ``None``,
+    unknown, for runs written before ``run.json`` recorded it). ``partial`` is true when an
+    item is failed or not done yet, so the metrics cover only part of the run (``None`` when
+    ``n_total`` is unknown and nothing failed); ``torn_lines_dropped`` counts the torn last
+    lines of ``samples.jsonl`` dropped so far (a run killed mid-write).
+    """
+    n_failed = sum(1 for r in records if r.get("status") == FAILED)
+    n_done = len(records) - n_failed
+    n_total = (run.info.get("runtime") or {}).get("n_total")
+    if not isinstance(n_total, int) or isinstance(n_total, bool):
+        n_total = None
+    partial = True if n_failed else (None if n_total is None else n_done < n_total)
+    return {
+        "n_done": n_done,
+        "n_failed": n_failed,
+        "n_total": n_total,
+        "partial": partial,
+        "torn_lines_dropped": torn_lines_dropped(run.info),
+    }
 
 
 def write_metrics(
@@ -172,7 +219,14 @@ def write_metrics(
     run: RunDir,
     records: Sequence[Record],
     metrics: dict[str, Any],
-) -> None:
-    """``metrics.json`` atomically, then the task's other output files."""
-    run.write_metrics(metrics)
+) -> dict[str, Any]:
+    """``metrics.json`` atomically (the task's metrics plus ``progress``), then the task's other
+    output files (given the task's metrics alone).
+
+    Returns:
+        ``metrics.json`` as written.
+    """
+    written = metrics | {"progress": progress_of(run, records)}
+    run.write_metrics(written)
     task_type.write_outputs(run.path, records, metrics, run.info)
+    return written

@@ -4,7 +4,9 @@ Shards of one run share a ``run_id`` (the shard is a runtime setting, not part o
 so merging checks that every input has the same ``run_id`` and unions their records. A sample
 present in several inputs keeps a finished record over a failed one, then the first given.
 Metrics are recomputed afterwards by the task that owns the run (the CLI dispatches on
-``config.task``), from the merged records alone.
+``config.task``), from the merged records alone. The merged ``run.json`` records the whole
+run's item count (``runtime.n_total``, from the shards' ``n_total_unsharded``), so merging only
+some of the shards gives metrics marked partial, and the torn last lines the inputs dropped.
 """
 
 from __future__ import annotations
@@ -17,7 +19,14 @@ from typing import Any
 from citegraph.errors import ConfigError, DataNotFoundError
 from citegraph.io import atomic_write, read_jsonl_tolerant
 from citegraph.runs._provenance import canonical_json
-from citegraph.runs._rundir import FAILED, RUN_FILE, SAMPLES_FILE, RunDir
+from citegraph.runs._rundir import (
+    FAILED,
+    RUN_FILE,
+    SAMPLES_FILE,
+    TORN_KEY,
+    RunDir,
+    torn_lines_dropped,
+)
 
 
 def read_run_info(path: str | Path) -> dict[str, Any]:
@@ -61,8 +70,10 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     if (out / RUN_FILE).exists() and not overwrite:
         raise ConfigError(f"{out} already holds a run; use another directory or --overwrite")
     merged: dict[str, dict[str, Any]] = {}
+    torn = sum(torn_lines_dropped(i) for i in infos)
     for path in inputs:
-        records, _ = read_jsonl_tolerant(Path(path) / SAMPLES_FILE)
+        records, dropped = read_jsonl_tolerant(Path(path) / SAMPLES_FILE)
+        torn += dropped
         for record in records:
             key = str(record.get("id"))
             old = merged.get(key)
@@ -70,7 +81,23 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
                 merged[key] = record
     out.mkdir(parents=True, exist_ok=True)
     shards = [info.get("runtime", {}) for info in infos]
-    info = first | {"runtime": {"merged_from": [str(p) for p in inputs], "shards": shards}}
+    runtime: dict[str, Any] = {"merged_from": [str(p) for p in inputs], "shards": shards}
+    n_total = _whole_size(shards)
+    if n_total is not None:
+        runtime["n_total"] = n_total
+    info = {k: v for k, v in first.items() if k != TORN_KEY} | {"runtime": runtime}
+    if torn:
+        info[TORN_KEY] = torn
     atomic_write(out / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
     atomic_write(out / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in merged.values()))
     return RunDir(out, info, list(merged.values()))
+
+
+def _whole_size(shards: Sequence[dict[str, Any]]) -> int | None:
+    """Items of the whole run the shards are part of, before any limit (``run.json``
+    ``runtime``: ``n_total_unsharded`` of a shard, ``n_total`` of an unsharded input, the
+    largest of those given); ``None`` when no input recorded it (runs written before
+    citegraph did)."""
+    sizes = [s.get("n_total_unsharded") if s.get("shard") else s.get("n_total") for s in shards]
+    known = [n for n in sizes if isinstance(n, int)]
+    return max(known) if known else None

@@ -3,8 +3,10 @@
 
 A run directory is resumable: re-running the same command skips samples already in
 ``samples.jsonl``. A run killed mid-write loses nothing already written: each record is one
-flushed line, and a torn last line is dropped on resume. Re-using a directory with a different
-configuration is refused, so results of two configurations never mix.
+flushed line, and a torn last line is dropped on resume (and counted in ``run.json``
+``torn_lines_dropped``, which ``metrics.json`` reports under ``progress``). Re-using a
+directory with a different configuration is refused, so results of two configurations never
+mix.
 
 A record whose ``status`` is ``"failed"`` (say, the model server was down) is kept, but it does not
 count as done: a resumed run tries that sample again and appends a new record. The newest record
@@ -32,18 +34,37 @@ RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
 METRICS_FILE = "metrics.json"
 FAILED = "failed"
+TORN_KEY = "torn_lines_dropped"
+"""``run.json`` key: how many torn last lines of ``samples.jsonl`` were dropped so far (absent
+when none was)."""
+
+
+def torn_lines_dropped(info: dict[str, Any]) -> int:
+    """Torn last lines dropped from the run's ``samples.jsonl`` so far, from its ``run.json``."""
+    value = info.get(TORN_KEY, 0)
+    return value if isinstance(value, int) else 0
 
 
 class RunDir:
     """An output directory for one run.
 
     Use :meth:`open`; then :meth:`append` one record per finished sample and
-    :meth:`write_metrics` at the end. ``done`` holds the ids already written.
+    :meth:`write_metrics` at the end. ``done`` holds the ids already written;
+    ``torn_dropped`` the torn last lines of ``samples.jsonl`` this open dropped (0 or 1), and
+    ``info["torn_lines_dropped"]`` those of every open of the directory.
     """
 
-    def __init__(self, path: Path, info: dict[str, Any], records: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        info: dict[str, Any],
+        records: list[dict[str, Any]],
+        *,
+        torn_dropped: int = 0,
+    ) -> None:
         self.path = path
         self.info = info
+        self.torn_dropped = torn_dropped
         self._latest: dict[str, dict[str, Any]] = {}
         for record in records:
             self._latest[str(record.get("id"))] = record
@@ -137,7 +158,9 @@ class RunDir:
         records, torn = read_jsonl_tolerant(path / SAMPLES_FILE)
         if torn:
             atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
-        return cls(path, info, records)
+            info = info | {TORN_KEY: torn_lines_dropped(info) + torn}
+            atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+        return cls(path, info, records, torn_dropped=torn)
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one sample record (must have an ``id``) and flush it to disk."""
