@@ -60,3 +60,19 @@ def test_other_config_is_refused_unless_overwrite(tmp_path: Path) -> None:
         RunDir.open(tmp_path, {"mode": "reference"})
     run = RunDir.open(tmp_path, {"mode": "reference"}, overwrite=True)
     assert run.done == set()
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [(b'{"run_id": ', "invalid JSON"), (b"\x91\x92", "not UTF-8"), (b"[1]", "JSON object")],
+    ids=["torn", "not-utf8", "not-object"],
+)
+def test_a_corrupt_run_json_is_named(tmp_path: Path, content: bytes, says: str) -> None:
+    from citegraph.errors import DataError
+    from citegraph.runs import read_run_info
+
+    (tmp_path / "run.json").write_bytes(content)
+    for read in (lambda: RunDir.open(tmp_path, {"a": 1}), lambda: read_run_info(tmp_path)):
+        with pytest.raises(DataError, match=says) as caught:
+            read()
+        assert str(tmp_path / "run.json") in str(caught.value)

@@ -25,6 +25,7 @@ from citegraph.runs._rundir import (
     SAMPLES_FILE,
     TORN_KEY,
     RunDir,
+    load_run_file,
     torn_lines_dropped,
 )
 
@@ -34,12 +35,12 @@ def read_run_info(path: str | Path) -> dict[str, Any]:
 
     Raises:
         DataNotFoundError: ``path`` holds no run.
+        DataError: its ``run.json`` is not a JSON object (names file and line).
     """
     run_file = Path(path) / RUN_FILE
     if not run_file.is_file():
         raise DataNotFoundError(f"{path} is not a run directory (no {RUN_FILE})", path=run_file)
-    info: dict[str, Any] = json.loads(run_file.read_text(encoding="utf-8"))
-    return info
+    return load_run_file(run_file)
 
 
 def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool = False) -> RunDir:

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from citegraph.errors import ConfigError
-from citegraph.io import atomic_write, read_jsonl_tolerant
+from citegraph.errors import ConfigError, DataError
+from citegraph.io import atomic_write, load_json, read_jsonl_tolerant
 from citegraph.runs._provenance import canonical_json, package_versions, sha256_json
 
 RUN_FILE = "run.json"
@@ -124,7 +124,7 @@ class RunDir:
             for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
                 (path / name).unlink(missing_ok=True)
         if run_file.exists():
-            previous = json.loads(run_file.read_text(encoding="utf-8"))
+            previous = load_run_file(run_file)
             if previous.get("run_id") != run_id:
                 changed = _changed_keys(previous, identity)
                 raise ConfigError(
@@ -189,6 +189,21 @@ class RunDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def load_run_file(run_file: Path) -> dict[str, Any]:
+    """A ``run.json``, read as a JSON object.
+
+    Raises:
+        DataError: the file is not UTF-8, not JSON, or not a JSON object (names file and line).
+    """
+    info = load_json(run_file)
+    if not isinstance(info, dict):
+        raise DataError(
+            f"expected a JSON object (a run's config and provenance), got {type(info).__name__}",
+            path=run_file,
+        )
+    return info
 
 
 def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[str]:
