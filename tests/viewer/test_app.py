@@ -181,3 +181,19 @@ def test_view_binds_this_machine_only_by_default() -> None:
 
     host = next(p for p in view_command.params if p.name == "host")
     assert host.default == "127.0.0.1"
+
+
+def test_a_partial_run_says_so(viewer_url: str, runs_root: Path) -> None:
+    run = runs_root / "partial"
+    run.mkdir()
+    info = {"task": "kalma.score", "config": {"task": "kalma.score"}, "created": "2026",
+            "runtime": {"n_items": 2, "n_total": 30}}  # fmt: skip
+    (run / "run.json").write_text(json.dumps(info))
+    (run / "samples.jsonl").write_text('{"id": "a"}\n{"id": "b"}\n')
+    progress = {"n_done": 2, "n_failed": 0, "n_total": 30, "partial": True}
+    (run / "metrics.json").write_text(json.dumps({"progress": progress}))
+    assert "partial 2/30" in get(viewer_url + "/")[1]
+    assert (
+        "partial: 2/30 done; the metrics cover those only"
+        in get(viewer_url + "/run?run=0/partial")[1]
+    )

@@ -44,13 +44,15 @@ class RunOverview:
     n_unmeasured: int
     n_items: int | None
     finished: bool
+    partial: bool
     torn: bool
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
     def progress(self) -> str:
-        """``done / total`` while a run is being written (or was left unfinished)."""
+        """``done / total``: items finished of the task's items (before any ``--limit``), while
+        a run is being written or when it was left partial."""
         done = self.n_samples - self.n_failed
         return f"{done}/{self.n_items}" if self.n_items else str(done)
 

@@ -94,7 +94,9 @@ class Site:
         except (OSError, ValueError) as exc:
             rows, facets, problem = [], facets_of([]), f"samples.jsonl: {exc}"
         shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
-        n_items = (info.get("runtime") or {}).get("n_items")
+        runtime = info.get("runtime") or {}
+        n_items = runtime.get("n_total", runtime.get("n_items"))  # before the limit, if known
+        progress = metrics.get("progress") if isinstance(metrics.get("progress"), dict) else {}
         return RunOverview(
             ref=ref,
             path=run_dir,
@@ -108,6 +110,7 @@ class Site:
             n_unmeasured=facets.count("unmeasured"),
             n_items=n_items if isinstance(n_items, int) else None,
             finished=is_finished(run_dir),
+            partial=bool(progress.get("partial")),
             torn=index.torn,
             problem=problem,
         )
