@@ -123,15 +123,16 @@ def _unmeasured_counts(
             counts.setdefault(metric, Counter())[reason] += 1
         if "precision" in reasons or "recall" in reasons:
             counts["f1"][reasons.get("precision") or reasons["recall"]] += 1
-        for metric in ("correctness", "precision", "alignment", "na_precision", "na_recall"):
+        for metric, reason in _ZERO_REASONS.items():
             if metric not in reasons and _zero_denominator(record, metric):
-                counts[metric][_ZERO_REASONS[metric]] += 1
+                counts[metric][reason] += 1
     return {name: dict(c) for name, c in counts.items() if c}
 
 
 _ZERO_REASONS = {
     "correctness": "answer cites no KG triple (left out of the macro average)",
     "precision": "answer cites no KG triple (left out of the macro average)",
+    "recall": "empty gold minimum knowledge set (left out of the macro average)",
     "alignment": "answer cites no KG triple (left out of the macro average)",
     "na_precision": "answer has no [NA] sentence (left out of the macro average)",
     "na_recall": "empty absent-knowledge set (left out of the macro average)",
@@ -141,6 +142,8 @@ _ZERO_REASONS = {
 def _zero_denominator(record: dict[str, Any], metric: str) -> bool:
     if metric in ("correctness", "precision"):
         return bool(record["citations"]["n_citations"] == 0)
+    if metric == "recall":
+        return bool(record["citations"]["n_gold"] == 0)
     if metric == "alignment":
         return bool(record["alignment"] and record["alignment"]["total"] == 0)
     if record["na"] is None:
