@@ -9,7 +9,7 @@ answer is only cut into segments, never rewritten or escaped (the renderers esca
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from citegraph.runs import (
@@ -278,50 +278,53 @@ def kg_table(record: Record) -> TableBlock:
 
 def alignment_table(record: Record) -> TableBlock | None:
     """One row per sentence-citation pair: premise, hypothesis, entailed, source."""
-    pairs = (record.get("alignment") or {}).get("pairs") or []
-    if not pairs:
-        return None
-    rows: list[list[Segment]] = []
-    marks: list[Mark | None] = []
-    for p in pairs:
-        mark: Mark = "correct" if p.get("entailed") else "wrong"
-        rows.append(
-            [
-                Segment(text=str(p.get("sentence_index"))),
-                Segment(text=str(p.get("citation_index"))),
-                Segment(text=str(p.get("premise"))),
-                Segment(text=str(p.get("hypothesis")), tip=triple_text(p.get("triple") or {})),
-                Segment(text=yes_no(p.get("entailed")), mark=mark),
-                Segment(text=str(p.get("source") or "")),
-            ]
-        )
-        marks.append(mark)
-    columns = ["sentence", "citation", "premise", "hypothesis", "entailed", "source"]
-    return TableBlock(title="Sentence alignment", columns=columns, rows=rows, row_marks=marks)
+    return _entailment_table(
+        "Sentence alignment",
+        ["sentence", "citation", "premise", "hypothesis", "entailed", "source"],
+        (record.get("alignment") or {}).get("pairs") or [],
+        lambda p: [
+            Segment(text=str(p.get("sentence_index"))),
+            Segment(text=str(p.get("citation_index"))),
+            Segment(text=str(p.get("premise"))),
+            Segment(text=str(p.get("hypothesis")), tip=triple_text(p.get("triple") or {})),
+        ],
+        lambda p: [Segment(text=str(p.get("source") or ""))],
+    )
 
 
 def na_table(record: Record) -> TableBlock | None:
     """One row per [NA] sentence and absent fact: does the sentence entail the fact?"""
-    pairs = (record.get("na") or {}).get("pairs") or []
+    return _entailment_table(
+        "[NA] sentences against absent facts",
+        ["sentence", "premise", "absent fact", "entailed"],
+        (record.get("na") or {}).get("pairs") or [],
+        lambda p: [
+            Segment(text=str(p.get("sentence_index"))),
+            Segment(text=str(p.get("premise"))),
+            Segment(text=triple_text(p.get("triple") or {})),
+        ],
+        lambda p: [],
+    )
+
+
+def _entailment_table(
+    title: str,
+    columns: list[str],
+    pairs: Sequence[Mapping[str, Any]],
+    before: Callable[[Mapping[str, Any]], list[Segment]],
+    after: Callable[[Mapping[str, Any]], list[Segment]],
+) -> TableBlock | None:
+    """One row per NLI pair: ``before`` cells, the entailed verdict (marked), ``after`` cells;
+    each row marked by its verdict. None without pairs."""
     if not pairs:
         return None
     rows: list[list[Segment]] = []
     marks: list[Mark | None] = []
     for p in pairs:
         mark: Mark = "correct" if p.get("entailed") else "wrong"
-        rows.append(
-            [
-                Segment(text=str(p.get("sentence_index"))),
-                Segment(text=str(p.get("premise"))),
-                Segment(text=triple_text(p.get("triple") or {})),
-                Segment(text=yes_no(p.get("entailed")), mark=mark),
-            ]
-        )
+        rows.append([*before(p), Segment(text=yes_no(p.get("entailed")), mark=mark), *after(p)])
         marks.append(mark)
-    columns = ["sentence", "premise", "absent fact", "entailed"]
-    return TableBlock(
-        title="[NA] sentences against absent facts", columns=columns, rows=rows, row_marks=marks
-    )
+    return TableBlock(title=title, columns=columns, rows=rows, row_marks=marks)
 
 
 def scores_fields(record: Record) -> FieldsBlock:
