@@ -250,6 +250,7 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
     config = mock.requests[0].config
     assert (config.max_tokens, config.repetition_penalty, config.stop) == (128, 1.3, LOCAL_STOP)
     assert mock.progress is None  # restored after the call
+    assert json.loads(result.output)["citations"]["n_citations"] == 1  # [Qid, relation: value]
     assert lines[-1].startswith("Generating: 2/128 tokens, 2.0 tokens/s (prompt 9 tokens")
     override = ["--max-tokens", "40", "--repetition-penalty", "1.1", "--stop", "END"]
     result = CliRunner().invoke(
