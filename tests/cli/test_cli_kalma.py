@@ -7,6 +7,7 @@ import json
 from importlib import resources
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from citegraph.cli import main
@@ -214,3 +215,46 @@ def test_mode_help_points_at_a_file_in_the_repository() -> None:
         assert "REFERENCE_NOTES" not in result.output
         assert "docs/modes.md" in result.output
     assert (repo / "docs" / "modes.md").is_file()
+
+
+def test_ask_sends_the_local_defaults_and_reports_progress(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--model local`` without sampling options: 128 tokens, the stop sequences and the
+    repetition penalty reach the model call; the progress callback is handed to the model."""
+    from citegraph.cli import _ask as ask_cli
+    from citegraph.models import GenerationProgress, MockChat
+    from citegraph.models._chat_local import LOCAL_STOP
+
+    class ReportingMock(MockChat):
+        progress = None
+
+        async def generate(self, request):  # type: ignore[no-untyped-def]
+            assert self.progress is not None
+            self.progress(GenerationProgress(1, request.config.max_tokens, 9, 0.5, 0.5))
+            self.progress(GenerationProgress(2, request.config.max_tokens, 9, 0.5, 1.0))
+            return await super().generate(request)
+
+    mock = ReportingMock("Stephen Crane was a writer [Q206534, occupation: novelist].")
+    lines: list[str] = []
+    real_line = ask_cli.progress_line
+    monkeypatch.setattr(ask_cli, "chat_model", lambda spec, base_url=None: mock)
+    monkeypatch.setattr(
+        ask_cli,
+        "progress_line",
+        lambda show: real_line(lambda line: (lines.append(line), show(line))),
+    )
+    question = "Who was Stephen Crane and what shaped his writing?"
+    result = CliRunner().invoke(main, ["ask", question, "--data-dir", str(data_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    config = mock.requests[0].config
+    assert (config.max_tokens, config.repetition_penalty, config.stop) == (128, 1.3, LOCAL_STOP)
+    assert mock.progress is None  # restored after the call
+    assert json.loads(result.output)["citations"]["n_citations"] == 1  # [Qid, relation: value]
+    assert lines[-1].startswith("Generating: 2/128 tokens, 2.0 tokens/s (prompt 9 tokens")
+    override = ["--max-tokens", "40", "--repetition-penalty", "1.1", "--stop", "END"]
+    result = CliRunner().invoke(
+        main, ["ask", question, "--data-dir", str(data_dir), "--json", *override]
+    )
+    config = mock.requests[1].config
+    assert (config.max_tokens, config.repetition_penalty, config.stop) == (40, 1.1, ("END",))

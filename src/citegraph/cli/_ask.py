@@ -1,9 +1,15 @@
-"""``citegraph ask``: answer one question with citations to KG facts, offline by default."""
+"""``citegraph ask``: answer one question with citations to KG facts, offline by default.
+
+Sampling options left unset take the model's defaults (:func:`default_generate_config`: the
+embedded ``local`` model answers in at most 128 tokens, with stop sequences and a repetition
+penalty). While a local model generates, the status line shows tokens so far and tokens/s.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -14,7 +20,14 @@ from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._options import contact_option, data_dir_option, kg_option
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
 from citegraph.kg import KnowledgeGraph, open_kg
-from citegraph.models import ChatModel, GenerateConfig, chat_model
+from citegraph.models import (
+    ChatModel,
+    GenerateConfig,
+    GenerationProgress,
+    ProgressCallback,
+    chat_model,
+    default_generate_config,
+)
 
 
 @click.command("ask")
@@ -35,8 +48,19 @@ from citegraph.models import ChatModel, GenerateConfig, chat_model
     show_default=True,
     help="Prompt version.",
 )
-@click.option("--temperature", type=float, default=0.5, show_default=True)
-@click.option("--max-tokens", type=int, default=512, show_default=True)
+@click.option("--temperature", type=float, default=None, help="Default: 0.5.")
+@click.option("--max-tokens", type=int, default=None, help="Default: 128 for local, else 512.")
+@click.option(
+    "--repetition-penalty",
+    type=float,
+    default=None,
+    help="Penalise tokens the reply repeats (> 1; local models only). Default: 1.3 for local.",
+)
+@click.option(
+    "--stop",
+    multiple=True,
+    help="Stop sequence (repeatable). Default: the local model's (blank lines, a new turn).",
+)
 @click.option("--seed", type=int, default=0, show_default=True)
 @data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
@@ -48,30 +72,62 @@ def ask_command(
     base_url: str | None,
     contact: str | None,
     prompt: str,
-    temperature: float,
-    max_tokens: int,
+    temperature: float | None,
+    max_tokens: int | None,
+    repetition_penalty: float | None,
+    stop: tuple[str, ...],
     seed: int,
     data_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge)."""
-    config = GenerateConfig(temperature=temperature, max_tokens=max_tokens, seed=seed)
+    config = default_generate_config(
+        model,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        repetition_penalty=repetition_penalty,
+        stop=stop or None,
+        seed=seed,
+    )
     with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
         chat = chat_model(model, base_url=base_url)
-    with err_console.status("Retrieving and generating..."):
-        result = asyncio.run(_ask(question, opened.kg, chat, config, prompt))
+    with err_console.status("Retrieving and generating...") as status:
+        on_progress = progress_line(lambda line: status.update(line))
+        result = asyncio.run(_ask(question, opened.kg, chat, config, prompt, on_progress))
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
         return
     show_answer(result)
 
 
+def progress_line(show: Callable[[str], None]) -> ProgressCallback:
+    """A progress callback that passes ``show`` one line: tokens so far of the most, the prompt's
+    tokens and time, and the decoding rate (for the spinner of ``ask`` and ``demo``)."""
+
+    def report(p: GenerationProgress) -> None:
+        rate = p.decode_tokens_per_s
+        speed = f", {rate:.1f} tokens/s" if rate is not None else ""
+        show(
+            f"Generating: {p.tokens}/{p.max_tokens} tokens{speed} "
+            f"(prompt {p.prompt_tokens} tokens read in {p.prefill_s:.1f} s; {p.elapsed_s:.0f} s)"
+        )
+
+    return report
+
+
 async def _ask(
-    question: str, kg: KnowledgeGraph, chat: ChatModel, config: GenerateConfig, prompt: str
+    question: str,
+    kg: KnowledgeGraph,
+    chat: ChatModel,
+    config: GenerateConfig,
+    prompt: str,
+    on_progress: ProgressCallback | None = None,
 ) -> AskResult:
     try:
-        return await ask(question, kg, chat, config=config, prompt_version=prompt)
+        return await ask(
+            question, kg, chat, config=config, prompt_version=prompt, on_progress=on_progress
+        )
     finally:
         await chat.aclose()
 

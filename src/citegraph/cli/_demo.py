@@ -35,7 +35,7 @@ from citegraph.caqa import (
     render_report,
     render_statistics,
 )
-from citegraph.cli._ask import show_answer
+from citegraph.cli._ask import progress_line, show_answer
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score
 from citegraph.cli._options import data_dir_option
@@ -43,7 +43,7 @@ from citegraph.cli._run import print_run_extras, run_one
 from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
 from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
 from citegraph.kg import open_kg
-from citegraph.models import GenerateConfig, chat_model
+from citegraph.models import chat_model, default_generate_config
 from citegraph.runs import Runtime
 from citegraph.viewer import write_report
 
@@ -80,9 +80,10 @@ def demo(
     with err_console.status("Opening the embedded KG and the local model (first time: ~20 s)"):
         kg = open_kg("biokalma", data_dir=data_dir).kg
         chat = chat_model(model)
-    with err_console.status("Retrieving and generating..."):
-        config = GenerateConfig(max_tokens=max_tokens)
-        result = asyncio.run(ask(QUESTION, kg, chat, config=config))
+    with err_console.status("Retrieving and generating...") as status:
+        config = default_generate_config(model, max_tokens=max_tokens)
+        on_progress = progress_line(lambda line: status.update(line))
+        result = asyncio.run(ask(QUESTION, kg, chat, config=config, on_progress=on_progress))
     show_answer(result)
 
     console.rule(f"2. citegraph kalma run --limit {questions} --model {model}")

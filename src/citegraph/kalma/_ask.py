@@ -3,10 +3,14 @@
 The main job on a single question: spaCy NER on the question, entity lookup in the KG, one-hop
 subgraphs re-ranked by exact matches with the question (§3.1-3.2), the Table 13 prompt, the
 model's answer parsed into sentences and citations, and each citation checked against the KG the
-model was given.
+model was given. A local model reports its progress token by token to ``on_progress``.
 """
 
 from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,7 +21,7 @@ from citegraph.kalma.parse._types import ParsedAnswer
 from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kg import KnowledgeGraph
-from citegraph.models import ChatModel, GenerateConfig
+from citegraph.models import ChatModel, GenerateConfig, ProgressCallback
 
 
 class AskResult(BaseModel):
@@ -43,6 +47,7 @@ async def ask(
     retriever: Retriever | None = None,
     config: GenerateConfig | None = None,
     prompt_version: str = DEFAULT_PROMPT,
+    on_progress: ProgressCallback | None = None,
 ) -> AskResult:
     """Answer ``question`` with citations to facts of ``kg``.
 
@@ -53,12 +58,15 @@ async def ask(
         retriever: NER + lookup + rerank (default: spaCy, the paper's settings).
         config: Sampling parameters.
         prompt_version: The prompt template version.
+        on_progress: Called after each generated token, for models that report it (local
+            transformers models have a ``progress`` attribute); ignored by the others.
     """
     retriever = retriever or Retriever()
     retrieval = await retriever(question, kg)
-    answer = await generate_answer(
-        question, retrieval.graphs, model, config=config, prompt_version=prompt_version
-    )
+    with _reporting(model, on_progress):
+        answer = await generate_answer(
+            question, retrieval.graphs, model, config=config, prompt_version=prompt_version
+        )
     parsed = parse_answer(answer.text, retrieval.graphs)
     citations = score_citations(parsed, retrieval.graphs, None)
     return AskResult(
@@ -69,3 +77,18 @@ async def ask(
         citations=citations,
         model=model.name,
     )
+
+
+@contextlib.contextmanager
+def _reporting(model: ChatModel, callback: ProgressCallback | None) -> Iterator[None]:
+    """Set ``model.progress`` to ``callback`` for the block, where the model has one."""
+    if callback is None or not hasattr(model, "progress"):
+        yield
+        return
+    reporter: Any = model  # HFChat and kin; the ChatModel protocol has no progress attribute
+    before = reporter.progress
+    reporter.progress = callback
+    try:
+        yield
+    finally:
+        reporter.progress = before

@@ -8,12 +8,19 @@ from citegraph.models._backend_options import (
     RerankerOptions,
 )
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
-from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
+from citegraph.models._chat_factory import (
+    PROVIDERS,
+    chat_model,
+    default_generate_config,
+    parse_model_spec,
+)
 from citegraph.models._chat_hf import HFChat, load_causal_lm, resolve_dtype
 from citegraph.models._chat_local import (
     LOCAL_CHAT_NAME,
+    LOCAL_GENERATE_DEFAULTS,
     converted_model_dir,
     local_chat,
+    local_generate_config,
     locate_smollm2_gguf,
 )
 from citegraph.models._chat_mock import DEFAULT_MOCK_OUTPUT, MockChat
@@ -24,6 +31,8 @@ from citegraph.models._chat_types import (
     ChatRequest,
     GenerateConfig,
     Generation,
+    GenerationProgress,
+    ProgressCallback,
     Usage,
 )
 from citegraph.models._embeddings import (
@@ -79,6 +88,7 @@ __all__ = [
     "ENTAILMENT_LABELS",
     "HFNLI3",
     "LOCAL_CHAT_NAME",
+    "LOCAL_GENERATE_DEFAULTS",
     "MINILM_NAME",
     "NEUTRAL_LABELS",
     "NLI3_LABELS",
@@ -97,6 +107,7 @@ __all__ = [
     "EmbeddingModel",
     "GenerateConfig",
     "Generation",
+    "GenerationProgress",
     "HFChat",
     "HFClassifierNLI",
     "HFEmbeddingModel",
@@ -115,6 +126,7 @@ __all__ = [
     "NLIProbs",
     "NLIVerdict",
     "OpenAICompatibleChat",
+    "ProgressCallback",
     "ProviderPreset",
     "RerankerOptions",
     "TokenScores",
@@ -127,6 +139,7 @@ __all__ = [
     "contains_phrase",
     "converted_model_dir",
     "date_entails",
+    "default_generate_config",
     "default_response_cache",
     "effective_max_length",
     "embedding_model",
@@ -137,6 +150,7 @@ __all__ = [
     "load_hf_model",
     "load_pretrained",
     "local_chat",
+    "local_generate_config",
     "locate_minilm",
     "locate_smollm2_gguf",
     "nli3_model",

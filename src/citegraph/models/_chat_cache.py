@@ -24,14 +24,17 @@ __all__ = ["CachedChatModel", "chat_cache_key"]
 def chat_cache_key(endpoint: str, model: str, request: ChatRequest) -> str:
     """The cache key of ``request`` sent to ``model`` at ``endpoint``.
 
-    ``response_format`` joins the key only when set, so requests without it keep the keys they
-    had before the field existed.
+    ``response_format`` and ``config.repetition_penalty`` join the key only when set, so
+    requests without them keep the keys they had before the fields existed.
     """
+    config = request.config.model_dump(mode="json")
+    if config.get("repetition_penalty") is None:
+        config.pop("repetition_penalty", None)
     identity: dict[str, Any] = {
         "endpoint": endpoint,
         "model": model,
         "messages": [m.model_dump(mode="json") for m in request.messages],
-        "config": request.config.model_dump(mode="json"),
+        "config": config,
     }
     if request.response_format is not None:
         identity["response_format"] = request.response_format

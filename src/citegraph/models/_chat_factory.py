@@ -32,9 +32,9 @@ from citegraph.io import SQLiteCache
 from citegraph.models._chat_cache import CachedChatModel
 from citegraph.models._chat_mock import MockChat
 from citegraph.models._chat_openai import PRESETS, OpenAICompatibleChat
-from citegraph.models._chat_types import ChatModel, ChatRequest
+from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
 
-__all__ = ["PROVIDERS", "chat_model", "parse_model_spec"]
+__all__ = ["PROVIDERS", "chat_model", "default_generate_config", "parse_model_spec"]
 
 #: Every provider a spec may name.
 PROVIDERS: tuple[str, ...] = ("openai", "vllm", "ollama", "llamacpp", "hf", "local", "mock")
@@ -92,6 +92,27 @@ def _local_model() -> ChatModel:
     from citegraph.models._chat_local import local_chat
 
     return local_chat()
+
+
+def default_generate_config(spec: str, **overrides: object) -> GenerateConfig:
+    """The sampling settings a one-off call to ``spec`` should use unless told otherwise.
+
+    ``local`` gets the embedded model's defaults (short answers, stop sequences, a repetition
+    penalty: see :data:`~citegraph.models._chat_local.LOCAL_GENERATE_DEFAULTS`); every other
+    spec gets :class:`GenerateConfig`'s. ``overrides`` that are not None win.
+
+    Example:
+        >>> default_generate_config("mock", temperature=0).max_tokens
+        512
+        >>> default_generate_config("local").max_tokens
+        128
+    """
+    provider, _ = parse_model_spec(spec)
+    if provider == "local":
+        from citegraph.models._chat_local import local_generate_config
+
+        return local_generate_config(**overrides)
+    return GenerateConfig.model_validate({k: v for k, v in overrides.items() if v is not None})
 
 
 def chat_model(

@@ -6,7 +6,10 @@
 :func:`format_plain`. Generation runs in a worker thread, one request at a time per model (a lock
 guards it): greedy when ``temperature == 0``, else sampling with ``temperature`` and ``top_p``
 (no top-k), seeded per request so the same request gives the same text. Stop sequences end
-generation as soon as the decoded reply contains one, and the reply is cut before it.
+generation as soon as the decoded reply contains one, and the reply is cut before it. A
+``repetition_penalty`` penalises tokens the reply already holds (not the prompt's). ``threads``
+sets torch's intra-op threads during generation, and :attr:`HFChat.progress`, when set, is called
+after every new token (see :mod:`citegraph.models._hf_generation`).
 
 torch and transformers are imported when a model is loaded; when they are missing,
 :class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
@@ -24,7 +27,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong
-from citegraph.models._chat_types import ChatMessage, ChatRequest, Generation, Usage
+from citegraph.models._chat_types import (
+    ChatMessage,
+    ChatRequest,
+    Generation,
+    ProgressCallback,
+    Usage,
+)
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
@@ -33,6 +42,7 @@ from citegraph.models._hf_common import (
     require_transformers,
     resolve_model_path,
 )
+from citegraph.models._hf_generation import ProgressReporter, ReplyRepetitionPenalty, torch_threads
 
 #: The prompt format for tokenizers without a chat template: one ``Role: content`` line per
 #: message, then ``Assistant:`` for the model to continue.
@@ -153,13 +163,26 @@ class HFChat(HeldModel):
         name: ``"hf/<hub id or folder name>"`` (``".../<gguf file>"`` for a GGUF), or the name
             given to :meth:`load`.
         endpoint: The resolved local path (of the folder, or of the GGUF file) or the hub id.
+        threads: torch intra-op threads while generating (None: torch's setting).
+        progress: Called after every generated token with a
+            :class:`~citegraph.models.GenerationProgress` (from the generating thread).
     """
 
     def __init__(
-        self, *, model: Any, tokenizer: Any, torch: Any, name: str, endpoint: str, device: str
+        self,
+        *,
+        model: Any,
+        tokenizer: Any,
+        torch: Any,
+        name: str,
+        endpoint: str,
+        device: str,
+        threads: int | None = None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
+        self.threads = threads
+        self.progress: ProgressCallback | None = None
         self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
 
     @classmethod
@@ -172,6 +195,7 @@ class HFChat(HeldModel):
         dtype: Any = None,
         name: str | None = None,
         endpoint: str | None = None,
+        threads: int | None = None,
     ) -> HFChat:
         """Load a tokenizer and causal LM from the hub or a local directory.
 
@@ -184,6 +208,7 @@ class HFChat(HeldModel):
             dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
             name: The model's name in run records (default ``"hf/<id or folder name>"``).
             endpoint: Overrides :attr:`endpoint` (e.g. a stable id instead of a local path).
+            threads: torch intra-op threads while generating (None: leave torch's setting).
 
         Raises:
             MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
@@ -206,6 +231,7 @@ class HFChat(HeldModel):
             name=name or f"hf/{default_name}",
             endpoint=endpoint or where,
             device=device,
+            threads=threads,
         )
 
     @property
@@ -250,15 +276,33 @@ class HFChat(HeldModel):
                 )
             else:
                 options["do_sample"] = False
+            criteria: list[Any] = []
             if config.stop:
-                options["stopping_criteria"] = [
-                    _StopOnText(tokenizer, prompt_len, config.stop, self._torch)
+                criteria.append(_StopOnText(tokenizer, prompt_len, config.stop, self._torch))
+            if self.progress is not None:
+                criteria.append(
+                    ProgressReporter(
+                        self.progress,
+                        prompt_len=prompt_len,
+                        max_tokens=config.max_tokens,
+                        torch=self._torch,
+                    )
+                )
+            if criteria:
+                options["stopping_criteria"] = criteria
+            if config.repetition_penalty is not None:
+                options["logits_processor"] = [
+                    ReplyRepetitionPenalty(prompt_len, config.repetition_penalty)
                 ]
             if getattr(model.generation_config, "pad_token_id", None) is None:
                 pad = tokenizer.pad_token_id
                 options["pad_token_id"] = tokenizer.eos_token_id if pad is None else pad
             try:
-                with self._torch.inference_mode(), self._seeded(config.seed):
+                with (
+                    self._torch.inference_mode(),
+                    self._seeded(config.seed),
+                    torch_threads(self._torch, self.threads),
+                ):
                     output = model.generate(**inputs, **options)
             except Exception as exc:  # torch / transformers raise many types
                 raise ModelError(f"{self.name}: generation failed: {exc}") from exc

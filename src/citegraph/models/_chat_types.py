@@ -8,8 +8,8 @@ caches and tests never depend on which provider answered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -40,6 +40,39 @@ class GenerateConfig(BaseModel):
         description="Sampling seed, sent to servers that accept one and used by local models.",
     )
     stop: tuple[str, ...] = Field(default=(), description="Stop sequences.")
+    repetition_penalty: float | None = Field(
+        default=None,
+        gt=0.0,
+        description="Divide (CTRL-style) the logits of tokens the reply already holds by this "
+        "(> 1 discourages repeats; the prompt's tokens are not penalised, so copying KG ids into "
+        "citations stays free). Local models (hf/, local) apply it; servers ignore it. None: "
+        "off, and left out of cache keys so keys of requests without it are unchanged.",
+    )
+
+
+class GenerationProgress(NamedTuple):
+    """How far a local generation has got, as passed to a :data:`ProgressCallback`."""
+
+    tokens: int
+    """Tokens generated so far."""
+    max_tokens: int
+    """The request's ``max_tokens``."""
+    prompt_tokens: int
+    """Tokens of the prompt."""
+    prefill_s: float
+    """Seconds spent on the prompt before the first new token."""
+    elapsed_s: float
+    """Seconds since generation started (prefill included)."""
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """New tokens per second after the prompt (None before the second token)."""
+        decode_s = self.elapsed_s - self.prefill_s
+        return (self.tokens - 1) / decode_s if self.tokens > 1 and decode_s > 0 else None
+
+
+#: Called from the generating thread after each new token (keep it quick and thread-safe).
+ProgressCallback = Callable[[GenerationProgress], None]
 
 
 class ChatRequest(BaseModel):
