@@ -96,7 +96,8 @@ class Site:
         shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
         runtime = info.get("runtime") or {}
         n_items = runtime.get("n_total", runtime.get("n_items"))  # before the limit, if known
-        progress = metrics.get("progress") if isinstance(metrics.get("progress"), dict) else {}
+        recorded = metrics.get("progress")
+        progress: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
         return RunOverview(
             ref=ref,
             path=run_dir,
