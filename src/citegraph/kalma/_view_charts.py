@@ -126,23 +126,20 @@ def removal_charts(runs: Sequence[RunData]) -> list[Chart]:
         "micro averages (%) of {n} runs, {mode}; runs with the same number removed are averaged; "
         "F1 = F1 of the averaged precision and recall"
     )
+    titles = (
+        ("Figure 4: [NA] precision, recall and F1 vs knowledge removed", na),
+        ("Table 5: citation quality vs knowledge removed", cit),
+    )
     return [
         Chart(
             kind="line",
-            title="Figure 4: [NA] precision, recall and F1 vs knowledge removed",
+            title=title,
             x_label="number of knowledge removed",
             y_label="score (%)",
-            series=na[0],
-            note=note.format(n=na[1], mode=_mode(runs)),
-        ),
-        Chart(
-            kind="line",
-            title="Table 5: citation quality vs knowledge removed",
-            x_label="number of knowledge removed",
-            y_label="score (%)",
-            series=cit[0],
-            note=note.format(n=cit[1], mode=_mode(runs)),
-        ),
+            series=series,
+            note=note.format(n=n, mode=_mode(runs)),
+        )
+        for title, (series, n) in titles
     ]
 
 
