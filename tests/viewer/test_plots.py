@@ -42,7 +42,10 @@ pytest.importorskip("matplotlib", reason="the viewer extra is not installed")
         Chart(
             kind="hist",
             title="relevance",
-            series=[Series(name="run a", x=[], y=[0.1, 0.5, 0.52, 0.9, None])],
+            series=[
+                Series(name="run a", x=[0.25, 0.75], y=[3.0, 1.0]),
+                Series(name="run b", x=[0.25, 0.75], y=[0.0, 2.0]),
+            ],
         ),
         Chart(
             kind="scatter",

@@ -158,7 +158,12 @@ class Series(_Frozen):
 
 
 class Chart(_Frozen):
-    """A figure to draw: a line or bar chart, a heatmap, a histogram or a scatter plot."""
+    """A figure to draw: a line or bar chart, a heatmap, a histogram or a scatter plot.
+
+    Every number is computed by the presenter (so it can be checked by hand): a ``hist`` is
+    pre-binned (each series' ``x`` the bin centres, ``y`` the counts), a ``bar`` series has one
+    ``x`` label per group, a ``heatmap`` gives ``matrix``.
+    """
 
     kind: Literal["line", "bar", "heatmap", "hist", "scatter"]
     title: str

@@ -7,6 +7,7 @@ this module only draws it. matplotlib escapes the text it writes into the SVG.
 from __future__ import annotations
 
 import io
+import itertools
 import re
 
 from citegraph.errors import MissingDependency
@@ -68,12 +69,16 @@ def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
                 color=colour,
                 label=series.name,
             )
-        elif chart.kind == "hist":
-            values = [y for y in series.y if y is not None]
-            ax.hist(
-                values,
-                bins=min(20, max(5, len(values) // 3 or 1)),
-                alpha=0.55,
+        elif chart.kind == "hist":  # pre-binned: x bin centres, y counts
+            centres = [float(x) for x in series.x]
+            step = min((b - a for a, b in itertools.pairwise(centres)), default=1.0)
+            width = step / len(chart.series)
+            shift = (i - (len(chart.series) - 1) / 2) * width
+            ax.bar(
+                [c + shift for c in centres],
+                [y or 0.0 for y in series.y],
+                width=width,
+                alpha=0.8,
                 color=colour,
                 label=series.name,
             )
