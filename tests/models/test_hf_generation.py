@@ -110,8 +110,10 @@ def test_local_defaults_and_overrides() -> None:
     local = default_generate_config("local")
     assert local.max_tokens == LOCAL_GENERATE_DEFAULTS["max_tokens"] == 128
     assert local.repetition_penalty == 1.3 and local.stop == LOCAL_STOP
-    assert default_generate_config("local", max_tokens=40, temperature=None).max_tokens == 40
-    other = default_generate_config("mock", temperature=0.0)
+    assert (
+        default_generate_config("local", {"max_tokens": 40, "temperature": None}).max_tokens == 40
+    )
+    other = default_generate_config("mock", {"temperature": 0.0})
     assert (other.max_tokens, other.repetition_penalty, other.stop) == (512, None, ())
 
 

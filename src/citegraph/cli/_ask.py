@@ -83,11 +83,13 @@ def ask_command(
     """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge)."""
     config = default_generate_config(
         model,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        repetition_penalty=repetition_penalty,
-        stop=stop or None,
-        seed=seed,
+        {
+            "temperature": temperature,
+            "max_tokens": max_tokens,
+            "repetition_penalty": repetition_penalty,
+            "stop": stop or None,
+            "seed": seed,
+        },
     )
     with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)

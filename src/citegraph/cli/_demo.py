@@ -81,7 +81,7 @@ def demo(
         kg = open_kg("biokalma", data_dir=data_dir).kg
         chat = chat_model(model)
     with err_console.status("Retrieving and generating...") as status:
-        config = default_generate_config(model, max_tokens=max_tokens)
+        config = default_generate_config(model, {"max_tokens": max_tokens})
         on_progress = progress_line(lambda line: status.update(line))
         result = asyncio.run(ask(QUESTION, kg, chat, config=config, on_progress=on_progress))
     show_answer(result)

@@ -24,7 +24,7 @@ Model names may themselves contain ``/`` (``vllm/meta-llama/Llama-3.1-8B-Instruc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from citegraph.errors import ConfigError
@@ -94,7 +94,9 @@ def _local_model() -> ChatModel:
     return local_chat()
 
 
-def default_generate_config(spec: str, **overrides: object) -> GenerateConfig:
+def default_generate_config(
+    spec: str, overrides: Mapping[str, object] | None = None
+) -> GenerateConfig:
     """The sampling settings a one-off call to ``spec`` should use unless told otherwise.
 
     ``local`` gets the embedded model's defaults (short answers, stop sequences, a repetition
@@ -102,7 +104,7 @@ def default_generate_config(spec: str, **overrides: object) -> GenerateConfig:
     spec gets :class:`GenerateConfig`'s. ``overrides`` that are not None win.
 
     Example:
-        >>> default_generate_config("mock", temperature=0).max_tokens
+        >>> default_generate_config("mock", {"temperature": 0}).max_tokens
         512
         >>> default_generate_config("local").max_tokens
         128
@@ -111,8 +113,9 @@ def default_generate_config(spec: str, **overrides: object) -> GenerateConfig:
     if provider == "local":
         from citegraph.models._chat_local import local_generate_config
 
-        return local_generate_config(**overrides)
-    return GenerateConfig.model_validate({k: v for k, v in overrides.items() if v is not None})
+        return local_generate_config(overrides)
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    return GenerateConfig.model_validate(given)
 
 
 def chat_model(

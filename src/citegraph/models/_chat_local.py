@@ -26,7 +26,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -220,11 +220,11 @@ def converted_model_dir(cache_dir: str | Path | None = None) -> Path:
     return entry
 
 
-def local_generate_config(**overrides: object) -> GenerateConfig:
+def local_generate_config(overrides: Mapping[str, object] | None = None) -> GenerateConfig:
     """:class:`GenerateConfig` with :data:`LOCAL_GENERATE_DEFAULTS`, then ``overrides`` (those
     that are not None) on top."""
     values = {**LOCAL_GENERATE_DEFAULTS}
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
     return GenerateConfig.model_validate(values)
 
 
