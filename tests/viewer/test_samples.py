@@ -63,3 +63,10 @@ def test_ids_not_first_in_the_line_are_found(tmp_path: Path) -> None:
 def test_no_samples_file_is_an_empty_run(tmp_path: Path) -> None:
     index = SampleIndex(tmp_path, Presenter)
     assert index.ids == [] and index.summaries() == [] and index.record("a") is None
+
+
+def test_records_reads_every_newest_record_in_one_pass(tmp_path: Path) -> None:
+    _write(tmp_path / "samples.jsonl", [{"id": "a", "v": 1}, {"id": "b"}, {"id": "a", "v": 2}])
+    index = SampleIndex(tmp_path, Presenter)
+    assert index.records() == [{"id": "a", "v": 2}, {"id": "b"}]
+    assert SampleIndex(tmp_path / "none", Presenter).records() == []

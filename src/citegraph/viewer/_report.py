@@ -15,7 +15,7 @@ from citegraph.io import atomic_write
 from citegraph.runs import RUN_FILE, Presenter, RunData
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._render import assets, environment
-from citegraph.viewer._site import Site, presenter_of
+from citegraph.viewer._site import Site, presented, presenter_of
 
 
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: int = 5) -> Path:
@@ -47,12 +47,12 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
         task, presenter = presenter_of(data.info)
         data_by_task.setdefault(task, []).append(data)
         presenters[task] = presenter
-        shown = presenter.metrics(data.metrics, data.info)
+        shown = presented(presenter, data.metrics, data.info)
         chosen = data.records[:samples]
         runs.append(
             {
                 "index": number,
-                "run": site.overview(ref, path),
+                "run": site.overview_of(ref, path, data.info, data.metrics, shown),
                 "shown": shown,
                 "samples": [
                     {"summary": presenter.summary(r), "blocks": presenter.sample(r, data.info)}

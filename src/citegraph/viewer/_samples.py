@@ -69,6 +69,23 @@ class SampleIndex:
             return None
         return _read_record(self.path, *where)
 
+    def records(self) -> list[dict[str, Any]]:
+        """The newest record of every id, in order of first appearance (one pass over the
+        file: what a figure or a report needs, never a page)."""
+        with self._lock:
+            self._refresh()
+            where = list(self._state.where.values())
+        out: list[dict[str, Any]] = []
+        if not where:
+            return out
+        with self.path.open("rb") as fh:
+            for offset, length in where:
+                fh.seek(offset)
+                record = json.loads(fh.read(length))
+                if isinstance(record, dict):
+                    out.append(record)
+        return out
+
     def summaries(self) -> list[SampleSummary]:
         """The sample-list row of every id's newest record, in order of first appearance."""
         return self.listing()[0]

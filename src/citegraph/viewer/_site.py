@@ -50,6 +50,14 @@ def presenter_of(info: dict[str, Any]) -> tuple[str, type[Presenter]]:
     return task.name, task.presenter
 
 
+def presented(
+    presenter: type[Presenter], metrics: dict[str, Any], info: dict[str, Any]
+) -> RunPresentation:
+    """The run's metrics as its presenter shows them; an empty table before ``metrics.json``
+    exists."""
+    return presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
+
+
 class Site:
     """The runs under the viewer's roots, with a sample index per run."""
 
@@ -81,19 +89,29 @@ class Site:
 
     def overview(self, ref: str, run_dir: Path) -> RunOverview:
         """One run's line in the run list."""
-        return self._overview(ref, run_dir, read_json(run_dir / RUN_FILE))
+        return self.overview_of(ref, run_dir, read_json(run_dir / RUN_FILE))
 
-    def _overview(self, ref: str, run_dir: Path, info: dict[str, Any]) -> RunOverview:
+    def overview_of(
+        self,
+        ref: str,
+        run_dir: Path,
+        info: dict[str, Any],
+        metrics: dict[str, Any] | None = None,
+        shown: RunPresentation | None = None,
+    ) -> RunOverview:
+        """One run's line from its ``run.json`` (``info``), and its metrics and their
+        presentation when the caller has them already."""
         config = info.get("config") or {}
         task, presenter = presenter_of(info)
-        metrics = read_json(run_dir / METRICS_FILE)
+        if metrics is None:
+            metrics = read_json(run_dir / METRICS_FILE)
         index = self.index(run_dir, presenter)
         try:
             rows, facets = index.listing()
             problem = None
         except (OSError, ValueError) as exc:
             rows, facets, problem = [], facets_of([]), f"samples.jsonl: {exc}"
-        shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
+        shown = shown or presented(presenter, metrics, info)
         runtime = info.get("runtime") or {}
         n_items = runtime.get("n_total", runtime.get("n_items"))  # before the limit, if known
         recorded = metrics.get("progress")
@@ -122,7 +140,7 @@ class Site:
         info = read_json(run_dir / RUN_FILE)
         _, presenter = presenter_of(info)
         metrics = read_json(run_dir / METRICS_FILE)
-        shown = presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
+        shown = presented(presenter, metrics, info)
         chosen = SampleFilter.from_query(query)
         try:
             page = int(query.get("page", "1"))
@@ -132,7 +150,7 @@ class Site:
         listing: SamplePage = page_of(rows, chosen, page, facets=facets)
         return {
             "ref": ref,
-            "run": self._overview(ref, run_dir, info),
+            "run": self.overview_of(ref, run_dir, info, metrics, shown),
             "info": info,
             "config_json": json.dumps(info.get("config") or {}, indent=2, ensure_ascii=False),
             "shown": shown,
@@ -164,8 +182,7 @@ class Site:
         """A whole run (its records read through its index), for figures."""
         info = read_json(run_dir / RUN_FILE)
         _, presenter = presenter_of(info)
-        index = self.index(run_dir, presenter)
-        records = [r for r in (index.record(i) for i in index.ids) if r is not None]
+        records = self.index(run_dir, presenter).records()
         return RunData(
             path=run_dir, info=info, metrics=read_json(run_dir / METRICS_FILE), records=records
         )
@@ -181,7 +198,7 @@ def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
         task, presenter = presenter_of(info)
         tasks.append((task, presenter))
         metrics = read_json(path / METRICS_FILE)
-        shown.append(presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[]))
+        shown.append(presented(presenter, metrics, info))
     names = list(dict.fromkeys(row.name for s in shown for row in s.metrics))
     table = {
         name: [next((r for r in s.metrics if r.name == name), None) for s in shown]
