@@ -9,25 +9,30 @@ from http.server import BaseHTTPRequestHandler
 from citegraph.testing._fake_server import _Server
 
 
-def test_a_burst_of_64_connections_is_queued_before_accept() -> None:
-    server = _Server(("127.0.0.1", 0), BaseHTTPRequestHandler)  # listening, never accepting
+def connected(server_type: type[_Server], n: int, timeout: float) -> int:
+    """How many of ``n`` clients connect to a server that listens but never accepts."""
+    server = server_type(("127.0.0.1", 0), BaseHTTPRequestHandler)
     clients = []
     try:
-        connected = 0
-        for _ in range(64):
+        done = 0
+        for _ in range(n):
             client = socket.socket()
-            client.settimeout(1.0)
+            client.settimeout(timeout)
             clients.append(client)
             try:
                 client.connect(server.server_address)
-                connected += 1
+                done += 1
             except OSError:
                 pass
-        assert connected == 64
+        return done
     finally:
         for client in clients:
             client.close()
         server.server_close()
+
+
+def test_a_burst_of_64_connections_is_queued_before_accept() -> None:
+    assert connected(_Server, 64, timeout=1.0) == 64
 
 
 def test_the_standard_backlog_would_drop_them() -> None:
@@ -36,21 +41,4 @@ def test_the_standard_backlog_would_drop_them() -> None:
     class Small(_Server):
         request_queue_size = 5
 
-    server = Small(("127.0.0.1", 0), BaseHTTPRequestHandler)
-    clients = []
-    try:
-        connected = 0
-        for _ in range(16):
-            client = socket.socket()
-            client.settimeout(0.2)
-            clients.append(client)
-            try:
-                client.connect(server.server_address)
-                connected += 1
-            except OSError:
-                pass
-        assert connected < 16
-    finally:
-        for client in clients:
-            client.close()
-        server.server_close()
+    assert connected(Small, 16, timeout=0.2) < 16
