@@ -60,13 +60,9 @@ async def run_pending_batches(
     """:func:`run_pending` for workers that take a batch (NLI and classifier models): the
     unfinished items are cut into batches of ``batch_size``; ``work`` returns one record per
     item of its batch, in order, and they are appended when the batch finishes."""
-    done = run.done
-    todo = [item for key, item in items if key not in done]
-    finished = len(items) - len(todo)
-    n_resumed = finished
+    todo = [item for _, item in unfinished(run, items, progress)]
+    finished = n_resumed = len(items) - len(todo)
     semaphore = asyncio.Semaphore(max(1, concurrency))
-    if progress is not None:
-        progress(finished, len(items))
 
     async def one(batch: Sequence[T]) -> None:
         nonlocal finished
@@ -88,6 +84,18 @@ async def run_pending_batches(
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
     return n_resumed, len(todo)
+
+
+def unfinished(
+    run: RunDir, items: Sequence[tuple[str, T]], progress: Progress | None
+) -> list[tuple[str, T]]:
+    """The ``(id, item)`` pairs ``run`` has not finished (failed ones included: they are tried
+    again); reports the resumed count to ``progress`` first, as every executor does."""
+    done = run.done
+    todo = [(key, item) for key, item in items if key not in done]
+    if progress is not None:
+        progress(len(items) - len(todo), len(items))
+    return todo
 
 
 async def run_bounded(

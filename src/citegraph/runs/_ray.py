@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citegraph.errors import ConfigError, MissingDependency
+from citegraph.runs._pending import unfinished
 from citegraph.runs._rundir import FAILED, RunDir
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._task import Task
@@ -217,12 +218,9 @@ def run_pending_ray(
             pickle, such as a model the caller passed in: build the task from its config).
     """
     ray = _ray()
-    done = run.done
-    todo = [(key, item) for key, item in items if key not in done]
-    finished = n_resumed = len(items) - len(todo)
     progress = runtime.progress
-    if progress is not None:
-        progress(finished, len(items))
+    todo = unfinished(run, items, progress)
+    finished = n_resumed = len(items) - len(todo)
     if not todo:
         return n_resumed, 0
     try:
@@ -234,9 +232,8 @@ def run_pending_ray(
         ) from exc
     written: set[str] = set()
 
-    def append(line: str) -> None:
+    def append(record: dict[str, Any]) -> None:
         nonlocal finished
-        record = json.loads(line)
         key = str(record["id"])
         if key in written:  # a batch Ray ran twice (a retried task)
             return
@@ -251,7 +248,7 @@ def run_pending_ray(
             for batch in _map(ray, task_blob=blob, todo=pending, size=size, runtime=runtime,
                               actors=session.actors):  # fmt: skip
                 for line in batch["record"]:
-                    append(str(line))
+                    append(json.loads(str(line)))
                 if progress is not None:
                     progress(finished, len(items))
             break
@@ -259,7 +256,7 @@ def run_pending_ray(
             pending = [(key, item) for key, item in pending if key not in written]
             if attempt == 1:  # still dying one item at a time: record what is left as failed
                 for key, _ in pending:
-                    append(json.dumps(failed_record(key, _WorkerLost(exc))))
+                    append(failed_record(key, _WorkerLost(exc)))
                 if progress is not None:
                     progress(finished, len(items))
             size = 1
