@@ -255,12 +255,90 @@ def test_local_smollm2_prefers_fluent_text(smollm2_cache: Path) -> None:
     assert low.perplexity < high.perplexity
 
 
-def test_budget_batches_cut_by_count_and_padded_size() -> None:
-    from citegraph.models._lm_inputs import budget_batches
+def test_plan_batches_cut_by_count_budget_and_padding() -> None:
+    from citegraph.models._lm_inputs import plan_batches
 
-    # widths sorted longest first; batch_size 3, budget 100 padded positions
+    # widths sorted longest first; batch_size 3, budget 100 padded positions, 16 free padding
     widths = [120, 60, 40, 30, 30, 10, 10, 10, 10]
-    # 120 > 100: alone; 60: 100 // 60 = 1; 40: 2 (40, 30); 30: 3 (30, 10, 10); 10: the rest
-    assert budget_batches(widths, 3, 100) == [(0, 1), (1, 2), (2, 4), (4, 7), (7, 9)]
-    assert budget_batches([5, 5, 5], 8, 10_000) == [(0, 3)]
-    assert budget_batches([], 4, 100) == []
+    # 120 > 100: alone; 60: 100 // 60 = 1; 40: 2 (40, 30: pads 10); 30: 30 and 10 pads 20 > 16,
+    # so (30); 10: 3 (10, 10, 10), then the last 10
+    assert plan_batches(widths, 3, 100, 16) == [(0, 1), (1, 2), (2, 4), (4, 5), (5, 8), (8, 9)]
+    assert plan_batches(widths, 3, 100, 1000) == [(0, 1), (1, 2), (2, 4), (4, 7), (7, 9)]
+    assert plan_batches([5, 5, 5], 8, 10_000, 0) == [(0, 3)]
+    assert plan_batches([700, 500, 20, 8], 8, 8192, 16) == [(0, 1), (1, 2), (2, 4)]
+    assert plan_batches([], 4, 100, 16) == []
+
+
+def test_prefix_groups_share_only_what_precedes_the_scored_tokens() -> None:
+    from citegraph.models._lm_inputs import ScoreItem, prefix_groups
+
+    p = list(range(100, 140))  # 40 shared tokens
+    items = [
+        ScoreItem([*p, 1, 2, 3], 41, 0, None),  # scores [2, 3]: may share 40
+        ScoreItem([9, 9, 9], 1, 0, None),  # shares nothing
+        ScoreItem([*p, 5, 6], 41, 0, None),
+        ScoreItem([*p[:35], 7, 8], 36, 0, None),  # shares 35 >= 3/4 of 40: joins, group -> 35
+        ScoreItem([*p, 4], 10, 0, None),  # scores from position 10: shares at most 9
+    ]
+    groups = prefix_groups(items, [0, 1, 2, 3, 4], 32)
+    assert sorted((s, sorted(m)) for s, m in groups) == [(0, [1]), (0, [4]), (35, [0, 2, 3])]
+    assert prefix_groups(items, [0, 2], 41) == [(0, [0]), (0, [2])]  # 40 < 41: no group
+
+
+@pytest.fixture(scope="module")
+def softcapped_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Gemma2 whose logits are soft-capped (not its head applied to its output)."""
+    from _tiny_models import _lm_tokenizer, save_model
+
+    torch.manual_seed(1)
+    config = transformers.Gemma2Config(
+        vocab_size=22,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        max_position_embeddings=256,
+        final_logit_softcapping=0.5,
+        initializer_range=0.5,
+        pad_token_id=0,
+    )
+    model = transformers.Gemma2ForCausalLM(config).eval()
+    return save_model(model, _lm_tokenizer(), tmp_path_factory.mktemp("softcapped_lm"))
+
+
+LONG_PREFIX = " ".join(["the city of paris is the capital of france ."] * 4)
+
+
+def test_shared_prefixes_run_once_and_score_as_alone(random_lm_dir: Path) -> None:
+    scorer = CausalLMScorer.load(random_lm_dir, batch_size=4)
+    assert scorer._runner.fast_head and scorer._runner.reuses_prefix
+    # 40 shared prefix tokens, four continuations (two prefixes differ only after token 40)
+    pairs = [
+        (LONG_PREFIX + " where is", " paris ?"),
+        (LONG_PREFIX + " where is", " the city"),
+        (LONG_PREFIX + " hello", " . be brief"),
+        (LONG_PREFIX, " paris is the capital"),
+        ("where is", " paris"),
+    ]
+    got = scorer.score_continuations_sync(pairs, token_logprobs=True)
+    for (prefix, continuation), scores in zip(pairs, got, strict=True):
+        ref = reference_logprobs(random_lm_dir, prefix + continuation)
+        n = len(continuation.split())
+        assert scores.n_tokens == n
+        assert scores.token_logprobs == pytest.approx(ref[-n:], abs=1e-4)
+
+
+def test_soft_capped_logits_keep_the_full_forward_pass(softcapped_lm_dir: Path) -> None:
+    scorer = CausalLMScorer.load(softcapped_lm_dir, batch_size=4)
+    assert not scorer._runner.fast_head and not scorer._runner.reuses_prefix
+    got = scorer.score_sync(TEXTS[:3], token_logprobs=True)
+    for text, scores in zip(TEXTS[:3], got, strict=True):
+        ref = reference_logprobs(softcapped_lm_dir, text)
+        assert scores.token_logprobs == pytest.approx(ref, abs=1e-4)
+    (c,) = scorer.score_continuations_sync([("the city of", " paris is")], token_logprobs=True)
+    ref = reference_logprobs(softcapped_lm_dir, "the city of paris is")
+    assert c.token_logprobs == pytest.approx(ref[-2:], abs=1e-4)
+    # capped logits lie in [-0.5, 0.5], so ln P >= -0.5 - (0.5 + ln 22)
+    assert max(abs(x) for x in ref) <= 1.0 + math.log(22)

@@ -40,7 +40,6 @@ torch and transformers are imported when a model is loaded; when they are missin
 from __future__ import annotations
 
 import asyncio
-import inspect
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,13 +49,27 @@ from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import LMScorerOptions
 from citegraph.models._chat_hf import load_causal_lm
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
-from citegraph.models._lm_inputs import ScoreItem, budget_batches, pair_item, text_item
+from citegraph.models._lm_forward import LMForward
+from citegraph.models._lm_inputs import (
+    ScoreItem,
+    pair_item,
+    plan_batches,
+    prefix_groups,
+    text_item,
+)
 from citegraph.models._lm_scores import TokenScores
 
 __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
 #: Padded positions per forward pass (inputs x width) unless told otherwise.
 DEFAULT_MAX_BATCH_TOKENS = 8192
+#: Padding a batch may add per input: on a CPU, about what a forward pass costs whatever its
+#: length (SmolLM2-135M, one thread: 53 ms for 1 token, 2.9 ms per token at 512; measured by
+#: ``benchmarks/conner_lm_scoring.py``'s ``--probe``); on an accelerator padding is nearly free.
+PAD_FREE_CPU = 16
+PAD_FREE_ACCELERATOR = 256
+#: Inputs sharing at least this many leading tokens run them once (keys and values reused).
+MIN_SHARED_PREFIX = 32
 
 
 class CausalLMScorer(HeldModel):
@@ -96,8 +109,10 @@ class CausalLMScorer(HeldModel):
         self._bos = self._bos_id(tokenizer) if prepend_bos else None
         ids = [tokenizer.pad_token_id, tokenizer.eos_token_id, 0]
         self._pad_id = next(i for i in ids if i is not None)
-        # transformers >= 4.50 computes logits only where asked (long prefixes, short answers)
-        self._keeps_logits = "logits_to_keep" in inspect.signature(model.forward).parameters
+        self._pad_free = PAD_FREE_CPU if str(device).startswith("cpu") else PAD_FREE_ACCELERATOR
+        self._runner = LMForward(
+            model=model, torch=torch, device=device, pad_id=self._pad_id, name=name
+        )
 
     @classmethod
     def load(
@@ -238,51 +253,49 @@ class CausalLMScorer(HeldModel):
                     reason=item.reason,
                 )
         todo = [i for i, r in enumerate(results) if r is None]
-        todo.sort(key=lambda i: -len(items[i].ids))  # similar lengths share a batch
-        widths = [len(items[i].ids) for i in todo]
-        for begin, end in budget_batches(widths, self._batch_size, self._max_batch_tokens):
-            chunk = todo[begin:end]
-            scored = self._forward([items[i] for i in chunk], keep)
-            for i, scores in zip(chunk, scored, strict=True):
-                results[i] = scores
+        runner = self._runner
+        groups = (
+            prefix_groups(items, todo, MIN_SHARED_PREFIX)
+            if runner.reuses_prefix
+            else [(0, [i]) for i in todo]
+        )
+        torch = self._torch
+        with torch.inference_mode():
+            alone = [i for shared, members in groups if not shared for i in members]
+            for chunk in self._batches(items, alone, 0):
+                self._keep(results, chunk, runner.batch([items[i] for i in chunk]), items, keep)
+            for shared, members in groups:
+                if not shared:
+                    continue
+                cache = runner.prefix_cache(items[members[0]].ids[:shared])
+                for chunk in self._batches(items, members, shared):
+                    scored = runner.continue_batch(cache, shared, [items[i] for i in chunk])
+                    self._keep(results, chunk, scored, items, keep)
         return [r for r in results if r is not None]
 
-    def _forward(self, batch: Sequence[ScoreItem], keep: bool) -> list[TokenScores]:
-        """Score one batch: right-padded, one forward pass, per-row log-softmax and gather."""
-        torch, model = self._torch, self._live()[0]
-        width = max(len(item.ids) for item in batch)
-        input_ids = torch.full((len(batch), width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(batch), width), dtype=torch.long)
-        for row, item in enumerate(batch):
-            input_ids[row, : len(item.ids)] = torch.tensor(item.ids, dtype=torch.long)
-            mask[row, : len(item.ids)] = 1
-        inputs: dict[str, Any] = {"input_ids": input_ids, "attention_mask": mask}
-        first = min(item.start for item in batch) - 1  # logits before it are not needed
-        if first > 0 and self._keeps_logits:
-            inputs["logits_to_keep"] = torch.arange(first, width - 1)
-        else:
-            first = 0
-        out: list[TokenScores] = []
-        with torch.inference_mode():
-            try:
-                logits = model(**{k: v.to(self._device) for k, v in inputs.items()}).logits
-            except Exception as exc:  # shape / device / dtype / memory problems surface here
-                raise ModelError(f"{self.name}: forward pass failed: {exc}") from exc
-            for row, item in enumerate(batch):
-                end = len(item.ids)
-                rows = logits[row, item.start - 1 - first : end - 1 - first].float()
-                rows = rows.log_softmax(dim=-1)
-                target = input_ids[row, item.start : end].to(rows.device).unsqueeze(-1)
-                logprobs = rows.gather(-1, target).squeeze(-1).double()
-                out.append(
-                    TokenScores(
-                        sum_nll=max(-float(logprobs.sum()), 0.0),
-                        n_tokens=end - item.start,
-                        token_logprobs=tuple(logprobs.tolist()) if keep else None,
-                        n_truncated=item.n_truncated,
-                    )
-                )
-        return out
+    def _batches(self, items: Sequence[ScoreItem], todo: list[int], shared: int) -> list[list[int]]:
+        """``todo`` cut into batches, longest first (a shared prefix counts in the budget)."""
+        todo = sorted(todo, key=lambda i: -len(items[i].ids))  # similar lengths share a batch
+        widths = [len(items[i].ids) for i in todo]
+        plan = plan_batches(widths, self._batch_size, self._max_batch_tokens, self._pad_free)
+        return [todo[begin:end] for begin, end in plan]
+
+    @staticmethod
+    def _keep(
+        results: list[TokenScores | None],
+        chunk: Sequence[int],
+        scored: Sequence[Any],
+        items: Sequence[ScoreItem],
+        keep: bool,
+    ) -> None:
+        for i, logprobs in zip(chunk, scored, strict=True):
+            item = items[i]
+            results[i] = TokenScores(
+                sum_nll=max(-float(logprobs.sum()), 0.0),
+                n_tokens=len(item.ids) - item.start,
+                token_logprobs=tuple(logprobs.tolist()) if keep else None,
+                n_truncated=item.n_truncated,
+            )
 
 
 def _check_options(batch_size: int, max_length: int | None) -> None:
