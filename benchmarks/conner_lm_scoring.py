@@ -12,10 +12,13 @@ the tokens it scored (``TokenScores.n_tokens``: a prompt prefix is read but not 
 tokens cut by ``max_length``), so tokens/s is exactly the tokens the metric scored. Printed per
 metric: seconds, items/s, tokens/s, the speed-up over one at a time and the largest difference
 of a batched metric value from the one at a time. One torch thread unless ``--threads`` says
-otherwise. Prints figures only.
+otherwise. ``--forward-costs`` first prints what one forward pass of the decoder costs at a few
+lengths, one input and 8 at once (what the scorer's padding rule ``PAD_FREE_CPU`` rests on).
+Prints figures only.
 
     .venv/bin/python benchmarks/conner_lm_scoring.py [--n 32] [--batch-sizes 8,16] [--threads 1]
         [--repeat 2] [--data-dir DIR] [--metrics coherence,informativeness,helpfulness]
+        [--forward-costs]
 """
 
 from __future__ import annotations
@@ -122,6 +125,19 @@ def row(
     print(f"{mode:<24} {seconds:7.2f} {rates} {base / seconds:7.1f}x {diff:>9}")
 
 
+def forward_costs(scorer: LMScorer, lengths: Sequence[int] = (1, 8, 32, 128, 512)) -> None:
+    """Print the decoder's forward time for one input and for 8 at once, per length."""
+    decoder = scorer._runner._decoder  # type: ignore[attr-defined]  # a CausalLMScorer's
+    print(f"{'length':>6} {'1 input ms':>10} {'8 inputs ms':>11} {'ms/token':>8} {'gain':>5}")
+    with torch.inference_mode():
+        for length in lengths:
+            one, eight = torch.randint(0, 1000, (1, length)), torch.randint(0, 1000, (8, length))
+            single = timed(lambda x=one: decoder(input_ids=x), 3)[0]
+            batch = timed(lambda x=eight: decoder(input_ids=x), 3)[0]
+            times = f"{1000 * single:>10.1f} {1000 * batch:>11.1f} {1000 * single / length:>8.2f}"
+            print(f"{length:>6} {times} {8 * single / batch:>4.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=32, help="NQ test items to score")
@@ -130,6 +146,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--repeat", type=int, default=2, help="runs per mode; the best counts")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--forward-costs", action="store_true", help="forward pass costs first")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     samples = load_conner("nq", args.data_dir, limit=args.n)
@@ -150,6 +167,8 @@ def main() -> None:
     scorers = {b: CountingScorer(causal_lm_scorer("local", batch_size=b)) for b in [1, *sizes]}
     took = time.perf_counter() - started
     print(f"loaded {scorers[1].name} {len(scorers)} times in {took:.1f} s")
+    if args.forward_costs:
+        forward_costs(scorers[1].inner)
     singles = {label: measure(m, scorers[1], n, args.repeat) for label, m in metrics.items()}
     print(f"torch threads {args.threads}; n = {n} NQ test items, gold passage as knowledge")
     print("mean per item:")
