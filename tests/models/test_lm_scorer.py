@@ -269,20 +269,27 @@ def test_plan_batches_cut_by_count_budget_and_padding() -> None:
     assert plan_batches([], 4, 100, 16) == []
 
 
-def test_prefix_groups_share_only_what_precedes_the_scored_tokens() -> None:
+def test_prefix_groups_share_long_prefixes_of_neighbours() -> None:
     from citegraph.models._lm_inputs import ScoreItem, prefix_groups
 
     p = list(range(100, 140))  # 40 shared tokens
     items = [
-        ScoreItem([*p, 1, 2, 3], 41, 0, None),  # scores [2, 3]: may share 40
-        ScoreItem([9, 9, 9], 1, 0, None),  # shares nothing
+        ScoreItem([*p, 1, 2, 3], 41, 0, None),
+        ScoreItem([9, 9, 9], 1, 0, None),  # 2 tokens to share at most < 32: alone
         ScoreItem([*p, 5, 6], 41, 0, None),
-        ScoreItem([*p[:35], 7, 8], 36, 0, None),  # shares 35 >= 3/4 of 40: joins, group -> 35
-        ScoreItem([*p, 4], 10, 0, None),  # scores from position 10: shares at most 9
+        ScoreItem([*p[:35], 7, 8], 36, 0, None),  # sorts first; shares 35 with the others
+        ScoreItem([*p, 4], 1, 0, None),  # scores its prefix too: shares all but its last token
     ]
     groups = prefix_groups(items, [0, 1, 2, 3, 4], 32)
-    assert sorted((s, sorted(m)) for s, m in groups) == [(0, [1]), (0, [4]), (35, [0, 2, 3])]
+    assert sorted((s, sorted(m)) for s, m in groups) == [(0, [1]), (35, [0, 2, 3, 4])]
     assert prefix_groups(items, [0, 2], 41) == [(0, [0]), (0, [2])]  # 40 < 41: no group
+    # a neighbour sharing 20 of a group's 40 (< 3/4) starts a group of its own
+    tail = [ScoreItem([*p, 1], 1, 0, None), ScoreItem([*p, 2], 1, 0, None)]
+    cut = [*tail, ScoreItem([*p[:20], 200], 1, 0, None)]
+    assert prefix_groups(cut, [0, 1, 2], 8) == [(40, [0, 1]), (0, [2])]
+    # identical inputs share all but their last token
+    same = [ScoreItem(p, 1, 0, None), ScoreItem(p, 1, 0, None)]
+    assert prefix_groups(same, [0, 1], 8) == [(39, [0, 1])]
 
 
 @pytest.fixture(scope="module")
@@ -328,6 +335,12 @@ def test_shared_prefixes_run_once_and_score_as_alone(random_lm_dir: Path) -> Non
         n = len(continuation.split())
         assert scores.n_tokens == n
         assert scores.token_logprobs == pytest.approx(ref[-n:], abs=1e-4)
+    # whole texts extending one paragraph: the paragraph's own tokens are scored once, shared
+    texts = [LONG_PREFIX + " paris", LONG_PREFIX + " where is the city ?", LONG_PREFIX]
+    for text, scores in zip(texts, scorer.score_sync(texts, token_logprobs=True), strict=True):
+        ref = reference_logprobs(random_lm_dir, text)
+        assert scores.n_tokens == len(text.split()) - 1
+        assert scores.token_logprobs == pytest.approx(ref, abs=1e-4)
 
 
 def test_soft_capped_logits_keep_the_full_forward_pass(softcapped_lm_dir: Path) -> None:

@@ -6,8 +6,10 @@ with ``log P = logit(target) - logsumexp(logits)`` in float32. No full-vocabular
 for padding, for a prefix that is read but not scored, or for a whole batch at once (a batch of
 8 inputs of 700 positions over a 49,152-token vocabulary would be 1.1 GB of logits).
 
-Inputs that share a long token prefix (CONNER helpfulness puts each knowledge text before
-several queries) run that prefix once; its keys and values are reused for each input's rest.
+Inputs that share a long token prefix (texts that extend one paragraph in KaLMA knowledge
+selection, few-shot demonstrations before every CONNER prompt, a knowledge text before several
+queries in helpfulness) run that prefix once: its keys and values are reused for each input's
+rest, and the log-probabilities of its own scored tokens are computed once.
 
 Both shortcuts are checked once per model on a probe input against the model's own full forward
 pass; a model whose logits are more than its head applied to its decoder's output (soft-capped or
@@ -20,12 +22,13 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from citegraph.errors import ModelError
 from citegraph.models._lm_inputs import ScoreItem
 
-__all__ = ["LMForward", "Scored"]
+__all__ = ["LMForward", "Scored", "SharedPrefix"]
 
 #: Logits computed per head chunk (positions x vocabulary): 16 MB of float32.
 CHUNK_ELEMENTS = 1 << 22
@@ -34,6 +37,21 @@ PROBE_TOLERANCE = 1e-4
 
 #: One input's scored log-probabilities (float64 tensor, in token order).
 Scored = Any
+
+
+@dataclass(frozen=True, slots=True)
+class SharedPrefix:
+    """A prefix run once: its keys and values (``cache``), its ``length``, the log-probabilities
+    its positions ``first..length - 2`` give their next tokens (``inside``), and the logits of
+    its last position (``last``, ``last_lse`` = their logsumexp), which predict each input's own
+    next token."""
+
+    cache: Any
+    length: int
+    first: int
+    inside: Any
+    last: Any
+    last_lse: Any
 
 
 class LMForward:
@@ -69,18 +87,23 @@ class LMForward:
         rows = [(r, item.start - 1, len(item.ids) - 1) for r, item in enumerate(items)]
         return self._head_logprobs(hidden, ids, rows)
 
-    def prefix_cache(self, prefix: Sequence[int]) -> Any:
-        """Run ``prefix`` once; its keys and values, for :meth:`continue_batch`."""
+    def prefix_pass(self, prefix: Sequence[int], first: int) -> SharedPrefix:
+        """Run ``prefix`` once: its keys and values and the log-probabilities its positions
+        ``first..`` give (for :meth:`continue_batch`)."""
         torch = self._torch
         ids = torch.tensor([list(prefix)], dtype=torch.long, device=self._device)
         out = self._call(self._decoder, input_ids=ids, use_cache=True)
-        return out.cache if self._cache_arg == "cache" else out.past_key_values
+        cache = out.cache if self._cache_arg == "cache" else out.past_key_values
+        hidden = out.last_hidden_state[0]
+        (inside,) = self._head_logprobs(hidden[None], ids, [(0, first, len(prefix) - 1)])
+        last = self._head(hidden[-1:]).float()[0]
+        return SharedPrefix(cache, len(prefix), first, inside, last, last.logsumexp(-1))
 
-    def continue_batch(self, cache: Any, shared: int, items: Sequence[ScoreItem]) -> list[Scored]:
-        """Like :meth:`batch` for inputs whose first ``shared`` tokens ``cache`` holds."""
-        torch = self._torch
+    def continue_batch(self, prefix: SharedPrefix, items: Sequence[ScoreItem]) -> list[Scored]:
+        """Like :meth:`batch` for inputs that begin with ``prefix`` (positions ``>= first``)."""
+        torch, shared = self._torch, prefix.length
         ids, mask = self._padded([item.ids[shared:] for item in items])
-        rows_cache = copy.deepcopy(cache)
+        rows_cache = copy.deepcopy(prefix.cache)
         if len(items) > 1:
             rows_cache.batch_repeat_interleave(len(items))
         head = torch.ones((len(items), shared), dtype=torch.long, device=self._device)
@@ -91,8 +114,20 @@ class LMForward:
             use_cache=True,
             **{self._cache_arg: rows_cache},
         )
-        rows = [(r, it.start - 1 - shared, len(it.ids) - 1 - shared) for r, it in enumerate(items)]
-        return self._head_logprobs(out.last_hidden_state, ids, rows)
+        rows = [
+            (r, max(it.start - 1 - shared, 0), len(it.ids) - 1 - shared)
+            for r, it in enumerate(items)
+        ]
+        tails = self._head_logprobs(out.last_hidden_state, ids, rows)
+        scored = []
+        for item, tail in zip(items, tails, strict=True):
+            if item.start - 1 >= shared:  # every scored token is after the prefix
+                scored.append(tail)
+                continue
+            boundary = (prefix.last[item.ids[shared]] - prefix.last_lse).double().reshape(1)
+            inside = prefix.inside[item.start - 1 - prefix.first :]
+            scored.append(torch.cat([inside, boundary, tail]))
+        return scored
 
     def _padded(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any]:
         torch = self._torch
@@ -171,9 +206,11 @@ class LMForward:
             self.fast_head = True
             self.fast_head = _agrees(torch, lambda: self.batch([ScoreItem(ids, 1, 0, None)]), want)
             if self.fast_head:
-                rows = [ScoreItem(ids, 6, 0, None)] * 2
-                rest = lambda: self.continue_batch(self.prefix_cache(ids[:5]), 5, rows)  # noqa: E731
-                self.reuses_prefix = _agrees(torch, rest, want[5:])
+                # the prefix holds scored tokens for one input and none for the other
+                rows = [ScoreItem(ids, 6, 0, None), ScoreItem(ids, 2, 0, None)]
+                rest = lambda: self.continue_batch(self.prefix_pass(ids[:5], 1), rows)  # noqa: E731
+                self.reuses_prefix = _agrees(torch, lambda: rest()[:1], want[5:])
+                self.reuses_prefix &= _agrees(torch, lambda: rest()[1:], want[1:])
 
 
 def _agrees(torch: Any, compute: Callable[[], list[Any]], want: Any) -> bool:

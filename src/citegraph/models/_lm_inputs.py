@@ -93,24 +93,23 @@ def prefix_groups(
 ) -> list[tuple[int, list[int]]]:
     """Group the inputs ``todo`` (indices into ``items``) that share a long token prefix.
 
-    Returns ``(shared, members)`` pairs: the members' first ``shared`` tokens are the same and
-    precede every token they score (``shared <= start - 1``), so those positions can be run once
-    and their keys and values reused. Inputs are taken in token order (inputs that share a
+    Returns ``(shared, members)`` pairs: the members' first ``shared`` tokens are the same (and
+    each member has at least one token more), so those positions can be run once and their keys,
+    values and log-probabilities reused. Inputs are taken in token order (inputs that share a
     prefix are neighbours); a group takes the next input while the prefix it shares with the
     group stays at least ``min_shared`` tokens and at least 3/4 of the group's. Inputs that
     share nothing useful come back in groups of one with ``shared = 0``.
     """
-    short = [i for i in todo if items[i].start - 1 < min_shared]  # too little to share
+    short = [i for i in todo if len(items[i].ids) - 1 < min_shared]  # too little to share
     order = sorted(
-        (i for i in todo if items[i].start - 1 >= min_shared), key=lambda i: items[i].ids
+        (i for i in todo if len(items[i].ids) - 1 >= min_shared), key=lambda i: items[i].ids
     )
     groups: list[tuple[int, list[int]]] = [(0, [i]) for i in short]
     for i in order:
-        cap = items[i].start - 1
         if len(groups) > len(short):
             shared, members = groups[-1]
             last = items[members[-1]]
-            joined = min(_shared(last.ids, items[i].ids), cap, last.start - 1)
+            joined = min(_shared(last.ids, items[i].ids), len(items[i].ids) - 1, len(last.ids) - 1)
             if len(members) > 1:
                 joined = min(joined, shared)
             floor = max(min_shared, 3 * shared // 4) if len(members) > 1 else min_shared

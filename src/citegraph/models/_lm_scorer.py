@@ -262,18 +262,19 @@ class CausalLMScorer(HeldModel):
         torch = self._torch
         with torch.inference_mode():
             alone = [i for shared, members in groups if not shared for i in members]
-            for chunk in self._batches(items, alone, 0):
+            for chunk in self._batches(items, alone):
                 self._keep(results, chunk, runner.batch([items[i] for i in chunk]), items, keep)
             for shared, members in groups:
                 if not shared:
                     continue
-                cache = runner.prefix_cache(items[members[0]].ids[:shared])
-                for chunk in self._batches(items, members, shared):
-                    scored = runner.continue_batch(cache, shared, [items[i] for i in chunk])
+                first = min(items[i].start for i in members) - 1
+                prefix = runner.prefix_pass(items[members[0]].ids[:shared], first)
+                for chunk in self._batches(items, members):
+                    scored = runner.continue_batch(prefix, [items[i] for i in chunk])
                     self._keep(results, chunk, scored, items, keep)
         return [r for r in results if r is not None]
 
-    def _batches(self, items: Sequence[ScoreItem], todo: list[int], shared: int) -> list[list[int]]:
+    def _batches(self, items: Sequence[ScoreItem], todo: list[int]) -> list[list[int]]:
         """``todo`` cut into batches, longest first (a shared prefix counts in the budget)."""
         todo = sorted(todo, key=lambda i: -len(items[i].ids))  # similar lengths share a batch
         widths = [len(items[i].ids) for i in todo]
