@@ -68,8 +68,8 @@ class LMForward:
     def __init__(self, *, model: Any, torch: Any, device: str, pad_id: int, name: str) -> None:
         self._model, self._torch, self._device = model, torch, device
         self._pad_id, self._name = pad_id, name
-        self._decoder = getattr(model, "base_model", None)
-        self._head = model.get_output_embeddings() if self._decoder is not None else None
+        self._decoder: Any = getattr(model, "base_model", None)
+        self._head: Any = model.get_output_embeddings() if self._decoder is not None else None
         self.fast_head = False
         self.reuses_prefix = False
         # transformers 5.2x names the cache argument and output "cache" (was "past_key_values")

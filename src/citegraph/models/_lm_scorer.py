@@ -24,13 +24,18 @@ Conventions (the same batched and one at a time):
   continuation is kept, with at least its last prefix token; a continuation that alone is too
   long is cut at its end). ``TokenScores.n_truncated`` records the tokens dropped.
 - Inputs are sorted by length (longest first) and cut into batches of at most ``batch_size``
-  inputs and at most ``max_batch_tokens`` padded positions (a batch is as wide as its longest
-  input, so one very long text is not padded into a batch of short ones; a text longer than the
-  budget goes alone). Batches are right-padded with an attention mask (the pad id is the
-  tokenizer's pad, else EOS, else 0: masked, so its value does not matter); one forward pass per
-  batch under ``torch.inference_mode`` (logits only from the first scored position on, when the
-  model takes ``logits_to_keep``); log-softmax in float32, sums in float64. Inputs with no
-  token to score never reach the model. The work runs in a worker thread, one call at a time per
+  inputs and at most ``max_batch_tokens`` padded positions, and a batch takes the next input
+  only while padding it adds at most a forward pass's fixed cost in positions (16 on a CPU,
+  where one 128-token input already fills a core, 256 on an accelerator): batching never pays
+  for more padding than it saves, and one very long text is not padded into a batch of short
+  ones. Batches are right-padded with an attention mask (the pad id is the tokenizer's pad,
+  else EOS, else 0: masked, so its value does not matter). Inputs with no token to score never
+  reach the model.
+- Only the positions that predict a scored token go through the LM head, a chunk at a time
+  (``logit(target) - logsumexp``, float32; sums in float64), and inputs that share at least
+  32 leading tokens run them once (see :mod:`citegraph.models._lm_forward`, which also checks
+  both shortcuts against the model's own forward pass when the model is loaded). One forward
+  pass per batch under ``torch.inference_mode``, in a worker thread, one call at a time per
   model (a lock guards it).
 
 torch and transformers are imported when a model is loaded; when they are missing,
