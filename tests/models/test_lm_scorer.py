@@ -335,6 +335,13 @@ def test_shared_prefixes_run_once_and_score_as_alone(random_lm_dir: Path) -> Non
         n = len(continuation.split())
         assert scores.n_tokens == n
         assert scores.token_logprobs == pytest.approx(ref[-n:], abs=1e-4)
+    # every scored token after the shared prefix (none inside it), as in CONNER helpfulness
+    late = [pairs[0], pairs[2]]
+    got = scorer.score_continuations_sync(late, token_logprobs=True)
+    for (prefix, continuation), scores in zip(late, got, strict=True):
+        n = len(continuation.split())
+        ref = reference_logprobs(random_lm_dir, prefix + continuation)
+        assert scores.token_logprobs == pytest.approx(ref[-n:], abs=1e-4)
     # whole texts extending one paragraph: the paragraph's own tokens are scored once, shared
     texts = [LONG_PREFIX + " paris", LONG_PREFIX + " where is the city ?", LONG_PREFIX]
     for text, scores in zip(texts, scorer.score_sync(texts, token_logprobs=True), strict=True):

@@ -154,6 +154,7 @@ class LMForward:
         """ln P of ``ids[r, begin + 1 : end + 1]`` from ``hidden[r, begin:end]`` for each row."""
         torch = self._torch
         width = hidden.shape[1]
+        rows = [(r, b, max(b, e)) for r, b, e in rows]  # a row may have nothing to score here
         flat = torch.cat(
             [torch.arange(r * width + b, r * width + e, device=hidden.device) for r, b, e in rows]
         )
