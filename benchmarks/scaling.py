@@ -4,10 +4,11 @@
 ``kalma_score.py``, built from BioKaLMA's specific questions with a graph, replicated with new ids
 in a dataset directory of that size); ``caqa build`` (templates) on 100, 1,000, 5,000 queries
 sampled from CoDEx-S. Each size runs in a fresh subprocess, so its peak RSS is its own; the
-inputs are written by this process beforehand. Per size it prints the items, wall seconds of the
-stage call, ms per item, peak RSS, RSS above the child's interpreter+imports baseline per item,
-and the growth exponents of time and of that memory between consecutive sizes
-(log(t2/t1) / log(n2/n1)): ~1 for time is linear, ~0 for memory is flat (memory that does not
+inputs are written beforehand by another subprocess (``ru_maxrss`` carries over fork and exec,
+so this process stays small and imports nothing heavy). Per size it prints the items, wall
+seconds of the stage call, ms per item, peak RSS, RSS above the child's interpreter+imports
+baseline per item, and the growth exponents of time and of that memory between consecutive
+sizes (log(t2/t1) / log(n2/n1)): ~1 for time is linear, ~0 for memory is flat (memory that does not
 grow with n). Prints figures only.
 
     flock /tmp/citegraph-bench.lock .venv/bin/python benchmarks/scaling.py \\
@@ -27,8 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-
-from kalma_score import write_answers
 
 SPLIT_FILES = ("simple_question_graph.json", "complex_question_graph.json")
 
@@ -75,6 +74,7 @@ def _score_inputs(folder: Path, n: int, data_dir: str | None) -> None:
     """A dataset directory of ``n`` specific questions (BioKaLMA's with a graph, cycled: new
     ids ``specific-<i>``) and its synthetic answers and gold."""
     from citegraph.datasets import biokalma_path, load_kalma_dataset
+    from kalma_score import write_answers
 
     entries = json.loads(biokalma_path("specific", data_dir).read_text(encoding="utf-8"))
     with_graph = [e for e in entries if e[1]]
@@ -96,7 +96,8 @@ def _run_child(args: list[str], timeout: float) -> dict[str, Any] | str:
         return f"did not finish in {timeout:.0f} s"
     if done.returncode != 0:
         return f"failed ({done.returncode}): {done.stderr.strip().splitlines()[-1:]}"
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    lines = done.stdout.strip().splitlines()
+    return json.loads(lines[-1]) if lines else {}
 
 
 def _exponent(a: float, b: float, n1: int, n2: int) -> str:
@@ -145,6 +146,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.child:
         stage, folder, *rest = args.child
+        if stage == "inputs":
+            _score_inputs(Path(folder), int(rest[0]), rest[1] if len(rest) > 1 else None)
+            return
         if stage == "score":
             figures = _child_score(Path(folder))
         else:
@@ -156,7 +160,9 @@ def main() -> None:
         rows: list[tuple[int, dict[str, Any] | str]] = []
         for n in _sizes(args.score_sizes):
             folder = Path(tmp) / f"score-{n}"
-            _score_inputs(folder, n, args.data_dir)
+            prepared = _run_child(["inputs", str(folder), str(n), *data], args.timeout)
+            if isinstance(prepared, str):
+                raise SystemExit(f"writing the inputs of {n} answers {prepared}")
             rows.append((n, _run_child(["score", str(folder)], args.timeout)))
         if rows:
             _table("kalma score (lexical, paper mode), answers", rows)
