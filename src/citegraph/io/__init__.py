@@ -8,7 +8,7 @@ keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff sh
 chat client and the SPARQL client.
 """
 
-from citegraph.io._atomic import atomic_write, atomic_write_lines
+from citegraph.io._atomic import AtomicLines, atomic_write, atomic_write_lines
 from citegraph.io._cache_dir import CACHE_ENV, cache_root
 from citegraph.io._csv_file import numbered_rows, read_csv_file
 from citegraph.io._data_dir import (
@@ -36,6 +36,7 @@ __all__ = [
     "CACHE_ENV",
     "DATA_ENV",
     "SNIPPET_CHARS",
+    "AtomicLines",
     "JsonlLine",
     "RetryHold",
     "SQLiteCache",

@@ -90,6 +90,11 @@ class StoredRecords(Sequence[Record]):
         order = sorted(range(len(keys)), key=keys.__getitem__)
         return StoredRecords(self.path, [self.lines[i] for i in order])
 
+    def sorted_by_id(self, key: Callable[[str], Any]) -> StoredRecords:
+        """These records ordered by ``key`` of their ids (stable): from the index alone, no
+        record is read."""
+        return StoredRecords(self.path, sorted(self.lines, key=lambda line: key(line.id)))
+
 
 def sorted_records(records: Sequence[Record], key: Callable[[Record], Any]) -> Sequence[Record]:
     """``records`` ordered by ``key``, stable: stored records stay on disk (only the keys are

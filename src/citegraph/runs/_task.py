@@ -47,7 +47,7 @@ from pydantic import BaseModel
 
 from citegraph.runs._present import Presenter
 from citegraph.runs._runtime import Runtime
-from citegraph.runs._stored import sorted_records
+from citegraph.runs._stored import StoredRecords
 
 ItemT = TypeVar("ItemT")
 ModelsT = TypeVar("ModelsT")
@@ -86,8 +86,10 @@ def in_id_order(records: Sequence[Record]) -> Sequence[Record]:
     before ``nq:10``): dataset order for ids that number their items, which is what
     :meth:`Task.order` of such tasks returns, so that merged shards are summed (and
     bootstrapped) in the order of the run done in one go. Records read from a run directory
-    stay there (:func:`sorted_records`)."""
-    return sorted_records(records, lambda r: natural_key(str(r.get("id"))))
+    stay there."""
+    if isinstance(records, StoredRecords):
+        return records.sorted_by_id(natural_key)  # from the index: no record is read
+    return sorted(records, key=lambda r: natural_key(str(r.get("id"))))
 
 
 @asynccontextmanager
