@@ -180,12 +180,13 @@ class RunDir:
                 info["notes"] = notes
             atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         scan = TolerantScan(path / SAMPLES_FILE)
-        lines = list(scan)
+        run = cls(path, info, scan)  # one pass over the records, keeping where they are
         if scan.torn:
             os.truncate(path / SAMPLES_FILE, scan.end)
-            info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
-            atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-        return cls(path, info, lines, torn_dropped=scan.torn)
+            run.info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
+            run.torn_dropped = scan.torn
+            atomic_write(run_file, json.dumps(run.info, indent=2, ensure_ascii=False) + "\n")
+        return run
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one sample record (must have an ``id``) and flush it to disk."""
