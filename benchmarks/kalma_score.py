@@ -15,9 +15,10 @@ import argparse
 import json
 import tempfile
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
-from citegraph.datasets import load_biokalma
+from citegraph.datasets import BioKaLMASample, load_biokalma
 from citegraph.kalma import ScoreConfig, parse_answer, parse_answer_reference, score_answers
 
 
@@ -25,6 +26,12 @@ def build_inputs(split: str, data_dir: str | None, folder: Path) -> tuple[Path, 
     """Write synthetic answers.jsonl and gold.jsonl; return their paths and the answer count."""
     samples = [s for s in load_biokalma(split, data_dir) if s.has_graph]  # type: ignore[arg-type]
     answers, gold = folder / "answers.jsonl", folder / "gold.jsonl"
+    return answers, gold, write_answers(samples, answers, gold)
+
+
+def write_answers(samples: Iterable[BioKaLMASample], answers: Path, gold: Path) -> int:
+    """Write one synthetic attributed answer and its gold set per sample; return the count."""
+    n = 0
     with answers.open("w") as fa, gold.open("w") as fg:
         for s in samples:
             sentences, knowledge = [], []
@@ -39,7 +46,8 @@ def build_inputs(split: str, data_dir: str | None, folder: Path) -> tuple[Path, 
                 knowledge += [t.as_list() for t in g.triples[:5]]
             fa.write(json.dumps({"id": s.id, "answer": " ".join(sentences)}) + "\n")
             fg.write(json.dumps({"id": s.id, "knowledge": knowledge}) + "\n")
-    return answers, gold, len(samples)
+            n += 1
+    return n
 
 
 def main() -> None:

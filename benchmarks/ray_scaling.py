@@ -143,9 +143,10 @@ def run_one(
 
 def same_records(a: Any, b: Any) -> bool:
     """Same ids and the same record for each id (order aside)."""
-    by_id_a = {r["id"]: r for r in a.records}
-    by_id_b = {r["id"]: r for r in b.records}
-    return by_id_a == by_id_b and len(a.records) == len(b.records)
+    records_a, records_b = list(a.records()), list(b.records())
+    by_id_a = {r["id"]: r for r in records_a}
+    by_id_b = {r["id"]: r for r in records_b}
+    return by_id_a == by_id_b and len(records_a) == len(records_b)
 
 
 def append_rate(records: list[dict[str, Any]], n: int, folder: Path) -> tuple[float, float]:
@@ -243,7 +244,7 @@ def main() -> None:
         )
         print(f"\nRay records identical to local (ids and values) and metrics equal: {same}")
         ray.shutdown()  # its processes would compete with the driver for the 2 cores
-        appended, looped = append_rate(base.records, args.appends, folder / "append")
+        appended, looped = append_rate(list(base.records()), args.appends, folder / "append")
         print(
             f"driver append rate ({args.appends} records): {appended:,.0f} records/s "
             f"RunDir.append, {looped:,.0f} records/s with JSON decoding (the Ray driver loop)"

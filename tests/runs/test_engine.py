@@ -164,7 +164,7 @@ def test_metrics_cover_every_record_whatever_the_limit(tmp_path: Path) -> None:
     limit decides what more is done, not what is counted), in item order."""
     run(tmp_path, Calls())
     again = run(tmp_path, Calls(), Runtime(limit=2))
-    assert [r["id"] for r in again.records] == ["x-0", "x-1"]
+    assert [r["id"] for r in again.records()] == ["x-0", "x-1"]
     assert again.metrics["total"] == 55
     assert again.metrics["ids"] == [f"x-{i}" for i in range(6)]
     assert again.metrics["progress"] == whole(6)

@@ -74,7 +74,7 @@ class RunResult(TaskResult):
         return {"n_samples": len(outcome.items)}
 
 
-def in_item_order(records: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def in_item_order(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]:
     """Records of CONNER items (ids ``nq:<row>``, ``wow-seen:<row>``...) in dataset order, as a
     run works through them: what ``runs report`` / ``runs merge`` sum in, so that the merged
     shards of a run give the same floating-point means as the run done in one go."""

@@ -8,7 +8,7 @@ keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff sh
 chat client and the SPARQL client.
 """
 
-from citegraph.io._atomic import atomic_write
+from citegraph.io._atomic import AtomicLines, atomic_write, atomic_write_lines
 from citegraph.io._cache_dir import CACHE_ENV, cache_root
 from citegraph.io._csv_file import numbered_rows, read_csv_file
 from citegraph.io._data_dir import (
@@ -27,7 +27,7 @@ from citegraph.io._http_retry import (
     snippet,
 )
 from citegraph.io._json_file import load_json
-from citegraph.io._jsonl import iter_jsonl, read_jsonl_tolerant
+from citegraph.io._jsonl import JsonlLine, TolerantScan, iter_jsonl, read_jsonl_tolerant
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import iter_lines, read_text
@@ -36,9 +36,13 @@ __all__ = [
     "CACHE_ENV",
     "DATA_ENV",
     "SNIPPET_CHARS",
+    "AtomicLines",
+    "JsonlLine",
     "RetryHold",
     "SQLiteCache",
+    "TolerantScan",
     "atomic_write",
+    "atomic_write_lines",
     "backoff_wait",
     "cache_key",
     "cache_root",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
 from citegraph.errors import DataError, DataNotFoundError
 from citegraph.io._json_file import parse_json
@@ -36,13 +36,99 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, obj
 
 
+class JsonlLine(NamedTuple):
+    """One record of a JSONL file and where its line is: ``offset`` (bytes from the start of the
+    file) and ``length`` (bytes, without the ``\\n``), so the record can be read again alone."""
+
+    offset: int
+    length: int
+    record: dict[str, Any]
+
+
+class TolerantScan:
+    """One streaming pass over an append-only JSONL file written by citegraph, tolerating a torn
+    last line (see :func:`read_jsonl_tolerant`): iterate it for the :class:`JsonlLine` of each
+    record, in file order, holding one line at a time.
+
+    After the pass, ``torn`` is the number of dropped trailing lines (0 or 1) and ``end`` the
+    byte offset where the kept part of the file ends (the start of the torn line, else the size
+    read).
+
+    Raises (while iterating):
+        DataError: a line other than the last is not UTF-8 or not valid JSON, or a line is valid
+            JSON but not an object (names the file and line).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.torn = 0
+        self.end = 0
+
+    def __iter__(self) -> Iterator[JsonlLine]:
+        self.torn = self.end = 0
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            yield from self._scan(handle)
+
+    def _scan(self, handle: BinaryIO) -> Iterator[JsonlLine]:
+        skip = len(BOM) if handle.read(len(BOM)) == BOM else 0
+        handle.seek(skip)
+        held: tuple[int, int, bytes] | None = None  # (line number, file offset, raw line)
+        position = skip
+        for lineno, raw in enumerate(handle, start=1):
+            if held is not None:
+                # the held line is the last one when only trailing blanks (no newline) follow
+                yield from self._parse(
+                    *held, skip, last=not raw.endswith(b"\n") and not raw.strip()
+                )
+                if self.torn:
+                    return
+            held = (lineno, position, raw)
+            position += len(raw)
+        self.end = position
+        if held is not None and (held[2].endswith(b"\n") or held[2].strip()):
+            yield from self._parse(*held, skip, last=True)
+
+    def _parse(
+        self, lineno: int, offset: int, raw: bytes, skip: int, *, last: bool
+    ) -> Iterator[JsonlLine]:
+        """The line's record; nothing for a blank line or a torn last line (counted)."""
+        body = raw.removesuffix(b"\n")
+        if not body.strip():
+            return
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            if last:
+                self.torn, self.end = 1, offset
+                return
+            where = offset - skip  # as the error has always said: after a byte-order mark
+            raise not_utf8_error(
+                body, exc.start, self.path, line=lineno, line_offset=where
+            ) from None
+        try:
+            record = parse_json(text, self.path, line=lineno)
+        except DataError as err:
+            if last and isinstance(err.__cause__, json.JSONDecodeError):
+                self.torn, self.end = 1, offset
+                return
+            raise
+        if not isinstance(record, dict):
+            raise DataError(
+                f"expected a JSON object, got {_json_type(record)}", path=self.path, line=lineno
+            )
+        yield JsonlLine(offset, len(body), record)
+
+
 def read_jsonl_tolerant(path: Path) -> tuple[list[dict[str, Any]], int]:
     """Read an append-only JSONL file written by citegraph, tolerating a torn last line.
 
     A run killed mid-write can leave a partial last line (cut anywhere, even inside a multi-byte
     character); it is dropped (and counted) so the run resumes from the last complete record. A
     bad line elsewhere is real corruption and raises. Only ``\\n`` ends a record: U+2028 and the
-    other Unicode line breaks stay inside the JSON strings that hold them.
+    other Unicode line breaks stay inside the JSON strings that hold them. :class:`TolerantScan`
+    reads the same file one line at a time.
 
     Returns:
         The records and the number of dropped trailing lines (0 or 1).
@@ -51,40 +137,9 @@ def read_jsonl_tolerant(path: Path) -> tuple[list[dict[str, Any]], int]:
         DataError: a line other than the last is not UTF-8 or not valid JSON, or a line is valid
             JSON but not an object (names the file and line).
     """
-    if not path.exists():
-        return [], 0
-    data = path.read_bytes()
-    data = data[len(BOM) :] if data.startswith(BOM) else data
-    lines = data.split(b"\n")
-    if lines and not lines[-1].strip():
-        lines.pop()  # the empty string after the final newline (or trailing blanks)
-    records: list[dict[str, Any]] = []
-    offset = 0
-    for lineno, raw in enumerate(lines, start=1):
-        last = lineno == len(lines)
-        line_offset, offset = offset, offset + len(raw) + 1
-        if not raw.strip():
-            continue
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            if last:
-                return records, 1
-            raise not_utf8_error(
-                raw, exc.start, path, line=lineno, line_offset=line_offset
-            ) from None
-        try:
-            record = parse_json(text, path, line=lineno)
-        except DataError as err:
-            if last and isinstance(err.__cause__, json.JSONDecodeError):
-                return records, 1
-            raise
-        if not isinstance(record, dict):
-            raise DataError(
-                f"expected a JSON object, got {_json_type(record)}", path=path, line=lineno
-            )
-        records.append(record)
-    return records, 0
+    scan = TolerantScan(path)
+    records = [line.record for line in scan]
+    return records, scan.torn
 
 
 def _json_type(value: object) -> str:

@@ -10,6 +10,8 @@ flat Parquet / CSV / JSONL tables) work for the runs of every task, and a task's
 :class:`Presenter` says how its runs are shown (viewer, HTML report, export).
 A public entry point builds its task, calls :func:`run_task` and returns a :class:`TaskResult`
 subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
+A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
+``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
 :func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
 """
 
@@ -54,6 +56,7 @@ from citegraph.runs._registry import register_task, registered_tasks, task_of_ru
 from citegraph.runs._result import TaskResult
 from citegraph.runs._rundir import FAILED, METRICS_FILE, RUN_FILE, SAMPLES_FILE, RunDir
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
+from citegraph.runs._stored import StoredRecords, sorted_records
 from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
 
 __all__ = [
@@ -79,6 +82,7 @@ __all__ = [
     "SampleSummary",
     "Segment",
     "Series",
+    "StoredRecords",
     "TableBlock",
     "Task",
     "TaskResult",
@@ -109,6 +113,7 @@ __all__ = [
     "setting_text",
     "sha256_file",
     "sha256_json",
+    "sorted_records",
     "task_of_run",
     "task_type",
     "write_metrics",

@@ -23,6 +23,7 @@ from citegraph.errors import ConfigError
 from citegraph.runs._pending import run_pending_batches
 from citegraph.runs._rundir import FAILED, RunDir, torn_lines_dropped
 from citegraph.runs._runtime import Runtime
+from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
 
 if TYPE_CHECKING:
@@ -64,25 +65,30 @@ def blocking(entry: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
 
 
 class RunOutcome(BaseModel, Generic[ItemT]):
-    """What :func:`run_task` did."""
+    """What :func:`run_task` did: counts, not records (a run of 10,000 items is not held in
+    memory; :meth:`records` reads the selected items' records from the run directory)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     out: Path
     info: dict[str, Any] = Field(description="run.json as it stands.")
     metrics: dict[str, Any]
-    records: list[Record] = Field(
-        description="The newest record of each selected item (the metrics cover every record "
-        "of the run directory)."
-    )
     items: list[ItemT] = Field(description="The selected items (after limit and shard).")
+    ids: list[str] = Field(description="The selected items' ids, in item order.")
     n_resumed: int = Field(description="Items found already done in the run directory.")
     n_done_now: int = Field(description="Items worked on in this call.")
+    n_failed: int = Field(
+        description="Selected items whose newest record failed (retried on the next call)."
+    )
 
-    @property
-    def n_failed(self) -> int:
-        """Selected items whose newest record failed (retried on the next call)."""
-        return sum(1 for r in self.records if r.get("status") == FAILED)
+    def records(self) -> StoredRecords:
+        """The newest record of each selected item, in item order, read from ``samples.jsonl``
+        as they are used (the metrics cover every record of the run directory).
+
+        Raises:
+            DataError: the run directory's files are malformed.
+        """
+        return RunDir.read(self.out).newest(self.ids)
 
 
 async def run_task(
@@ -96,7 +102,7 @@ async def run_task(
         runtime: limit, shard, concurrency, batch size, cache, overwrite, command, progress.
 
     Returns:
-        The records of the selected items, and the metrics written to ``metrics.json``: over
+        The counts of the selected items, and the metrics written to ``metrics.json``: over
         every record of the run directory, whatever the limit (the limit decides what more is
         done, not what is counted), with its ``progress`` (:func:`progress_of`).
 
@@ -148,25 +154,33 @@ async def run_task(
             records = _every_record(task, run, [key for key, _ in share])
             metrics = task.metrics(records, run.info, models)
     metrics = write_metrics(type(task), run, records, metrics)
+    selected = run.newest(key for key, _ in pairs)
     return RunOutcome(
         out=Path(out),
         info=run.info,
         metrics=metrics,
-        records=run.newest([key for key, _ in pairs]),
         items=[item for _, item in pairs],
+        ids=[key for key, _ in pairs],
         n_resumed=n_resumed,
         n_done_now=n_now,
+        n_failed=selected.n_failed,
     )
 
 
-def _every_record(task: Task[Any, Any], run: RunDir, ids: Sequence[str]) -> list[Record]:
+def _every_record(task: Task[Any, Any], run: RunDir, ids: Sequence[str]) -> Sequence[Record]:
     """The newest record of every id in ``run``, whatever the limit: the items' (``ids``, this
     run directory's share before the limit) in item order, then those of ids the task no longer
     lists (a run written by an older version of it) in :meth:`Task.order`, as ``runs report``
-    counts them too."""
+    counts them too. Read from ``samples.jsonl`` as they are used."""
     listed = set(ids)
-    others = [r for r in run.records if str(r.get("id")) not in listed]
-    return run.newest(ids) + (task.order(others) if others else [])
+    newest = run.newest(ids)
+    others = [i for i in run.ids if i not in listed]
+    if not others:
+        return newest
+    ordered = task.order(run.newest(others))
+    if isinstance(ordered, StoredRecords):
+        return newest + ordered
+    return [*newest, *ordered]
 
 
 def _executor(runtime: Runtime) -> AbstractContextManager[RaySession | None]:
@@ -199,7 +213,10 @@ def progress_of(run: RunDir, records: Sequence[Record]) -> dict[str, Any]:
     ``n_total`` is unknown and nothing failed); ``torn_lines_dropped`` counts the torn last
     lines of ``samples.jsonl`` dropped so far (a run killed mid-write).
     """
-    n_failed = sum(1 for r in records if r.get("status") == FAILED)
+    if isinstance(records, StoredRecords):
+        n_failed = records.n_failed  # from the run's index, without reading the records
+    else:
+        n_failed = sum(1 for r in records if r.get("status") == FAILED)
     n_done = len(records) - n_failed
     n_total = (run.info.get("runtime") or {}).get("n_total")
     if not isinstance(n_total, int) or isinstance(n_total, bool):

@@ -2,10 +2,11 @@
 
 Shards of one run share a ``run_id`` (the shard is a runtime setting, not part of the identity),
 so merging checks that every input has the same ``run_id`` and unions their records. A sample
-present in several inputs keeps a finished record over a failed one, then the first given.
-Metrics are recomputed afterwards by the task that owns the run (the CLI dispatches on
-``config.task``), from the merged records alone. The merged ``run.json`` records the whole
-run's item count (``runtime.n_total``, from the shards' ``n_total_unsharded``), so merging only
+present in several inputs keeps a finished record over a failed one, then the first given; it
+keeps its line as its shard wrote it. Metrics are recomputed afterwards by the task that owns
+the run (the CLI dispatches on ``config.task``), from the merged records alone. The merged
+``run.json`` records the whole run's item count (``runtime.n_total``, from the shards'
+``n_total_unsharded``), so merging only
 some of the shards gives metrics marked partial, and the torn last lines the inputs dropped.
 """
 
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, DataNotFoundError
-from citegraph.io import atomic_write, read_jsonl_tolerant
-from citegraph.runs._provenance import canonical_json
+from citegraph.io import TolerantScan, atomic_write, atomic_write_lines
 from citegraph.runs._rundir import (
     FAILED,
     RUN_FILE,
@@ -28,6 +30,7 @@ from citegraph.runs._rundir import (
     load_run_file,
     torn_lines_dropped,
 )
+from citegraph.runs._stored import Stored, StoredRecords
 
 
 def read_run_info(path: str | Path) -> dict[str, Any]:
@@ -70,16 +73,18 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     out = Path(out)
     if (out / RUN_FILE).exists() and not overwrite:
         raise ConfigError(f"{out} already holds a run; use another directory or --overwrite")
-    merged: dict[str, dict[str, Any]] = {}
+    merged: dict[str, tuple[Path, Stored]] = {}  # id -> the input and line of its record
     torn = sum(torn_lines_dropped(i) for i in infos)
     for path in inputs:
-        records, dropped = read_jsonl_tolerant(Path(path) / SAMPLES_FILE)
-        torn += dropped
-        for record in records:
-            key = str(record.get("id"))
+        samples = Path(path) / SAMPLES_FILE
+        scan = TolerantScan(samples)
+        for line in scan:
+            key = str(line.record.get("id"))
+            failed = line.record.get("status") == FAILED
             old = merged.get(key)
-            if old is None or (old.get("status") == FAILED and record.get("status") != FAILED):
-                merged[key] = record
+            if old is None or (old[1].failed and not failed):
+                merged[key] = (samples, Stored(key, line.offset, line.length, failed))
+        torn += scan.torn
     out.mkdir(parents=True, exist_ok=True)
     shards = [info.get("runtime", {}) for info in infos]
     runtime: dict[str, Any] = {"merged_from": [str(p) for p in inputs], "shards": shards}
@@ -90,8 +95,11 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     if torn:
         info[TORN_KEY] = torn
     atomic_write(out / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-    atomic_write(out / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in merged.values()))
-    return RunDir(out, info, list(merged.values()))
+    # each record's line as its shard wrote it, read by runs of one input's consecutive records
+    runs = groupby(merged.values(), key=itemgetter(0))
+    stored = (StoredRecords(samples, [where for _, where in run]) for samples, run in runs)
+    atomic_write_lines(out / SAMPLES_FILE, (raw + b"\n" for part in stored for raw in part.raw()))
+    return RunDir(out, info)
 
 
 def _whole_size(shards: Sequence[dict[str, Any]]) -> int | None:

@@ -10,7 +10,9 @@ mix.
 
 A record whose ``status`` is ``"failed"`` (say, the model server was down) is kept, but it does not
 count as done: a resumed run tries that sample again and appends a new record. The newest record
-of an id wins, so ``records`` holds one record per id.
+of an id wins, so ``records`` holds one record per id. A :class:`RunDir` keeps where each id's
+newest record is in ``samples.jsonl`` (and whether it failed), not the records: ``records`` and
+``newest`` read them from the file as they are used (:class:`~citegraph.runs.StoredRecords`).
 
 ``runtime`` settings (concurrency, shard, limit) are recorded but are not part of the run's
 identity: they change how much is done and how fast, not what each sample's record holds. Shards of
@@ -22,13 +24,14 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 from citegraph.errors import ConfigError, DataError
-from citegraph.io import atomic_write, load_json, read_jsonl_tolerant
-from citegraph.runs._provenance import canonical_json, package_versions, sha256_json
+from citegraph.io import JsonlLine, TolerantScan, atomic_write, load_json
+from citegraph.runs._provenance import package_versions, sha256_json
+from citegraph.runs._stored import Stored, StoredRecords
 
 RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
@@ -58,31 +61,52 @@ class RunDir:
         self,
         path: Path,
         info: dict[str, Any],
-        records: list[dict[str, Any]],
+        lines: Iterable[JsonlLine] | None = None,
         *,
         torn_dropped: int = 0,
     ) -> None:
         self.path = path
         self.info = info
         self.torn_dropped = torn_dropped
-        self._latest: dict[str, dict[str, Any]] = {}
-        for record in records:
-            self._latest[str(record.get("id"))] = record
-        self._fh: TextIO | None = None
+        self._where: dict[str, Stored] = {}
+        for line in TolerantScan(path / SAMPLES_FILE) if lines is None else lines:
+            self._note(line.record, line.offset, line.length)
+        self._fh: BinaryIO | None = None
+
+    @classmethod
+    def read(cls, path: str | Path) -> RunDir:
+        """An existing run directory, to read (a torn last line is left out, not removed).
+
+        Raises:
+            DataError: ``run.json`` or a line of ``samples.jsonl`` is malformed.
+        """
+        path = Path(path)
+        return cls(path, load_run_file(path / RUN_FILE))
+
+    def _note(self, record: dict[str, Any], offset: int, length: int) -> None:
+        key = str(record.get("id"))
+        self._where[key] = Stored(key, offset, length, record.get("status") == FAILED)
 
     @property
-    def records(self) -> list[dict[str, Any]]:
-        """The newest record of each id, in order of first appearance."""
-        return list(self._latest.values())
+    def records(self) -> StoredRecords:
+        """The newest record of each id, in order of first appearance (read from
+        ``samples.jsonl`` as they are used: the run directory holds where they are, not them)."""
+        return StoredRecords(self.path / SAMPLES_FILE, list(self._where.values()))
 
-    def newest(self, ids: Sequence[str]) -> list[dict[str, Any]]:
+    @property
+    def ids(self) -> list[str]:
+        """The ids that have a record, in order of first appearance."""
+        return list(self._where)
+
+    def newest(self, ids: Iterable[str]) -> StoredRecords:
         """The newest record of each of ``ids`` that has one, in the order of ``ids``."""
-        return [self._latest[i] for i in ids if i in self._latest]
+        where = self._where
+        return StoredRecords(self.path / SAMPLES_FILE, [where[i] for i in ids if i in where])
 
     @property
     def done(self) -> set[str]:
         """Ids whose newest record is finished (not ``status: failed``)."""
-        return {i for i, r in self._latest.items() if r.get("status") != FAILED}
+        return {i for i, line in self._where.items() if not line.failed}
 
     @classmethod
     def open(
@@ -155,20 +179,24 @@ class RunDir:
             if notes:
                 info["notes"] = notes
             atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-        records, torn = read_jsonl_tolerant(path / SAMPLES_FILE)
-        if torn:
-            atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
-            info = info | {TORN_KEY: torn_lines_dropped(info) + torn}
-            atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
-        return cls(path, info, records, torn_dropped=torn)
+        scan = TolerantScan(path / SAMPLES_FILE)
+        run = cls(path, info, scan)  # one pass over the records, keeping where they are
+        if scan.torn:
+            os.truncate(path / SAMPLES_FILE, scan.end)
+            run.info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
+            run.torn_dropped = scan.torn
+            atomic_write(run_file, json.dumps(run.info, indent=2, ensure_ascii=False) + "\n")
+        return run
 
     def append(self, record: dict[str, Any]) -> None:
         """Append one sample record (must have an ``id``) and flush it to disk."""
         if self._fh is None:
-            self._fh = (self.path / SAMPLES_FILE).open("a", encoding="utf-8")
-        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+            self._fh = (self.path / SAMPLES_FILE).open("ab")
+        line = json.dumps(record, ensure_ascii=False).encode("utf-8")
+        offset = self._fh.tell()
+        self._fh.write(line + b"\n")
         self._fh.flush()
-        self._latest[str(record["id"])] = record
+        self._note(record, offset, len(line))
 
     def write_metrics(self, metrics: dict[str, Any]) -> Path:
         """Write ``metrics.json`` atomically."""

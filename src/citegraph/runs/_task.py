@@ -47,6 +47,7 @@ from pydantic import BaseModel
 
 from citegraph.runs._present import Presenter
 from citegraph.runs._runtime import Runtime
+from citegraph.runs._stored import StoredRecords
 
 ItemT = TypeVar("ItemT")
 ModelsT = TypeVar("ModelsT")
@@ -80,11 +81,14 @@ def natural_key(text: str) -> tuple[tuple[int, int, str], ...]:
     )
 
 
-def in_id_order(records: Sequence[Record]) -> list[Record]:
+def in_id_order(records: Sequence[Record]) -> Sequence[Record]:
     """Records by natural order of their ids (``specific-2`` before ``specific-10``, ``nq:2``
     before ``nq:10``): dataset order for ids that number their items, which is what
     :meth:`Task.order` of such tasks returns, so that merged shards are summed (and
-    bootstrapped) in the order of the run done in one go."""
+    bootstrapped) in the order of the run done in one go. Records read from a run directory
+    stay there."""
+    if isinstance(records, StoredRecords):
+        return records.sorted_by_id(natural_key)  # from the index: no record is read
     return sorted(records, key=lambda r: natural_key(str(r.get("id"))))
 
 
@@ -160,7 +164,8 @@ class Task(ABC, Generic[ItemT, ModelsT]):
         and again by ``runs report`` and ``runs merge``. None by default."""
 
     @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
+    def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Records in item order when only the run directory is known (``runs report``); by
-        default the order of ``samples.jsonl``."""
-        return list(records)
+        default the order of ``samples.jsonl``. Keep records read from the run directory
+        there (:func:`~citegraph.runs.sorted_records`) rather than in a list."""
+        return records

@@ -34,6 +34,7 @@ import pytest
 
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.metrics import BootstrapConfig
 from citegraph.runs import Runtime, finalize, merge_runs, task_type
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
@@ -178,3 +179,57 @@ def test_limit_scores_the_first_answers(tmp_path: Path, data_dir: Path) -> None:
         DEMO / "answers.jsonl", tmp_path / "two", runtime=Runtime(limit=2), data_dir=data_dir
     )
     assert result.metrics["n_answers"] == 2 and result.n_scored_now == 2
+
+
+@pytest.mark.parametrize("mode", ["paper", "reference"])
+def test_streamed_metrics_equal_the_aggregates_of_the_full_scores(
+    tmp_path: Path, data_dir: Path, mode: str
+) -> None:
+    """Issue 18, item 4: metrics.json is aggregated in one pass over the stored records, keeping
+    of each answer only what the averages need; it equals the aggregates of the full per-answer
+    scores (verdicts, NLI pairs, absent facts kept), and the metrics of the records as a list."""
+    from citegraph.kalma.score import (
+        AnswerAlignment,
+        AnswerCitationScores,
+        AnswerNAScores,
+        aggregate_alignment,
+        aggregate_citation_scores,
+        aggregate_na_scores,
+    )
+    from citegraph.runs import RunDir
+
+    config = ScoreConfig(mode=mode, bootstrap=20)  # type: ignore[arg-type]
+    result = score_answers(
+        DEMO / "answers.jsonl", tmp_path, config, gold_path=DEMO / "gold.jsonl", data_dir=data_dir
+    )
+    run = RunDir.read(tmp_path)
+    records = list(run.records)
+    bootstrap = BootstrapConfig(n_resamples=20, seed=0)
+    citations = aggregate_citation_scores(
+        [AnswerCitationScores.model_validate(r["citations"]) for r in records],
+        bootstrap=bootstrap,
+        mode=config.mode,
+    )
+    alignment = aggregate_alignment(
+        [
+            AnswerAlignment.model_validate(r["alignment"]) if r["alignment"] else None
+            for r in records
+        ],
+        mode=config.mode,
+        bootstrap=bootstrap,
+    )
+    na = aggregate_na_scores(
+        [AnswerNAScores.model_validate(r["na"]) for r in records if r["na"]],
+        bootstrap=bootstrap,
+        mode=config.mode,
+    )
+    details = result.metrics["details"]
+    for name in ("correctness", "precision", "recall", "f1"):
+        assert details[name] == getattr(citations, name).model_dump(mode="json"), name
+    assert details["alignment"] == alignment.alignment.model_dump(mode="json")
+    assert result.metrics["config"]["alignment_sources"] == alignment.sources
+    assert details["na_precision"] == na.precision.model_dump(mode="json")
+    assert details["na_recall"] == na.recall.model_dump(mode="json")
+    assert result.metrics["na_edge_case"]["n_sentences"] == na.n_edge_case
+    summary = task_type("kalma.score").summarize(records, run.info)
+    assert summary == {k: v for k, v in result.metrics.items() if k != "progress"}

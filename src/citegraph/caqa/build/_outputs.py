@@ -12,55 +12,88 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from citegraph.caqa._samples_io import write_samples
-from citegraph.caqa._types import CaqaSample
+from citegraph.caqa._types import CaqaSample, Complexity, Label
 from citegraph.caqa.build._splits import (
-    assign_splits,
+    SPLITS,
+    SampleFacts,
     render_split_report,
     render_statistics,
+    split_of_groups,
     split_report,
     statistics,
 )
 from citegraph.caqa.build._table4 import render_table4_comparison
-from citegraph.io import atomic_write
+from citegraph.io import AtomicLines, atomic_write
 from citegraph.runs import FAILED, Record, in_id_order
 
 #: Counted by kind: the entity in a reason is kept in the question's record only.
 _ENTITY_IN_REASON = re.compile(r"\b(answer|replacement) (?!entit)\S+")
 
 
+class _Facts(NamedTuple):
+    """What the split and Table 4 need of one sample (the sample itself stays on disk)."""
+
+    id: str
+    group: str
+    label: Label
+    complexity: Complexity | None
+
+
 def samples_by_split(
     records: Sequence[Record], fractions: tuple[float, float, float], seed: int
-) -> dict[str, list[CaqaSample]]:
-    """The samples of the finished questions, by split (each question's group goes to one)."""
-    samples = [
-        CaqaSample.model_validate(s)
-        for r in in_id_order(records)
-        if r.get("status") == "ok"
-        for s in r.get("samples", [])
+) -> dict[str, list[SampleFacts]]:
+    """The samples of the finished questions by split (each question's group goes to one), as
+    the facts the metrics and Table 4 count: :func:`write_build_files` streams the samples."""
+    facts = [
+        _Facts(sample.id, sample.group, sample.label, sample.complexity)
+        for sample in _built(records)
     ]
-    return assign_splits(samples, fractions, seed)
+    split_of = split_of_groups([f.group or f.id for f in facts], fractions, seed)
+    out: dict[str, list[SampleFacts]] = {s: [] for s in SPLITS}
+    for fact in facts:
+        out[split_of[fact.group or fact.id]].append(fact)
+    return out
+
+
+def _built(records: Sequence[Record]) -> Iterator[CaqaSample]:
+    """The samples of the finished questions, questions in id order (one pass)."""
+    for r in in_id_order(records):
+        if r.get("status") == "ok":
+            for sample in r.get("samples", []):
+                yield CaqaSample.model_validate(sample)
 
 
 def build_metrics(
     records: Sequence[Record],
-    by_split: dict[str, list[CaqaSample]],
+    by_split: Mapping[str, Sequence[SampleFacts]],
     fractions: tuple[float, float, float],
 ) -> dict[str, Any]:
     """The build's metrics from its question records: what was built, skipped, failed and why,
-    Table 4, and the split by question asked for and achieved (``splits``)."""
-    records = in_id_order(records)
-    status = Counter(r.get("status") for r in records)
+    Table 4, and the split by question asked for and achieved (``splits``). One pass over the
+    records."""
+    status: Counter[Any] = Counter()
     unavailable: Counter[str] = Counter()
-    for r in records:
+    skipped: Counter[Any] = Counter()
+    failed: list[dict[str, Any]] = []
+    extensions: Counter[Any] = Counter()
+    drawn: Counter[Any] = Counter()
+    for r in in_id_order(records):
+        status[r.get("status")] += 1
         for category, reason in (r.get("unavailable") or {}).items():
             kind = _ENTITY_IN_REASON.sub(r"\1 <entity>", reason)
             unavailable[f"{category}: {kind}"] += 1
-    ok = [r for r in records if r.get("status") == "ok"]
+        if r.get("status") == "ok":
+            extensions[r.get("extension")] += 1
+            drawn[r.get("extension_drawn")] += 1
+        elif r.get("status") == "skipped":
+            skipped[r["reason"]] += 1
+        elif r.get("status") == FAILED:
+            failed.append({"id": r["id"], "error": r.get("error")})
     return {
         "n_samples": sum(len(part) for part in by_split.values()),
         "records": {
@@ -68,12 +101,10 @@ def build_metrics(
             "skipped": status.get("skipped", 0),
             "failed": status.get(FAILED, 0),
         },
-        "skipped": dict(Counter(r["reason"] for r in records if r.get("status") == "skipped")),
-        "failed": [
-            {"id": r["id"], "error": r.get("error")} for r in records if r.get("status") == FAILED
-        ],
-        "extensions": dict(Counter(r.get("extension") for r in ok)),
-        "extensions_drawn": dict(Counter(r.get("extension_drawn") for r in ok)),
+        "skipped": dict(skipped),
+        "failed": failed,
+        "extensions": dict(extensions),
+        "extensions_drawn": dict(drawn),
         "unavailable": dict(unavailable.most_common()),
         "statistics": statistics(by_split),
         "splits": split_report(by_split, fractions),
@@ -82,19 +113,28 @@ def build_metrics(
 
 def write_build_files(
     path: Path,
-    by_split: dict[str, list[CaqaSample]],
+    records: Sequence[Record],
+    by_split: Mapping[str, Sequence[SampleFacts]],
     *,
     source: str = "",
     fractions: tuple[float, float, float] | None = None,
 ) -> None:
-    """``train.jsonl``, ``dev.jsonl``, ``test.jsonl``, ``stats.md`` and ``stats.json``.
+    """``train.jsonl``, ``dev.jsonl``, ``test.jsonl`` (the samples of ``records``, streamed to
+    the split ``by_split`` gives their group), ``stats.md`` and ``stats.json``.
 
     ``stats.md`` holds the build's Table 4 (samples per split, category and complexity), the
     split by question achieved beside the requested ``fractions`` (when given) and the same rows
     beside the paper's Table 4 (counts and shares); ``source`` names what was built.
     """
-    for split, part in by_split.items():
-        write_samples(path / f"{split}.jsonl", part)
+    split_of = {f.group or f.id: split for split, part in by_split.items() for f in part}
+    with ExitStack() as stack:
+        files = {
+            split: stack.enter_context(AtomicLines(path / f"{split}.jsonl")) for split in by_split
+        }
+        for sample in _built(records):
+            split = split_of[sample.group or sample.id]
+            placed = sample.model_copy(update={"split": split})
+            files[split].write(placed.model_dump_json(exclude_none=True) + "\n")
     table = statistics(by_split)
     markdown = (
         "# CAQA build statistics (Table 4)\n\n"

@@ -16,9 +16,9 @@ import hashlib
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Protocol
 
-from citegraph.caqa._types import CATEGORIES, COMPLEXITIES, CaqaSample
+from citegraph.caqa._types import CATEGORIES, COMPLEXITIES, CaqaSample, Complexity, Label
 from citegraph.errors import ConfigError
 
 SPLITS = ("train", "dev", "test")
@@ -67,22 +67,30 @@ def group_rank(group: str, seed: int) -> float:
     return int.from_bytes(digest[:8], "big") / 2**64
 
 
+class SampleFacts(Protocol):
+    """What the split and Table 4 read of a sample (a :class:`CaqaSample` has them)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def group(self) -> str: ...
+
+    @property
+    def label(self) -> Label: ...
+
+    @property
+    def complexity(self) -> Complexity | None: ...
+
+
 def assign_splits(
     samples: Iterable[CaqaSample], fractions: tuple[float, float, float], seed: int
 ) -> dict[str, list[CaqaSample]]:
     """Samples by split (each sample gets its ``split`` field set), all samples of a group in
     one split: the groups in :func:`group_rank` order fill train, dev and test to
-    :func:`split_counts` of the number of groups."""
+    :func:`split_counts` of the number of groups (:func:`split_of_groups`)."""
     samples = list(samples)
-    groups = list(dict.fromkeys(s.group or s.id for s in samples))
-    groups.sort(key=lambda g: (group_rank(g, seed), g))
-    counts = split_counts(len(groups), fractions)
-    split_of_group: dict[str, str] = {}
-    start = 0
-    for split in SPLITS:
-        for group in groups[start : start + counts[split]]:
-            split_of_group[group] = split
-        start += counts[split]
+    split_of_group = split_of_groups([s.group or s.id for s in samples], fractions, seed)
     out: dict[str, list[CaqaSample]] = {s: [] for s in SPLITS}
     for sample in samples:
         split = split_of_group[sample.group or sample.id]
@@ -90,8 +98,25 @@ def assign_splits(
     return out
 
 
+def split_of_groups(
+    groups: Iterable[str], fractions: tuple[float, float, float], seed: int
+) -> dict[str, str]:
+    """The split of each group: the distinct groups in :func:`group_rank` order fill train, dev
+    and test to :func:`split_counts` of their number."""
+    ranked = list(dict.fromkeys(groups))
+    ranked.sort(key=lambda g: (group_rank(g, seed), g))
+    counts = split_counts(len(ranked), fractions)
+    split_of_group: dict[str, str] = {}
+    start = 0
+    for split in SPLITS:
+        for group in ranked[start : start + counts[split]]:
+            split_of_group[group] = split
+        start += counts[split]
+    return split_of_group
+
+
 def split_report(
-    by_split: Mapping[str, Sequence[CaqaSample]], fractions: Sequence[float]
+    by_split: Mapping[str, Sequence[SampleFacts]], fractions: Sequence[float]
 ) -> dict[str, Any]:
     """The split asked for and the split achieved, in questions (groups): ``requested`` and
     ``achieved`` fractions and ``questions`` per split, ``rounding`` how counts were made."""
@@ -120,7 +145,7 @@ def render_split_report(report: Mapping[str, Any]) -> str:
     )
 
 
-def statistics(by_split: Mapping[str, Sequence[CaqaSample]]) -> dict[str, Any]:
+def statistics(by_split: Mapping[str, Sequence[SampleFacts]]) -> dict[str, Any]:
     """Table 4: samples per split by category and by complexity, plus questions per split."""
     table: dict[str, Any] = {}
     for split in (*SPLITS, "total"):

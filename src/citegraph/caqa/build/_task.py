@@ -264,7 +264,7 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
         sampled = f" ({config.sample} queries)" if config.questions == SAMPLED else ""
         source = f"questions {config.questions}{sampled} over {kg}, seed {config.seed}"
         by_split = samples_by_split(records, fractions, config.seed)
-        write_build_files(path, by_split, source=source, fractions=fractions)
+        write_build_files(path, records, by_split, source=source, fractions=fractions)
 
 
 async def build_caqa_async(

@@ -96,6 +96,6 @@ class KnowledgeTask(Task[ConnerSample, ModelsT]):
         return acquired_metrics(records)
 
     @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
+    def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Dataset order (``nq:0``, ``nq:1``...)."""
         return in_item_order(records)

@@ -127,7 +127,7 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
         return self.summarize(records, info) | {"seconds": seconds}
 
     @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
+    def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Dataset order (``nq:0``, ``nq:1``...)."""
         return in_item_order(records)
 

@@ -178,7 +178,7 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
         write_dataset(path, ok, metrics["stats"], seed=int(info["config"]["seed"]))
 
     @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
+    def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Item order (``item-<i>`` by ``i``)."""
         return in_id_order(records)
 

@@ -41,6 +41,7 @@ from citegraph.runs import (
     given_or_loaded,
     register_task,
     run_task,
+    sorted_records,
 )
 
 
@@ -172,9 +173,9 @@ class KalmaRunTask(Task[BioKaLMASample, RunModels]):
         return build_run_metrics(records, info)
 
     @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
+    def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Dataset order (shards interleave questions)."""
-        return sorted(records, key=lambda r: int(r.get("index", 0)))
+        return sorted_records(records, lambda r: int(r.get("index", 0)))
 
 
 def select_samples(samples: Sequence[BioKaLMASample], runtime: Runtime) -> list[BioKaLMASample]:

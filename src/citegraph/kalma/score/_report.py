@@ -12,7 +12,8 @@ from, per answer; ``config``: modes, parser, NLI model, versions.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from citegraph import __version__
@@ -29,26 +30,28 @@ METRICS = ("correctness", "precision", "recall", "f1", "alignment", "na_precisio
 
 
 def build_metrics(
-    records: Sequence[dict[str, Any]],
+    records: Iterable[dict[str, Any]],
     config: ScoreConfig,
     nli_name: str,
     *,
     gold_given: bool,
 ) -> dict[str, Any]:
-    """Aggregate per-answer records (in answer-file order) into the ``metrics.json`` dict."""
+    """Aggregate per-answer records (in answer-file order) into the ``metrics.json`` dict.
+
+    The records are read once (:class:`_Scores`): of each answer, only what the averages need is
+    kept, so a run's metrics stream its ``samples.jsonl`` instead of holding it.
+    """
     bootstrap = (
         BootstrapConfig(n_resamples=config.bootstrap, seed=config.seed)
         if config.bootstrap
         else None
     )
-    citation_scores = [AnswerCitationScores.model_validate(r["citations"]) for r in records]
-    citations = aggregate_citation_scores(citation_scores, bootstrap=bootstrap, mode=config.mode)
-    alignments = [
-        AnswerAlignment.model_validate(r["alignment"]) if r["alignment"] else None for r in records
-    ]
-    alignment = aggregate_alignment(alignments, mode=config.mode, bootstrap=bootstrap)
-    na_scores = [AnswerNAScores.model_validate(r["na"]) for r in records if r["na"]]
-    na = aggregate_na_scores(na_scores, bootstrap=bootstrap, mode=config.mode)
+    scores = _Scores.of(records)
+    citations = aggregate_citation_scores(scores.citations, bootstrap=bootstrap, mode=config.mode)
+    alignment = aggregate_alignment(scores.alignments, mode=config.mode, bootstrap=bootstrap)
+    kept = scores.sources if alignment.cap is None else scores.sources[: alignment.cap]
+    alignment = alignment.model_copy(update={"sources": dict(sorted(sum(kept, Counter()).items()))})
+    na = aggregate_na_scores(scores.na, bootstrap=bootstrap, mode=config.mode)
 
     details: dict[str, MicroMacro] = {
         "correctness": citations.correctness,
@@ -59,21 +62,15 @@ def build_metrics(
         "na_precision": na.precision,
         "na_recall": na.recall,
     }
-    unmeasured = _unmeasured_counts(records, alignment.cap)
+    unmeasured = _unmeasured_counts(scores.outlines, alignment.cap)
     out: dict[str, Any] = {
         name: {"micro": details[name].micro, "macro": details[name].macro} for name in METRICS
     }
     out |= {
-        "n_answers": len(records),
-        "n_citations": sum(s.n_citations for s in citation_scores),
-        "n_na_markers": sum(
-            1
-            for r in records
-            for s in r["parsed"]["sentences"]
-            for c in s["citations"]
-            if c["kind"] == "na"
-        ),
-        "n_parse_issues": sum(r["parse_issues"] for r in records),
+        "n_answers": len(scores.citations),
+        "n_citations": sum(s.n_citations for s in scores.citations),
+        "n_na_markers": scores.n_na_markers,
+        "n_parse_issues": scores.n_parse_issues,
         "na_edge_case": _edge_case(na, config),
         "na_gold_set": dict(na.gold_sets),
         "unmeasured": unmeasured,
@@ -89,6 +86,55 @@ def build_metrics(
         },
     }
     return out
+
+
+@dataclass
+class _Scores:
+    """What the averages need of each answer, from one pass over the records: the per-answer
+    scores without their per-citation detail (verdicts, missed gold facts, NLI pairs, absent
+    facts), each answer's alignment pair sources, the fields :func:`_unmeasured_counts` reads
+    (``outlines``), and the marker and parse-issue counts."""
+
+    citations: list[AnswerCitationScores] = field(default_factory=list)
+    alignments: list[AnswerAlignment | None] = field(default_factory=list)
+    sources: list[Counter[str]] = field(default_factory=list)
+    na: list[AnswerNAScores] = field(default_factory=list)
+    outlines: list[dict[str, Any]] = field(default_factory=list)
+    n_na_markers: int = 0
+    n_parse_issues: int = 0
+
+    @classmethod
+    def of(cls, records: Iterable[dict[str, Any]]) -> _Scores:
+        scores = cls()
+        for r in records:
+            scores.add(r)
+        return scores
+
+    def add(self, r: dict[str, Any]) -> None:
+        cited, aligned, na = r["citations"], r["alignment"], r["na"]
+        self.citations.append(
+            AnswerCitationScores.model_validate(cited | {"verdicts": (), "gold_missed": ()})
+        )
+        if aligned:
+            self.alignments.append(AnswerAlignment.model_validate(aligned | {"pairs": ()}))
+            self.sources.append(Counter(p["source"] for p in aligned["pairs"]))
+        else:
+            self.alignments.append(None)
+            self.sources.append(Counter())
+        if na:
+            self.na.append(AnswerNAScores.model_validate(na | {"absent": (), "pairs": ()}))
+        self.outlines.append(
+            {
+                "unmeasured": r["unmeasured"],
+                "citations": {k: cited[k] for k in ("n_citations", "n_gold")},
+                "alignment": {"total": aligned["total"]} if aligned else aligned,
+                "na": {k: na[k] for k in ("precision_den", "recall_den")} if na else na,
+            }
+        )
+        self.n_na_markers += sum(
+            1 for s in r["parsed"]["sentences"] for c in s["citations"] if c["kind"] == "na"
+        )
+        self.n_parse_issues += r["parse_issues"]
 
 
 EDGE_RULE = (

@@ -152,7 +152,7 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
         return build_metrics(records, config, info["config"]["nli_name"], gold_given=gold_given)
 
     @classmethod
-    def order(cls, records: Sequence[Record]) -> list[Record]:
+    def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Dataset order (``<split>-<i>`` by ``i``)."""
         return in_id_order(records)
 
