@@ -1,173 +1,20 @@
-"""Tiny Hugging Face models for tests, built offline and saved to a directory.
+"""Tiny causal LMs for tests, built offline and saved to a directory (the tiny encoders, NLI
+classifier and T5 are in :mod:`citegraph.testing`).
 
 Import this module only after ``pytest.importorskip("torch")`` / ``("transformers")`` /
 ``("tokenizers")``: it needs all three. Everything is seeded, so a saved model is the same on
 every run.
-
-- :func:`word_level_tokenizer`: a lower-casing, whitespace-splitting WordLevel tokenizer.
-- :func:`save_model`: a model and its tokenizer written with ``save_pretrained``.
-- :func:`build_tiny_nli_classifier`: a 1-layer BERT NLI cross-encoder (labels
-  ``contradiction / entailment / neutral`` by default), random or with hand-set logits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 import transformers
-from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
 
-#: The 3-way labels of the tiny classifier; entailment is index 1 (not 0, on purpose).
-NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}
-#: The tiny classifier's words (after the specials [PAD] [UNK] [CLS] [SEP], ids 0-3).
-NLI_WORDS = [
-    "he",
-    "she",
-    "was",
-    "born",
-    "in",
-    "newark",
-    "paris",
-    "died",
-    "wrote",
-    "the",
-    "a",
-    "novel",
-    "writer",
-    "place",
-    "of",
-    "birth",
-    "death",
-    "occupation",
-    ":",
-    ".",
-    ",",
-    "1871",
-    "stephen",
-    "crane",
-]
-NLI_VOCAB = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *NLI_WORDS])}
-
-
-def word_level_tokenizer(
-    vocab: Mapping[str, int],
-    *,
-    unk_token: str,
-    single: str,
-    pair: str | None = None,
-    template_tokens: Sequence[str],
-    **named_tokens: str,
-) -> transformers.PreTrainedTokenizerFast:
-    """A WordLevel tokenizer (lower-cased, split on whitespace and punctuation), built offline.
-
-    Args:
-        vocab: Token -> id.
-        unk_token: The unknown token (must be in ``vocab``).
-        single: Post-processing template of one sequence, e.g. ``"$A </s>"``.
-        pair: Template of a pair, e.g. ``"[CLS] $A [SEP] $B:1 [SEP]:1"``.
-        template_tokens: The special tokens the templates use (their ids come from ``vocab``).
-        **named_tokens: ``pad_token``, ``eos_token``, ``cls_token``, ... for transformers.
-    """
-    tok = Tokenizer(models.WordLevel(vocab=dict(vocab), unk_token=unk_token))
-    tok.normalizer = normalizers.Lowercase()
-    tok.pre_tokenizer = pre_tokenizers.Whitespace()
-    tok.post_processor = processors.TemplateProcessing(
-        single=single, pair=pair, special_tokens=[(t, vocab[t]) for t in template_tokens]
-    )
-    return transformers.PreTrainedTokenizerFast(
-        tokenizer_object=tok, unk_token=unk_token, **named_tokens
-    )
-
-
-def save_model(
-    model: transformers.PreTrainedModel, tokenizer: transformers.PreTrainedTokenizerFast, path: Path
-) -> Path:
-    """Write ``model`` and ``tokenizer`` into ``path`` (created if needed) and return it."""
-    transformers.utils.logging.disable_progress_bar()
-    path.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
-
-
-def nli_tokenizer() -> transformers.PreTrainedTokenizerFast:
-    """The BERT-style pair tokenizer of the tiny classifier: ``[CLS] A [SEP] B [SEP]``."""
-    return word_level_tokenizer(
-        NLI_VOCAB,
-        unk_token="[UNK]",
-        single="[CLS] $A [SEP]",
-        pair="[CLS] $A [SEP] $B:1 [SEP]:1",
-        template_tokens=["[CLS]", "[SEP]"],
-        pad_token="[PAD]",
-        cls_token="[CLS]",
-        sep_token="[SEP]",
-    )
-
-
-def tiny_bert_classifier(
-    id2label: Mapping[int, str] = NLI_LABELS,
-) -> transformers.BertForSequenceClassification:
-    """A random (seed 0) 1-layer BERT classifier, 16 wide, at most 64 positions."""
-    torch.manual_seed(0)
-    config = transformers.BertConfig(
-        vocab_size=len(NLI_VOCAB),
-        hidden_size=16,
-        num_hidden_layers=1,
-        num_attention_heads=2,
-        intermediate_size=32,
-        max_position_embeddings=64,
-        id2label=dict(id2label),
-        label2id={v: k for k, v in id2label.items()},
-    )
-    return transformers.BertForSequenceClassification(config).eval()
-
-
-def set_logits(
-    model: transformers.BertForSequenceClassification, bias: Sequence[float]
-) -> transformers.BertForSequenceClassification:
-    """Zero the classifier weights and set its bias: the logits are ``bias`` for any input."""
-    with torch.no_grad():
-        model.classifier.weight.zero_()
-        model.classifier.bias.copy_(torch.tensor(list(bias)))
-    return model
-
-
-def build_tiny_nli_classifier(
-    path: Path,
-    *,
-    entail_bias: float | None = None,
-    bias: Sequence[float] | None = None,
-    id2label: Mapping[int, str] = NLI_LABELS,
-) -> Path:
-    """Save a tiny BERT NLI cross-encoder (model + tokenizer) into ``path`` and return it.
-
-    ``HFClassifierNLI(path)`` loads it; with the default labels its entailment index is 1.
-
-    Args:
-        path: Target directory (created if needed).
-        entail_bias: Fix the logits to ``[0, entail_bias, 0]`` for every input (default labels
-            only): ``> 0`` always entails with P(entail) = e^b / (e^b + 2) (b = 10: 0.99991),
-            ``< 0`` never does (argmax is class 0).
-        bias: Fix the logits to this vector (one value per label) for every input.
-        id2label: Class labels by index.
-
-    Without ``entail_bias`` and ``bias`` the classifier is random (seed 0), so different inputs
-    get different scores.
-    """
-    if entail_bias is not None:
-        if bias is not None:
-            raise ValueError("give entail_bias or bias, not both")
-        if dict(id2label) != NLI_LABELS:
-            raise ValueError("entail_bias needs the default labels; use bias=")
-        bias = [0.0, entail_bias, 0.0]
-    model = tiny_bert_classifier(id2label)
-    if bias is not None:
-        set_logits(model, bias)
-    return save_model(model, nli_tokenizer(), path)
-
+from citegraph.testing import save_model, word_level_tokenizer
 
 #: The tiny causal LM's words (after the specials <pad> <unk> <s> </s>, ids 0-3).
 LM_WORDS = [

@@ -47,7 +47,7 @@ def tiny_nli_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """
     for module in ("torch", "transformers", "tokenizers"):
         pytest.importorskip(module)
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     return build_tiny_nli_classifier(tmp_path_factory.mktemp("tiny_nli_classifier"))
 

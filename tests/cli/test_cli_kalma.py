@@ -89,7 +89,7 @@ def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path)
 
     for module in ("torch", "transformers", "tokenizers"):
         pytest.importorskip(module)
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     always = build_tiny_nli_classifier(tmp_path / "always", entail_bias=10.0)
     never = build_tiny_nli_classifier(tmp_path / "never", entail_bias=-10.0)

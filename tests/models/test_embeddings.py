@@ -17,7 +17,6 @@ pytest.importorskip("tokenizers")
 import torch
 import transformers
 
-from _tiny_models import save_model, word_level_tokenizer
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models import _embeddings
 from citegraph.models._embeddings import (
@@ -26,6 +25,7 @@ from citegraph.models._embeddings import (
     embedding_model,
     locate_minilm,
 )
+from citegraph.testing import save_model, word_level_tokenizer
 
 VOCAB = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "cat": 4, "dog": 5}
 # Word vectors with mean 0 and variance 1 pass LayerNorm (weight 1, bias 0) unchanged; with no

@@ -85,7 +85,7 @@ def test_factory_errors() -> None:
 def tiny_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for module in ("torch", "transformers", "tokenizers"):
         pytest.importorskip(module)
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     def build(name: str, **kwargs: object) -> Path:
         return build_tiny_nli_classifier(tmp_path_factory.mktemp(name), **kwargs)  # type: ignore[arg-type]

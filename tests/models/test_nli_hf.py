@@ -20,7 +20,6 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from _tiny_models import NLI_LABELS, build_tiny_nli_classifier  # noqa: E402
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
 from citegraph.models import (  # noqa: E402
     CascadeNLI,
@@ -31,6 +30,7 @@ from citegraph.models import (  # noqa: E402
     find_entailment_index,
     nli_model,
 )
+from citegraph.testing import NLI_LABELS, build_tiny_nli_classifier  # noqa: E402
 
 PAIRS = [
     NLIPair(premise="He was born in Newark.", hypothesis="place of birth: Newark"),

@@ -24,32 +24,11 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from _tiny_models import save_model, word_level_tokenizer  # noqa: E402
 from citegraph.errors import ConfigError, ModelError  # noqa: E402
 from citegraph.models import NLIPair, TrueT5NLI, nli_model  # noqa: E402
+from citegraph.testing import T5_VOCAB, save_model, t5_tokenizer, tiny_t5  # noqa: E402
 
-SPECIAL = ["<pad>", "</s>", "<unk>"]  # T5 ids: pad 0, eos 1
-WORDS = [
-    "premise",
-    "hypothesis",
-    ":",
-    ".",
-    "1",
-    "0",
-    "he",
-    "she",
-    "was",
-    "born",
-    "in",
-    "newark",
-    "paris",
-    "died",
-    "place",
-    "of",
-    "birth",
-    "death",
-]
-VOCAB = {t: i for i, t in enumerate(SPECIAL + WORDS)}
+VOCAB = T5_VOCAB
 V = len(VOCAB)  # 21
 D_MODEL = 24
 
@@ -62,30 +41,8 @@ PAIRS = [
 ]
 
 
-def _tokenizer() -> transformers.PreTrainedTokenizerFast:
-    return word_level_tokenizer(
-        VOCAB,
-        unk_token="<unk>",
-        single="$A </s>",
-        template_tokens=["</s>"],
-        pad_token="<pad>",
-        eos_token="</s>",
-    )
-
-
 def _t5() -> transformers.T5ForConditionalGeneration:
-    torch.manual_seed(0)
-    config = transformers.T5Config(
-        vocab_size=V,
-        d_model=D_MODEL,
-        d_kv=4,
-        d_ff=16,
-        num_layers=1,
-        num_decoder_layers=1,
-        num_heads=2,
-        decoder_start_token_id=0,
-    )
-    return transformers.T5ForConditionalGeneration(config).eval()
+    return tiny_t5(D_MODEL)
 
 
 def _forced(answer: str) -> transformers.T5ForConditionalGeneration:
@@ -111,9 +68,9 @@ def _forced(answer: str) -> transformers.T5ForConditionalGeneration:
 @pytest.fixture(scope="session")
 def t5_dirs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
-        "random": save_model(_t5(), _tokenizer(), tmp_path_factory.mktemp("t5_random")),
-        "yes": save_model(_forced("1"), _tokenizer(), tmp_path_factory.mktemp("t5_yes")),
-        "no": save_model(_forced("0"), _tokenizer(), tmp_path_factory.mktemp("t5_no")),
+        "random": save_model(_t5(), t5_tokenizer(), tmp_path_factory.mktemp("t5_random")),
+        "yes": save_model(_forced("1"), t5_tokenizer(), tmp_path_factory.mktemp("t5_yes")),
+        "no": save_model(_forced("0"), t5_tokenizer(), tmp_path_factory.mktemp("t5_no")),
     }
 
 

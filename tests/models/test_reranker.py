@@ -21,17 +21,17 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from _tiny_models import (  # noqa: E402
-    build_tiny_nli_classifier,
-    nli_tokenizer,
-    save_model,
-    tiny_bert_classifier,
-)
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
 from citegraph.models._reranker import (  # noqa: E402
     CrossEncoderReranker,
     HFTextScorer,
     reranker_model,
+)
+from citegraph.testing import (  # noqa: E402
+    build_tiny_nli_classifier,
+    nli_tokenizer,
+    save_model,
+    tiny_bert_classifier,
 )
 
 TWO = {0: "not_relevant", 1: "relevant"}

@@ -24,14 +24,6 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from _tiny_models import (  # noqa: E402
-    NLI_LABELS,
-    NLI_VOCAB,
-    build_tiny_nli_classifier,
-    nli_tokenizer,
-    save_model,
-    word_level_tokenizer,
-)
 from citegraph.caqa import CATEGORIES, CaqaSample, load_caqa_split, write_samples  # noqa: E402
 from citegraph.caqa.finetune import (  # noqa: E402
     ClassifierJudge,
@@ -50,6 +42,14 @@ from citegraph.caqa.finetune._data import (  # noqa: E402
 from citegraph.caqa.judge._prompts import alpaca_text, chat_messages, prompt_version  # noqa: E402
 from citegraph.errors import ConfigError, DataError, DataNotFoundError, ModelError  # noqa: E402
 from citegraph.models import ChatRequest, GenerateConfig, HFChat, chat_model  # noqa: E402
+from citegraph.testing import (  # noqa: E402
+    NLI_LABELS,
+    NLI_VOCAB,
+    build_tiny_nli_classifier,
+    nli_tokenizer,
+    save_model,
+    word_level_tokenizer,
+)
 
 MARKERS = {
     "supportive": "paris",

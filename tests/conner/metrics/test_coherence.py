@@ -196,7 +196,7 @@ def test_paragraph_minmax_bounds_and_raw() -> None:
 def test_hf_paragraph_scorer_on_a_tiny_regressor(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     path = build_tiny_nli_classifier(tmp_path / "coh", bias=[1.5], id2label={0: "coherence"})
     scorer = paragraph_scorer(f"hf:{path}", batch_size=2)

@@ -330,7 +330,7 @@ def test_lexical_end_to_end_on_a_gold_passage() -> None:
 def test_tiny_hf_model_end_to_end(tmp_path: Path) -> None:
     for module in ("torch", "transformers", "tokenizers"):
         pytest.importorskip(module)
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     path = build_tiny_nli_classifier(tmp_path / "nli", bias=[0.0, 1.0, 2.0])
     nli = nli3_model(f"hf:{path}", batch_size=4)

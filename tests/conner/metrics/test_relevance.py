@@ -133,7 +133,7 @@ def test_relevance_scorer_specs(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_tiny_reranker_end_to_end(tmp_path: Path) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     path = build_tiny_nli_classifier(
         tmp_path / "rel", bias=[0.0, 1.0], id2label={0: "irrelevant", 1: "relevant"}

@@ -162,7 +162,7 @@ def test_validity_summary_is_the_entailment_share() -> None:
 def test_tiny_hf_model_end_to_end(tmp_path: Path) -> None:
     for module in ("torch", "transformers", "tokenizers"):
         pytest.importorskip(module)
-    from _tiny_models import build_tiny_nli_classifier
+    from citegraph.testing import build_tiny_nli_classifier
 
     # Default labels (contradiction, entailment, neutral), logits (0, 3, 0):
     # P(entailment) = e^3 / (e^3 + 2) = 20.085537 / 22.085537 = 0.909443, label 2.
