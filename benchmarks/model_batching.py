@@ -13,7 +13,9 @@ given with ``--nli-model``, ``--nli3-model``, ``--t5-model``, ``--reranker-model
 ``batch_size=B`` called once with all items. Each mode runs once to warm up and then
 ``--repeat`` times; the best time counts (the machines are shared). ``max |diff|`` is the largest
 difference of a batched score (probability, relevance, vector component) from the one at a
-time. One torch thread unless ``--threads`` says otherwise. Prints figures only.
+time. One torch thread unless ``--threads`` says otherwise, and the tokenizers library's own
+thread pool off (``TOKENIZERS_PARALLELISM=false``, as ``make test``) unless the environment sets
+it. Prints figures only.
 
     flock /tmp/citegraph-bench.lock .venv/bin/python benchmarks/model_batching.py \
         [--n 64] [--batch-sizes 8,32] [--repeat 3] [--threads 1] [--data-dir DIR] \
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -202,6 +205,7 @@ def main() -> None:
         parser.add_argument(f"--{name}-model", default=None, metavar="PATH")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     sizes = [int(x) for x in args.batch_sizes.split(",")]
     print(f"torch {torch.__version__}, {args.threads} thread(s); best of {args.repeat} runs")
     head = f"{'backend':<10} {'model':<20} {'mode':<9} {'s':>7} {'items/s':>9} {'speed':>7}"
