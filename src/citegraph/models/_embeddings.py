@@ -11,9 +11,10 @@ tokenised with truncation at ``max_seq_length`` (from ``sentence_bert_config.jso
 folder has one: 256 for MiniLM; else the tokenizer's and position embeddings' limit), padded to the
 longest text of the batch, the last hidden states are averaged over the attention mask (or the
 ``[CLS]`` vector, when ``1_Pooling/config.json`` asks for CLS pooling), and every vector is
-divided by its L2 norm (at least 1e-12, as ``torch.nn.functional.normalize``). Texts are sorted
-by length so similar lengths share a batch; results come back in input order. Inference runs
-under ``torch.no_grad`` with a lock (one call at a time per model).
+divided by its L2 norm (at least 1e-12, as ``torch.nn.functional.normalize``). Texts are
+tokenised in one call and sorted by token length so similar lengths share a batch; results come
+back in input order. Inference runs under ``torch.inference_mode`` with a lock (one call at a
+time per model).
 
 torch and transformers are imported when a model is loaded; when missing,
 :class:`~citegraph.errors.MissingDependency` names the ``retrieval`` extra.
@@ -208,30 +209,16 @@ class HFEmbeddingModel(HeldModel):
         """
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        texts = list(texts)
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
-        out: list[list[float] | None] = [None] * len(texts)
-        with self._lock, self._torch.no_grad():
-            for start in range(0, len(order), batch_size):
-                chunk = order[start : start + batch_size]
-                vectors = self._batch([texts[i] for i in chunk])
-                for i, vector in zip(chunk, vectors, strict=True):
-                    out[i] = vector
-        return [v for v in out if v is not None]
+        with self._lock, self._torch.inference_mode():
+            return self._length_sorted(
+                self._batch, list(texts), max_length=self.max_length, batch_size=batch_size
+            )
 
     async def aencode(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[float]]:
         """:meth:`encode` in a worker thread."""
         return await asyncio.to_thread(self.encode, list(texts), batch_size=batch_size)
 
-    def _batch(self, texts: list[str]) -> list[list[float]]:
-        encoded = self._tokenizer(
-            texts,
-            padding=True,
-            truncation=True,
-            max_length=self.max_length,
-            return_tensors="pt",
-        )
-        inputs = {k: v.to(self._device) for k, v in encoded.items()}
+    def _batch(self, inputs: dict[str, Any]) -> list[list[float]]:
         try:
             hidden = self._model(**inputs).last_hidden_state
         except Exception as exc:  # shape / device / dtype / memory problems surface here

@@ -3,7 +3,7 @@
 torch and transformers are imported when a model is built, so citegraph imports without them;
 a missing package raises :class:`~citegraph.errors.MissingDependency` naming the ``nli`` extra.
 Inference is blocking, so :meth:`HFBackend.entails` runs it in a worker thread, one call at a
-time per model (a lock guards the model).
+time per model (a lock guards the model), over length-sorted batches (:mod:`._hf_batching`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.models._hf_batching import LengthSorted
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
 _T = TypeVar("_T")
@@ -102,7 +103,7 @@ def load_hf_model(path: str | Path, auto_class: str, *, extra: str = "nli") -> L
     return LoadedModel(torch, tokenizer, model, source)
 
 
-class HeldModel:
+class HeldModel(LengthSorted):
     """A loaded transformers model and its tokenizer, used under one lock.
 
     The chat model, the LM scorer, the classifiers and the embedding model hold their weights
@@ -152,13 +153,13 @@ def check_batching(batch_size: int, max_length: int | None) -> None:
         raise ConfigError(f"max_length must be >= 1, got {max_length}")
 
 
-class HFBackend:
+class HFBackend(LengthSorted):
     """A tokenizer and model loaded with transformers, run in batches in a worker thread.
 
     Subclasses set :attr:`scheme` (the prefix of :attr:`name`) and :attr:`auto_class` (the
     ``transformers`` auto class that loads the model), validate their own options *before*
     calling ``super().__init__`` (so bad options fail without loading anything), and implement
-    :meth:`_batch`.
+    :meth:`_verdicts` (batching with ``_length_sorted``).
 
     Args:
         path: Local model directory or Hugging Face hub id.
@@ -173,6 +174,7 @@ class HFBackend:
 
     scheme: ClassVar[str]
     auto_class: ClassVar[str]
+    _max_length: int | None
 
     def __init__(self, path: str | Path, *, batch_size: int, device: str) -> None:
         loaded = load_hf_model(path, self.auto_class)
@@ -199,17 +201,25 @@ class HFBackend:
         Raises:
             ModelError: If a forward pass fails or the batches give the wrong number of verdicts.
         """
-        verdicts: list[NLIVerdict] = []
         with self._lock, self._torch.inference_mode():
-            for start in range(0, len(pairs), self._batch_size):
-                verdicts.extend(self._batch(pairs[start : start + self._batch_size]))
+            verdicts = self._verdicts(list(pairs))
         if len(verdicts) != len(pairs):
             raise ModelError(f"{self.name}: {len(verdicts)} verdicts for {len(pairs)} pairs")
         return verdicts
 
-    def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
-        """The verdicts for one batch (called under the lock, in inference mode)."""
+    def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
+        """The verdicts of all pairs, in order (called under the lock, in inference mode)."""
         raise NotImplementedError
+
+    def _over_pairs(
+        self, run: Callable[[dict[str, Any]], list[_T]], pairs: list[NLIPair]
+    ) -> list[_T]:
+        """``run`` over length-sorted batches of the (premise, hypothesis) pairs, truncated to
+        ``_max_length``; one result per pair, in order."""
+        return self._length_sorted(
+            run, [p.premise for p in pairs], [p.hypothesis for p in pairs],
+            max_length=self._max_length, batch_size=self._batch_size,
+        )  # fmt: skip
 
 
 def effective_max_length(requested: int, tokenizer: Any, config: Any) -> int:
@@ -224,32 +234,14 @@ def effective_max_length(requested: int, tokenizer: Any, config: Any) -> int:
     return min(limits)
 
 
-def classifier_logits(
-    name: str,
-    tokenizer: Any,
-    model: Any,
-    first: Sequence[str],
-    second: Sequence[str] | None,
-    *,
-    max_length: int,
-    device: Any,
-) -> Any:
-    """Float32 logits of a sequence-classification model for texts (or text pairs), padded and
-    truncated to ``max_length``: the forward pass shared by the NLI, three-way NLI and
-    reranker backends.
+def classifier_logits(name: str, model: Any, inputs: dict[str, Any]) -> Any:
+    """Float32 logits of a sequence-classification model for one padded batch of inputs: the
+    forward pass shared by the NLI, three-way NLI and reranker backends.
 
     Raises:
         ModelError: The forward pass failed (shape, device or dtype problems surface here).
     """
-    encoded = tokenizer(
-        list(first),
-        None if second is None else list(second),
-        padding=True,
-        truncation=True,
-        max_length=max_length,
-        return_tensors="pt",
-    ).to(device)
     try:
-        return model(**encoded).logits.float()
+        return model(**inputs).logits.float()
     except Exception as exc:
         raise ModelError(f"{name}: forward pass failed: {exc}") from exc

@@ -206,26 +206,19 @@ class HFNLI3(HFBackend):
         Raises:
             ModelError: If a forward pass fails.
         """
-        out: list[NLIProbs] = []
         with self._lock, self._torch.inference_mode():
-            for start in range(0, len(pairs), self._batch_size):
-                out.extend(self._probs_batch(pairs[start : start + self._batch_size]))
-        return out
+            return self._over_pairs(self._probs_batch, list(pairs))
 
-    def _probs_batch(self, pairs: Sequence[NLIPair]) -> list[NLIProbs]:
-        logits = classifier_logits(
-            self.name, self._tokenizer, self._model,
-            [p.premise for p in pairs], [p.hypothesis for p in pairs],
-            max_length=self._max_length, device=self._device,
-        )  # fmt: skip
+    def _probs_batch(self, inputs: dict[str, Any]) -> list[NLIProbs]:
+        logits = classifier_logits(self.name, self._model, inputs)
         probs = self._torch.softmax(logits.double(), dim=-1)[:, list(self._indices)]
         return [NLIProbs(contradiction=c, neutral=n, entailment=e) for c, n, e in probs.tolist()]
 
-    def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+    def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
         """Verdicts for :meth:`entails`: entailed iff entailment is the argmax."""
         return [
             NLIVerdict(entailed=p.label == 2, score=p.entailment, source=self.name)
-            for p in self._probs_batch(pairs)
+            for p in self._over_pairs(self._probs_batch, pairs)
         ]
 
 

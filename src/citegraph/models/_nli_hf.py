@@ -11,7 +11,7 @@ Loading (torch and transformers imported only then), batching and the worker thr
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -120,13 +120,12 @@ class HFClassifierNLI(HFBackend):
         """The model's class labels by index."""
         return {int(i): str(v) for i, v in self._model.config.id2label.items()}
 
-    def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+    def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
+        return self._over_pairs(self._batch, pairs)
+
+    def _batch(self, inputs: dict[str, Any]) -> list[NLIVerdict]:
         torch = self._torch
-        logits = classifier_logits(
-            self.name, self._tokenizer, self._model,
-            [p.premise for p in pairs], [p.hypothesis for p in pairs],
-            max_length=self._max_length, device=self._device,
-        )  # fmt: skip
+        logits = classifier_logits(self.name, self._model, inputs)
         if self._num_labels == 1:
             prob = torch.sigmoid(logits[:, 0])
             decided = prob >= (0.5 if self._threshold is None else self._threshold)

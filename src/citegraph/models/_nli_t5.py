@@ -13,10 +13,11 @@ cutting the end of the *premise*, so the hypothesis always reaches the model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.models._hf_batching import CALL_COST_TOKENS
 from citegraph.models._hf_common import HFBackend, check_batching
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
@@ -87,15 +88,15 @@ class TrueT5NLI(HFBackend):
         premise = self._tokenizer.decode(kept, skip_special_tokens=True)
         return self._template.format(premise=premise, hypothesis=pair.hypothesis)
 
-    def _batch(self, pairs: Sequence[NLIPair]) -> list[NLIVerdict]:
+    def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
         texts = [self.format_input(p) for p in pairs]
-        encoded = self._tokenizer(
-            texts,
-            padding=True,
-            truncation=self._max_length is not None,
-            max_length=self._max_length,
-            return_tensors="pt",
-        ).to(self._device)
+        # a generate call is one forward pass per new token: padding the input matters less
+        return self._length_sorted(
+            self._batch, texts, max_length=self._max_length, batch_size=self._batch_size,
+            call_cost=CALL_COST_TOKENS * (1 + self._max_new_tokens),
+        )  # fmt: skip
+
+    def _batch(self, encoded: dict[str, Any]) -> list[NLIVerdict]:
         try:
             out = self._model.generate(
                 **encoded,
@@ -108,7 +109,7 @@ class TrueT5NLI(HFBackend):
         except Exception as exc:
             raise ModelError(f"{self.name}: generation failed: {exc}") from exc
         decoded = self._tokenizer.batch_decode(out.sequences, skip_special_tokens=True)
-        scores: list[float | None] = [None] * len(pairs)
+        scores: list[float | None] = [None] * len(decoded)
         if self._positive_id is not None and out.logits:
             first = self._torch.softmax(out.logits[0].float(), dim=-1)[:, self._positive_id]
             scores = [float(s) for s in first.tolist()]

@@ -21,7 +21,7 @@ more            ``softmax[:, label_index]`` (``label_index`` required)
 (``[CLS] query [SEP] passage [SEP]``), truncating the longer part first to ``max_length``
 (lowered to the model's position limit), as the GLUE features of the reference code. Inference
 is blocking, so the async methods run it in a worker thread, one call at a time per model (a lock
-guards the model), in batches of ``batch_size``.
+guards the model), in length-sorted batches of ``batch_size``.
 
 torch and transformers are imported when a model is loaded; when they are missing,
 :class:`~citegraph.errors.MissingDependency` names the ``nli`` extra (the neural-scorer extra).
@@ -119,25 +119,16 @@ class _SequenceClassifier(HeldModel):
 
     def _run(self, first: Sequence[str], second: Sequence[str] | None) -> list[float]:
         """Scores of the inputs in order (blocking)."""
-        scores: list[float] = []
         with self._lock, self._torch.inference_mode():
             if self._model is None or self._tokenizer is None:
                 raise ModelError(f"{self.name}: the model was closed")
-            for start in range(0, len(first), self._batch_size):
-                end = start + self._batch_size
-                scores.extend(
-                    self._batch(first[start:end], None if second is None else second[start:end])
-                )
-        if len(scores) != len(first):
-            raise ModelError(f"{self.name}: {len(scores)} scores for {len(first)} inputs")
-        return scores
+            return self._length_sorted(
+                self._batch, first, second, max_length=self._max_length, batch_size=self._batch_size
+            )
 
-    def _batch(self, first: Sequence[str], second: Sequence[str] | None) -> list[float]:
+    def _batch(self, inputs: dict[str, Any]) -> list[float]:
         torch = self._torch
-        logits = classifier_logits(
-            self.name, self._tokenizer, self._model, first, second,
-            max_length=self._max_length, device=self._device,
-        )  # fmt: skip
+        logits = classifier_logits(self.name, self._model, inputs)
         if self._readout == "softmax":
             values = torch.softmax(logits, dim=-1)[:, self._index]
         elif self._readout == "sigmoid":
