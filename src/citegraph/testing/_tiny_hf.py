@@ -247,6 +247,6 @@ def tiny_t5(d_model: int = 24) -> transformers.T5ForConditionalGeneration:
         num_layers=1,
         num_decoder_layers=1,
         num_heads=2,
-        decoder_start_token_id=0,
     )
+    config.decoder_start_token_id = 0  # the pad id, as T5's
     return transformers.T5ForConditionalGeneration(config).eval()
