@@ -38,7 +38,7 @@ from typing import Any
 import torch
 
 from citegraph.datasets import load_conner
-from citegraph.errors import MissingDependency
+from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.io import dataset_file, resolve_data_dir
 from citegraph.models import (
     HFNLI3,
@@ -213,7 +213,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tiny:
         for case in cases(args, Path(tiny)):
             if isinstance(case, Case):
-                measure(case, sizes, args.repeat)
+                try:
+                    measure(case, sizes, args.repeat)
+                except (ConfigError, ModelError) as exc:  # a real model of the wrong kind
+                    print(f"{case.backend:<10} {case.model:<20} failed: {exc}")
             else:
                 print(f"{case[0]:<10} {case[1]:<20} {case[2]}")
 
