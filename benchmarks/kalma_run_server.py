@@ -1,63 +1,67 @@
 """``kalma run`` against a local OpenAI-compatible server that answers after a fixed delay.
 
-Prints, per concurrency level, the wall time of the run against the ideal
-(questions x delay / concurrency) and the overhead per question (prompt building, HTTP, parsing,
-scoring, the run record). The server is citegraph's FakeOpenAIServer (real HTTP on 127.0.0.1);
-the response cache is off so every question reaches the server.
+Prints, per concurrency level (best of ``--repeats`` runs, each into a fresh run directory),
+the wall time of the run against the ideal ``ceil(questions / concurrency) x delay``, the
+overhead per question (prompt building, HTTP, parsing, scoring, the run record) and the client's
+CPU time per question. The server is citegraph's FakeOpenAIServer (real HTTP on 127.0.0.1), in
+a child process by default; the response cache is off so every question reaches the server.
 
-    python benchmarks/kalma_run_server.py --questions 200 --delay 0.2 --concurrency 1,4,8,16
+    python benchmarks/kalma_run_server.py --questions 400 --delay 0.2 --concurrency 8,16,32
 """
 
 from __future__ import annotations
 
 import argparse
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 
+from _server_levels import (
+    HEADER,
+    LEGEND,
+    add_level_arguments,
+    fake_server,
+    levels_of,
+    report_level,
+    timed,
+)
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
-from citegraph.testing import FakeOpenAIServer
 
-ANSWER = "{name} was born in a city [NA]. They are known for their work [Q1, occupation: writer]."
+ANSWER = (
+    "The person was born in a city [NA]. They are known for their work [Q1, occupation: writer]."
+)
 
 
-def reply(body: dict) -> str:
-    """A plausible attributed answer (one [NA], one citation)."""
-    return ANSWER.format(name="The person")
+def _run(out: Path, config: RunConfig, runtime: RunRuntime, data_dir: str | None) -> None:
+    result = run_kalma(out, config, runtime=runtime, data_dir=data_dir)
+    assert result.metrics["n_answers"] == runtime.limit, result.metrics["n_answers"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--questions", type=int, default=200)
-    parser.add_argument("--delay", type=float, default=0.2, help="Server delay per answer (s).")
-    parser.add_argument("--concurrency", default="1,4,8,16")
+    parser.add_argument("--questions", type=int, default=400)
     parser.add_argument("--data-dir", default=None)
+    add_level_arguments(parser, "8,16,32")
     args = parser.parse_args()
-    levels = [int(c) for c in args.concurrency.split(",")]
-    print(f"kalma run: {args.questions} questions, server delay {args.delay:.3f} s")
-    print(f"{'concurrency':>11} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'overhead/q ms':>14}")
+    print(
+        f"kalma run: {args.questions} questions, server delay {args.delay:.3f} s "
+        f"({args.server}), best of {args.repeats}"
+    )
+    print(HEADER)
     with (
-        FakeOpenAIServer(reply=reply, delay=args.delay) as server,
+        fake_server(ANSWER, args.delay, args.server) as base_url,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        for level in levels:
+        config = RunConfig(model="vllm/bench", base_url=base_url)
+        for level in levels_of(args.concurrency):
             n = args.questions if level > 1 else min(args.questions, 25)
-            config = RunConfig(model="vllm/bench", base_url=server.base_url)
             runtime = RunRuntime(limit=n, concurrency=level, cache=False)
-            start = time.perf_counter()
-            result = run_kalma(
-                Path(tmp) / f"c{level}", config, runtime=runtime, data_dir=args.data_dir
-            )
-            wall = time.perf_counter() - start
-            assert result.metrics["n_answers"] == n
-            ideal = n * args.delay / level
-            overhead_ms = 1000 * (wall - ideal) / n
-            note = "" if n == args.questions else f"  ({n} questions)"
-            print(
-                f"{level:>11} {wall:>8.2f} {ideal:>8.2f} {wall / ideal:>6.2f} "
-                f"{overhead_ms:>14.1f}{note}"
-            )
-    print("ratio = wall / ideal; overhead/q = (wall - ideal) / questions")
+            timings = [
+                timed(partial(_run, Path(tmp) / f"c{level}-{r}", config, runtime, args.data_dir))
+                for r in range(args.repeats)
+            ]
+            print(report_level(level, n, args.delay, timings))
+    print(LEGEND)
 
 
 if __name__ == "__main__":

@@ -77,6 +77,20 @@ def test_request_body_and_generation_fields() -> None:
     assert gen.raw == {"id": "chatcmpl-fake-1"}
 
 
+def test_body_is_posted_as_json_verbatim() -> None:
+    """The request body goes out as citegraph builds it (posted without the SDK's typed-parameter
+    transform): a JSON content type, a response_format passed through unchanged, nothing added."""
+    schema = {"type": "json_schema", "json_schema": {"name": "label", "schema": {"type": "object"}}}
+    request = ChatRequest.of([{"role": "user", "content": "Hi"}], response_format=schema)
+    with FakeOpenAIServer("ok") as server:
+        model = local(server)
+        generate(model, request)
+        (received,) = server.received
+    assert received.headers["content-type"] == "application/json"
+    assert received.body == model.request_body(request)
+    assert received.body["response_format"] == schema
+
+
 def test_seed_none_and_empty_stop_are_omitted() -> None:
     with FakeOpenAIServer("ok") as server:
         generate(local(server), ask("Hi", seed=None))

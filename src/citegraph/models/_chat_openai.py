@@ -28,6 +28,8 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
+
 from citegraph.errors import (
     ClientError,
     ConfigError,
@@ -44,6 +46,9 @@ from citegraph.models._chat_types import ChatRequest, Generation, Usage
 __all__ = ["OPENAI_URL", "PRESETS", "OpenAICompatibleChat", "ProviderPreset"]
 
 OPENAI_URL = "https://api.openai.com/v1"
+_BEARER: Any = {"security": {"bearer_auth": True}}
+"""Request options of a chat completion: the API key as a bearer token (what the SDK's
+``chat.completions.create`` sends)."""
 
 
 @dataclass(frozen=True)
@@ -343,7 +348,12 @@ class OpenAICompatibleChat:
                 await asyncio.sleep(hold)
             self.requests_sent += 1
             try:
-                raw = await client.chat.completions.with_raw_response.create(**body)
+                # The body is plain JSON already (request_body): posting it as is skips the
+                # SDK's per-call walk of the typed parameters (~1-3 ms of CPU per request, the
+                # largest client cost at 16-32 requests in flight).
+                raw = await client.post(
+                    "/chat/completions", cast_to=httpx2.Response, body=body, options=_BEARER
+                )
             except openai.APIStatusError as exc:
                 raise self._status_error(exc) from exc
             except openai.APIConnectionError as exc:  # APITimeoutError is one too
@@ -353,7 +363,7 @@ class OpenAICompatibleChat:
                     f"{self.endpoint} {kind}: {type(cause).__name__}: {cause or 'no detail'}",
                     url=self.endpoint,
                 ) from exc
-            content = raw.content
+            content = await raw.aread()
         return _parse_completion(content, raw.status_code, self.endpoint, self.model)
 
     def _status_error(self, exc: Any) -> EndpointError:
