@@ -11,8 +11,10 @@ its reference values come from a plain transformers forward pass of each text al
 from __future__ import annotations
 
 import asyncio
+import gc
 import math
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -230,9 +232,12 @@ def test_factory_specs_and_errors(tiny_lm_dir: Path) -> None:
 
 def test_closed_scorer_refuses(tiny_lm_dir: Path) -> None:
     scorer = CausalLMScorer.load(tiny_lm_dir)
+    model = weakref.ref(scorer._model)
     asyncio.run(scorer.aclose())
     with pytest.raises(ModelError, match="closed"):
         scorer.score_sync(["paris"])
+    gc.collect()
+    assert model() is None  # the weights are freed: nothing (the forward runner) holds them
 
 
 def test_missing_transformers_names_the_local_extra(

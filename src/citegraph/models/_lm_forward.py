@@ -75,6 +75,8 @@ class LMForward:
         # transformers 5.2x names the cache argument and output "cache" (was "past_key_values")
         names = _forward_parameters(self._decoder) if self._decoder is not None else set()
         self._cache_arg = "cache" if "cache" in names else "past_key_values"
+        # transformers >= 4.50 computes logits only where asked (the full-forward fallback)
+        self._keeps_logits = "logits_to_keep" in _forward_parameters(model)
         if self._decoder is not None and self._head is not None:
             self._probe()
 
@@ -180,7 +182,7 @@ class LMForward:
         torch, width = self._torch, ids.shape[1]
         inputs: dict[str, Any] = {"input_ids": ids, "attention_mask": mask}
         first = min(item.start for item in items) - 1
-        if first > 0 and "logits_to_keep" in _forward_parameters(self._model):
+        if first > 0 and self._keeps_logits:
             inputs["logits_to_keep"] = torch.arange(first, width - 1, device=ids.device)
         else:
             first = 0
@@ -204,24 +206,25 @@ class LMForward:
             logits = self._call(self._model, input_ids=tokens).logits[0, :-1].float()
             want = logits.log_softmax(-1).gather(-1, tokens[0, 1:].unsqueeze(-1)).squeeze(-1)
             want = want.double()
-            self.fast_head = True
-            self.fast_head = _agrees(torch, lambda: self.batch([ScoreItem(ids, 1, 0, None)]), want)
+            self.fast_head = True  # for the probe's own call of batch
+            whole = [ScoreItem(ids, 1, 0, None)]
+            self.fast_head = _agrees(torch, lambda: self.batch(whole), [want])
             if self.fast_head:
                 # the prefix holds scored tokens for one input and none for the other
                 rows = [ScoreItem(ids, 6, 0, None), ScoreItem(ids, 2, 0, None)]
                 rest = lambda: self.continue_batch(self.prefix_pass(ids[:5], 1), rows)  # noqa: E731
-                self.reuses_prefix = _agrees(torch, lambda: rest()[:1], want[5:])
-                self.reuses_prefix &= _agrees(torch, lambda: rest()[1:], want[1:])
+                self.reuses_prefix = _agrees(torch, rest, [want[5:], want[1:]])
 
 
-def _agrees(torch: Any, compute: Callable[[], list[Any]], want: Any) -> bool:
-    """Whether every tensor ``compute`` gives equals ``want`` (False when it fails)."""
+def _agrees(torch: Any, compute: Callable[[], list[Any]], wants: list[Any]) -> bool:
+    """Whether the tensors ``compute`` gives equal ``wants``, one by one (False when it fails)."""
     try:
         got = compute()
     except Exception:  # a shortcut that fails on the probe is not used
         return False
-    return all(
-        g.shape == want.shape and bool(torch.allclose(g, want, atol=PROBE_TOLERANCE)) for g in got
+    return len(got) == len(wants) and all(
+        g.shape == w.shape and bool(torch.allclose(g, w, atol=PROBE_TOLERANCE))
+        for g, w in zip(got, wants, strict=True)
     )
 
 

@@ -70,7 +70,7 @@ __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 DEFAULT_MAX_BATCH_TOKENS = 8192
 #: Padding a batch may add per input: on a CPU, about what a forward pass costs whatever its
 #: length (SmolLM2-135M, one thread: 53 ms for 1 token, 2.9 ms per token at 512; measured by
-#: ``benchmarks/conner_lm_scoring.py``'s ``--probe``); on an accelerator padding is nearly free.
+#: ``benchmarks/conner_lm_scoring.py --forward-costs``); on an accelerator padding is nearly free.
 PAD_FREE_CPU = 16
 PAD_FREE_ACCELERATOR = 256
 #: Inputs sharing at least this many leading tokens run them once (keys and values reused).
@@ -115,7 +115,7 @@ class CausalLMScorer(HeldModel):
         ids = [tokenizer.pad_token_id, tokenizer.eos_token_id, 0]
         self._pad_id = next(i for i in ids if i is not None)
         self._pad_free = PAD_FREE_CPU if str(device).startswith("cpu") else PAD_FREE_ACCELERATOR
-        self._runner = LMForward(
+        self._runner: LMForward | None = LMForward(
             model=model, torch=torch, device=device, pad_id=self._pad_id, name=name
         )
 
@@ -203,10 +203,10 @@ class CausalLMScorer(HeldModel):
             ModelError: The model was closed or a forward pass failed.
         """
         with self._lock:
-            tokenizer = self._live()[1]
+            runner, tokenizer = self._live()
             encoded = self._encode(tokenizer, texts)
             items = [text_item(ids, self._limit, self._bos is not None) for ids in encoded]
-            return self._run(items, token_logprobs)
+            return self._run(runner, items, token_logprobs)
 
     def score_continuations_sync(
         self, pairs: Sequence[tuple[str, str]], *, token_logprobs: bool = False
@@ -217,19 +217,24 @@ class CausalLMScorer(HeldModel):
             ModelError: The model was closed or a forward pass failed.
         """
         with self._lock:
-            tokenizer = self._live()[1]
+            runner, tokenizer = self._live()
             prefixes = self._encode(tokenizer, [p for p, _ in pairs])
             joined = self._encode(tokenizer, [p + c for p, c in pairs])
             bos = self._bos is not None
             items = [
                 pair_item(p, j, self._limit, bos) for p, j in zip(prefixes, joined, strict=True)
             ]
-            return self._run(items, token_logprobs)
+            return self._run(runner, items, token_logprobs)
 
-    def _live(self) -> tuple[Any, Any]:
-        if self._model is None or self._tokenizer is None:
+    def _live(self) -> tuple[LMForward, Any]:
+        if self._runner is None or self._tokenizer is None:
             raise ModelError(f"{self.name}: the model was closed")
-        return self._model, self._tokenizer
+        return self._runner, self._tokenizer
+
+    def _free(self) -> None:
+        with self._lock:
+            self._runner = None  # it holds the model too
+        super()._free()
 
     @staticmethod
     def _bos_id(tokenizer: Any) -> int:
@@ -246,7 +251,7 @@ class CausalLMScorer(HeldModel):
         head = [] if self._bos is None else [self._bos]
         return [head + list(row) for row in ids]
 
-    def _run(self, items: Sequence[ScoreItem], keep: bool) -> list[TokenScores]:
+    def _run(self, runner: LMForward, items: Sequence[ScoreItem], keep: bool) -> list[TokenScores]:
         results: list[TokenScores | None] = [None] * len(items)
         for i, item in enumerate(items):
             if item.reason is not None:
@@ -258,7 +263,6 @@ class CausalLMScorer(HeldModel):
                     reason=item.reason,
                 )
         todo = [i for i, r in enumerate(results) if r is None]
-        runner = self._runner
         groups = (
             prefix_groups(items, todo, MIN_SHARED_PREFIX)
             if runner.reuses_prefix
