@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from citegraph.caqa._types import CaqaSample
 from citegraph.errors import DataError, DataNotFoundError
-from citegraph.io import atomic_write, iter_jsonl
+from citegraph.io import AtomicLines, iter_jsonl
 
 
 def load_caqa_split(path: str | Path) -> list[CaqaSample]:
@@ -52,11 +52,19 @@ def load_caqa_split(path: str | Path) -> list[CaqaSample]:
 
 
 def write_samples(path: str | Path, samples: Iterable[CaqaSample]) -> int:
-    """Write ``samples`` as JSONL (``None`` fields left out) in one atomic rename.
+    """Write ``samples`` as JSONL (:func:`sample_line`) in one atomic rename, streamed.
 
     Returns:
         The number of samples written.
     """
-    lines = [sample.model_dump_json(exclude_none=True) + "\n" for sample in samples]
-    atomic_write(Path(path), "".join(lines))
-    return len(lines)
+    n = 0
+    with AtomicLines(Path(path)) as target:
+        for sample in samples:
+            target.write(sample_line(sample))
+            n += 1
+    return n
+
+
+def sample_line(sample: CaqaSample) -> str:
+    """One sample's JSONL line (``None`` fields left out), with its newline."""
+    return sample.model_dump_json(exclude_none=True) + "\n"

@@ -17,6 +17,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from citegraph.caqa._samples_io import sample_line
 from citegraph.caqa._types import CaqaSample, Complexity, Label
 from citegraph.caqa.build._splits import (
     SPLITS,
@@ -133,8 +134,7 @@ def write_build_files(
         }
         for sample in _built(records):
             split = split_of[sample.group or sample.id]
-            placed = sample.model_copy(update={"split": split})
-            files[split].write(placed.model_dump_json(exclude_none=True) + "\n")
+            files[split].write(sample_line(sample.model_copy(update={"split": split})))
     table = statistics(by_split)
     markdown = (
         "# CAQA build statistics (Table 4)\n\n"
