@@ -1,9 +1,17 @@
 """Dataset loaders and typed records; data location (from :mod:`citegraph.io`) and download."""
 
-from citegraph.datasets._answers import AnswerRecord, GoldRecord, read_answers, read_gold
+from citegraph.datasets._answers import (
+    AnswerRecord,
+    GoldRecord,
+    index_answers,
+    index_gold,
+    read_answers,
+    read_gold,
+)
 from citegraph.datasets._biokalma import (
     SPLIT_FILES,
     BioKaLMASample,
+    KalmaSplit,
     biokalma_path,
     kalma_dataset_path,
     load_biokalma,
@@ -40,12 +48,15 @@ __all__ = [
     "ConnerSample",
     "ConnerTask",
     "GoldRecord",
+    "KalmaSplit",
     "WowSplit",
     "biokalma_path",
     "conner_path",
     "dataset_file",
     "default_download_dir",
     "fetch_datasets",
+    "index_answers",
+    "index_gold",
     "kalma_dataset_path",
     "load_biokalma",
     "load_conner",

@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import DataError
-from citegraph.io import iter_jsonl
+from citegraph.io import JsonlIndex, iter_unique
 from citegraph.kg import Triple
 
 
@@ -52,6 +52,16 @@ class GoldRecord(BaseModel):
     )
 
 
+_NO_ANSWERS = (
+    'no answers: the file is empty or blank (expected one {"id": ..., "answer": ...} '
+    "JSON object per line)"
+)
+_NO_GOLD = (
+    'no gold records: the file is empty or blank (expected one {"id": ..., '
+    '"knowledge": [[subject, relation, value], ...]} JSON object per line)'
+)
+
+
 def read_answers(path: str | Path) -> list[AnswerRecord]:
     """Read ``answers.jsonl``; ids must be unique.
 
@@ -59,31 +69,7 @@ def read_answers(path: str | Path) -> list[AnswerRecord]:
         DataError: a line is malformed or an id repeats (names file, line and field), or the
             file holds no answer (empty or blank lines only).
     """
-    out: list[AnswerRecord] = []
-    seen: dict[str, int] = {}
-    for lineno, obj in iter_jsonl(path):
-        sid = _require_str(obj, "id", path, lineno)
-        if "answer" not in obj:
-            raise DataError("missing field", path=path, line=lineno, field="answer")
-        answer = obj["answer"]
-        if answer is not None and not isinstance(answer, str):
-            raise DataError("must be a string or null", path=path, line=lineno, field="answer")
-        question = obj.get("question")
-        if question is not None and not isinstance(question, str):
-            raise DataError("must be a string", path=path, line=lineno, field="question")
-        if sid in seen:
-            raise DataError(
-                f"duplicate id {sid!r} (first on line {seen[sid]})", path=path, line=lineno
-            )
-        seen[sid] = lineno
-        out.append(AnswerRecord(id=sid, answer=answer, question=question, line=lineno))
-    if not out:
-        raise DataError(
-            'no answers: the file is empty or blank (expected one {"id": ..., "answer": ...} '
-            "JSON object per line)",
-            path=path,
-        )
-    return out
+    return [record for _, _, record in iter_unique(path, _answer, _id, empty=_NO_ANSWERS)]
 
 
 def read_gold(path: str | Path) -> dict[str, GoldRecord]:
@@ -93,27 +79,56 @@ def read_gold(path: str | Path) -> dict[str, GoldRecord]:
         DataError: a line is malformed or an id repeats (names file, line and field), or the
             file holds no record (empty or blank lines only).
     """
-    out: dict[str, GoldRecord] = {}
-    for lineno, obj in iter_jsonl(path):
-        sid = _require_str(obj, "id", path, lineno)
-        if sid in out:
-            raise DataError(f"duplicate id {sid!r}", path=path, line=lineno)
-        if "knowledge" not in obj:
-            raise DataError("missing field", path=path, line=lineno, field="knowledge")
-        knowledge = _triples(obj["knowledge"], path, lineno, "knowledge")
-        optional = {
-            field: _triples(obj[field], path, lineno, field)
-            for field in ("absent", "knowledge_injected")
-            if obj.get(field) is not None
-        }
-        out[sid] = GoldRecord(id=sid, knowledge=knowledge, **optional)
-    if not out:
-        raise DataError(
-            'no gold records: the file is empty or blank (expected one {"id": ..., '
-            '"knowledge": [[subject, relation, value], ...]} JSON object per line)',
-            path=path,
-        )
-    return out
+    return {r.id: r for _, _, r in iter_unique(path, _gold, _id, empty=_NO_GOLD)}
+
+
+def index_answers(path: str | Path) -> JsonlIndex[AnswerRecord]:
+    """``answers.jsonl`` checked as :func:`read_answers` does, holding where each answer is
+    rather than the answers (read again with :meth:`~citegraph.io.JsonlIndex.read`).
+
+    Raises:
+        DataError: as :func:`read_answers`.
+    """
+    return JsonlIndex(path, _answer, _id, empty=_NO_ANSWERS)
+
+
+def index_gold(path: str | Path) -> JsonlIndex[GoldRecord]:
+    """``gold.jsonl`` checked as :func:`read_gold` does, holding where each record is.
+
+    Raises:
+        DataError: as :func:`read_gold`.
+    """
+    return JsonlIndex(path, _gold, _id, empty=_NO_GOLD)
+
+
+def _id(record: AnswerRecord | GoldRecord) -> str:
+    return record.id
+
+
+def _answer(obj: dict[str, Any], path: Path, lineno: int) -> AnswerRecord:
+    sid = _require_str(obj, "id", path, lineno)
+    if "answer" not in obj:
+        raise DataError("missing field", path=path, line=lineno, field="answer")
+    answer = obj["answer"]
+    if answer is not None and not isinstance(answer, str):
+        raise DataError("must be a string or null", path=path, line=lineno, field="answer")
+    question = obj.get("question")
+    if question is not None and not isinstance(question, str):
+        raise DataError("must be a string", path=path, line=lineno, field="question")
+    return AnswerRecord(id=sid, answer=answer, question=question, line=lineno)
+
+
+def _gold(obj: dict[str, Any], path: Path, lineno: int) -> GoldRecord:
+    sid = _require_str(obj, "id", path, lineno)
+    if "knowledge" not in obj:
+        raise DataError("missing field", path=path, line=lineno, field="knowledge")
+    knowledge = _triples(obj["knowledge"], path, lineno, "knowledge")
+    optional = {
+        field: _triples(obj[field], path, lineno, field)
+        for field in ("absent", "knowledge_injected")
+        if obj.get(field) is not None
+    }
+    return GoldRecord(id=sid, knowledge=knowledge, **optional)
 
 
 def _require_str(obj: dict[str, Any], key: str, path: str | Path, lineno: int) -> str:

@@ -14,13 +14,14 @@ of ``citegraph kalma build``): a directory holding both files, with the same sam
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
-from citegraph.io import dataset_file, load_json, resolve_data_dir
+from citegraph.io import JsonArrayIndex, dataset_file, load_json, resolve_data_dir
 from citegraph.kg import Entity, Subgraph
 
 Split = Literal["general", "specific"]
@@ -139,10 +140,66 @@ def load_kalma_dataset(
     return _load_file(split, kalma_dataset_path(dataset, split, data_dir))
 
 
+class KalmaSplit:
+    """One split of a KaLMA-style dataset, checked entry by entry as :func:`load_kalma_dataset`
+    checks it, then read again an entry at a time: a run over some of its questions holds where
+    each entry is in the file, not the split's graphs."""
+
+    def __init__(
+        self, dataset: str | Path, split: Split, data_dir: str | Path | None = None
+    ) -> None:
+        """Find and check every entry of the split's file.
+
+        Args:
+            dataset: ``"biokalma"`` or a dataset directory (see :func:`kalma_dataset_path`).
+            split: ``"general"`` or ``"specific"``.
+            data_dir: The data directory; used for ``"biokalma"`` only.
+
+        Raises:
+            ConfigError: unknown split.
+            DataNotFoundError: the directory or the split's file does not exist.
+            DataError: the file is malformed; names the entry (and line) and field.
+        """
+        self.split: Split = split
+        self.path = kalma_dataset_path(dataset, split, data_dir)
+        self._entries = JsonArrayIndex(self.path, what=_WHAT)
+        for index, entry in enumerate(self._entries.entries()):
+            _sample(split, index, entry, self.path)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def index_of(self, sample_id: str) -> int | None:
+        """The position of ``<split>-<i>`` in the file, or None when the split has no such id."""
+        prefix, _, number = sample_id.rpartition("-")
+        if prefix != self.split or not number.isdigit() or number != str(int(number)):
+            return None
+        index = int(number)
+        return index if index < len(self) else None
+
+    def samples(self, sample_ids: Sequence[str]) -> list[BioKaLMASample]:
+        """The samples of ``sample_ids`` (``<split>-<i>``), read again from the file.
+
+        Raises:
+            DataError: the split has no such id, or the file changed since it was checked.
+        """
+        with self.path.open("rb") as handle:
+            return [self._read(sid, handle) for sid in sample_ids]
+
+    def _read(self, sample_id: str, handle: BinaryIO) -> BioKaLMASample:
+        index = self.index_of(sample_id)
+        if index is None:
+            raise DataError(f"no sample {sample_id!r} in this split", path=self.path)
+        return _sample(self.split, index, self._entries.entry(index, handle), self.path)
+
+
+_WHAT = "a JSON list of [question, [entity, ...]] entries"
+
+
 def _load_file(split: Split, path: Path) -> list[BioKaLMASample]:
     entries = load_json(path)
     if not isinstance(entries, list):
-        raise DataError("expected a JSON list of [question, [entity, ...]] entries", path=path)
+        raise DataError(f"expected {_WHAT}", path=path)
     return [_sample(split, i, entry, path) for i, entry in enumerate(entries)]
 
 

@@ -26,8 +26,17 @@ from citegraph.io._http_retry import (
     retry_wait,
     snippet,
 )
+from citegraph.io._json_array import JsonArrayIndex
 from citegraph.io._json_file import load_json
-from citegraph.io._jsonl import JsonlLine, TolerantScan, iter_jsonl, read_jsonl_tolerant
+from citegraph.io._jsonl import (
+    JsonlLine,
+    TolerantScan,
+    iter_jsonl,
+    iter_jsonl_at,
+    parse_jsonl_line,
+    read_jsonl_tolerant,
+)
+from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import iter_lines, read_text
@@ -37,6 +46,8 @@ __all__ = [
     "DATA_ENV",
     "SNIPPET_CHARS",
     "AtomicLines",
+    "JsonArrayIndex",
+    "JsonlIndex",
     "JsonlLine",
     "RetryHold",
     "SQLiteCache",
@@ -50,10 +61,13 @@ __all__ = [
     "dataset_file",
     "default_download_dir",
     "iter_jsonl",
+    "iter_jsonl_at",
     "iter_lines",
+    "iter_unique",
     "load_json",
     "markdown_table",
     "numbered_rows",
+    "parse_jsonl_line",
     "parse_retry_after",
     "read_csv_file",
     "read_jsonl_tolerant",

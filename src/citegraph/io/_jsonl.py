@@ -9,7 +9,7 @@ from typing import Any, BinaryIO, NamedTuple
 
 from citegraph.errors import DataError, DataNotFoundError
 from citegraph.io._json_file import parse_json
-from citegraph.io._text import BOM, iter_lines, not_utf8_error
+from citegraph.io._text import BOM, iter_lines_at, not_utf8_error
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -22,18 +22,35 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         DataError: a line is not UTF-8 (names the byte offset), not valid JSON, or not a JSON
             object (names the file and line).
     """
+    for lineno, _, obj in iter_jsonl_at(path):
+        yield lineno, obj
+
+
+def iter_jsonl_at(path: str | Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """:func:`iter_jsonl` with each line's byte offset: ``(line_number, offset, object)``.
+
+    Raises:
+        DataNotFoundError: the file does not exist.
+        DataError: as :func:`iter_jsonl`.
+    """
     path = Path(path)
     if not path.is_file():
         raise DataNotFoundError("file not found", path=path)
-    for lineno, line in iter_lines(path):
-        if not line.strip():
-            continue
-        obj = parse_json(line, path, line=lineno)
-        if not isinstance(obj, dict):
-            raise DataError(
-                f"expected a JSON object, got {_json_type(obj)}", path=path, line=lineno
-            )
-        yield lineno, obj
+    for lineno, offset, line in iter_lines_at(path):
+        if line.strip():
+            yield lineno, offset, parse_jsonl_line(line, path, lineno)
+
+
+def parse_jsonl_line(line: str, path: Path, lineno: int) -> dict[str, Any]:
+    """The JSON object on one line of a JSONL file.
+
+    Raises:
+        DataError: not valid JSON, or not a JSON object (names the file and line).
+    """
+    obj = parse_json(line, path, line=lineno)
+    if not isinstance(obj, dict):
+        raise DataError(f"expected a JSON object, got {_json_type(obj)}", path=path, line=lineno)
+    return obj
 
 
 class JsonlLine(NamedTuple):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from citegraph.errors import DataError, DataNotFoundError
 
@@ -77,15 +78,40 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
     Raises:
         DataError: a line is not UTF-8 (names the line and byte offset).
     """
+    for lineno, _, text in iter_lines_at(path):
+        yield lineno, text
+
+
+def iter_lines_at(path: Path) -> Iterator[tuple[int, int, str]]:
+    """:func:`iter_lines` with each line's byte offset in the file: ``(line_number, offset,
+    text)``, so that a line can be read again alone (:func:`read_line_at`).
+
+    Raises:
+        DataError: a line is not UTF-8 (names the line and byte offset).
+    """
     offset = 0
     with path.open("rb") as handle:
         for lineno, raw in enumerate(handle, start=1):
-            start = len(BOM) if lineno == 1 and raw.startswith(BOM) else 0
-            body = raw[start:]
-            try:
-                text = body.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                column = start + exc.start
-                raise not_utf8_error(raw, column, path, line=lineno, line_offset=offset) from None
+            yield lineno, offset, _line_text(raw, path, lineno, offset)
             offset += len(raw)
-            yield lineno, text.removesuffix("\n").removesuffix("\r")
+
+
+def read_line_at(handle: BinaryIO, path: Path, offset: int, lineno: int) -> str:
+    """The line of ``path`` that starts at byte ``offset`` (line ``lineno``), read through the
+    open ``handle`` as :func:`iter_lines_at` gave it.
+
+    Raises:
+        DataError: the line is not UTF-8 (names the line and byte offset).
+    """
+    handle.seek(offset)
+    return _line_text(handle.readline(), path, lineno, offset)
+
+
+def _line_text(raw: bytes, path: Path, lineno: int, offset: int) -> str:
+    start = len(BOM) if offset == 0 and raw.startswith(BOM) else 0
+    try:
+        text = raw[start:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = start + exc.start
+        raise not_utf8_error(raw, column, path, line=lineno, line_offset=offset) from None
+    return text.removesuffix("\n").removesuffix("\r")

@@ -20,14 +20,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets import (
     AnswerRecord,
-    BioKaLMASample,
     GoldRecord,
-    kalma_dataset_path,
-    load_kalma_dataset,
-    read_answers,
-    read_gold,
+    KalmaSplit,
+    index_answers,
+    index_gold,
 )
 from citegraph.errors import DataError
+from citegraph.io import JsonlIndex
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items
@@ -61,17 +60,22 @@ class ScoreResult(TaskResult):
 
 
 class _Inputs(BaseModel):
+    """Where the answers, their questions and their gold are in their files (checked once; a
+    batch's are read again when it is scored), and the files' hashes."""
+
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    answers: list[AnswerRecord]
-    by_id: dict[str, BioKaLMASample]
-    gold: dict[str, GoldRecord] | None
+    answers: JsonlIndex[AnswerRecord]
+    split: KalmaSplit
+    gold: JsonlIndex[GoldRecord] | None
     data: dict[str, str]
 
 
 @register_task
-class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
-    """``kalma.score``: one item per line of the answers file; the record is its scores.
+class KalmaScoreTask(Task[int, NLIModel]):
+    """``kalma.score``: one item per line of the answers file (the item is the answer's position
+    in the file: a run holds no answer, question graph or gold record beyond the batches being
+    scored); the record is its scores.
 
     ``runs report`` and ``runs merge`` put the records in dataset order (``general-<i>`` /
     ``specific-<i>``), which is the answers file's order whenever that file is sorted by id (as
@@ -100,26 +104,23 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
 
     @cached_property
     def inputs(self) -> _Inputs:
-        """The answers, the split, the gold and their hashes (read on first use).
+        """The answers, the split and the gold, checked, and their hashes (on first use).
 
         Raises:
             DataError: an input file is malformed or names an id the split does not have.
         """
         config = self.config
-        answers = read_answers(self.answers_path)
-        gold = read_gold(self.gold_path) if self.gold_path is not None else None
-        samples = load_kalma_dataset(config.dataset, config.split, self.data_dir)
-        _check_ids(answers, samples, self.answers_path, config.split)
-        data = {
-            "answers": sha256_file(self.answers_path),
-            "dataset": sha256_file(kalma_dataset_path(config.dataset, config.split, self.data_dir)),
-        }
+        answers = index_answers(self.answers_path)
+        gold = index_gold(self.gold_path) if self.gold_path is not None else None
+        split = KalmaSplit(config.dataset, config.split, self.data_dir)
+        _check_ids(answers, split)
+        data = {"answers": sha256_file(self.answers_path), "dataset": sha256_file(split.path)}
         if self.gold_path is not None:
             data["gold"] = sha256_file(self.gold_path)
-        return _Inputs(answers=answers, by_id={s.id: s for s in samples}, gold=gold, data=data)
+        return _Inputs(answers=answers, split=split, gold=gold, data=data)
 
-    def items(self) -> list[tuple[str, AnswerRecord]]:
-        return [(a.id, a) for a in self.inputs.answers]
+    def items(self) -> list[tuple[str, int]]:
+        return [(sid, position) for position, sid in enumerate(self.inputs.answers.ids)]
 
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[NLIModel]:
         return opened(self._nli or nli_model(self.config.nli))
@@ -130,18 +131,21 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
     def run_data(self, models: NLIModel) -> dict[str, str]:
         return dict(self.inputs.data)
 
-    async def work(self, batch: Sequence[AnswerRecord], models: NLIModel) -> list[Record]:
+    async def work(self, batch: Sequence[int], models: NLIModel) -> list[Record]:
         inputs = self.inputs
+        records = inputs.answers.read(batch)
+        samples = inputs.split.samples([r.id for r in records])
+        gold = _gold_of(inputs.gold, [r.id for r in records])
         items = [
             ScoreItem(
                 id=record.id,
-                question=record.question or inputs.by_id[record.id].question,
+                question=record.question or sample.question,
                 answer=record.answer,
-                graphs=tuple(inputs.by_id[record.id].graphs),
-                gold=inputs.gold.get(record.id) if inputs.gold is not None else None,
+                graphs=sample.graphs,
+                gold=gold.get(record.id),
                 gold_given=inputs.gold is not None,
             )
-            for record in batch
+            for record, sample in zip(records, samples, strict=True)
         ]
         return await score_items(items, self.config, models)
 
@@ -157,19 +161,24 @@ class KalmaScoreTask(Task[AnswerRecord, NLIModel]):
         return in_id_order(records)
 
 
-def _check_ids(
-    answers: Sequence[AnswerRecord], samples: Sequence[BioKaLMASample], path: Path, split: str
-) -> None:
-    known = {s.id for s in samples}
-    for record in answers:
-        if record.id not in known:
-            hint = f"ids of this split run from {split}-0 to {split}-{len(samples) - 1}"
+def _check_ids(answers: JsonlIndex[AnswerRecord], split: KalmaSplit) -> None:
+    for position, sid in enumerate(answers.ids):
+        if split.index_of(sid) is None:
+            hint = f"ids of this split run from {split.split}-0 to {split.split}-{len(split) - 1}"
             raise DataError(
-                f"id {record.id!r} is not in BioKaLMA's {split} split ({hint})",
-                path=path,
-                line=record.line,
+                f"id {sid!r} is not in BioKaLMA's {split.split} split ({hint})",
+                path=answers.path,
+                line=answers.line(position),
                 field="id",
             )
+
+
+def _gold_of(gold: JsonlIndex[GoldRecord] | None, ids: Sequence[str]) -> dict[str, GoldRecord]:
+    """The gold records of ``ids`` that the gold file has (none without a gold file)."""
+    if gold is None:
+        return {}
+    positions = [p for p in map(gold.position, ids) if p is not None]
+    return {record.id: record for record in gold.read(positions)}
 
 
 async def score_answers_async(

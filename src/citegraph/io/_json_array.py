@@ -1,0 +1,171 @@
+"""Where each entry of a JSON file holding one array is, found without parsing the file whole.
+
+A dataset file such as BioKaLMA's is one JSON array of entries. :class:`JsonArrayIndex` finds the
+byte span of each entry in one streaming pass over the file (1 MiB at a time: only strings and
+brackets are looked at), so that an entry can be parsed alone, when it is needed, and a run over
+10,000 entries never holds them all. The bytes between entries are checked too (a missing or
+doubled comma is an error naming the line), so the file is accepted exactly when it is valid
+JSON, up to what :meth:`JsonArrayIndex.entry` finds inside an entry when it parses it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from array import array
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from citegraph.errors import DataError, DataNotFoundError
+from citegraph.io._json_file import parse_json
+from citegraph.io._text import BOM, decode_text
+
+_CHUNK = 1 << 20
+# a string (its closing quote in group 1; none when it runs to the end of the chunk) or a bracket
+_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(")?|[\[\]{}]', re.DOTALL)
+_OPEN = frozenset(b"[{")
+_SPACE = re.compile(rb"[ \t\r\n]*")
+_GAPS = {  # (before the first entry, after the last): what may lie there
+    (True, True): re.compile(rb"[ \t\r\n]*\[[ \t\r\n]*\][ \t\r\n]*"),
+    (True, False): re.compile(rb"[ \t\r\n]*\[[ \t\r\n]*"),
+    (False, True): re.compile(rb"[ \t\r\n]*\][ \t\r\n]*"),
+    (False, False): re.compile(rb"[ \t\r\n]*,[ \t\r\n]*"),
+}
+
+
+class JsonArrayIndex:
+    """The byte span of each entry of a JSON array file; entries must be arrays, objects or
+    strings (what datasets hold)."""
+
+    def __init__(self, path: str | Path, *, what: str = "a JSON list") -> None:
+        """Find every entry of ``path`` and check the bytes between them.
+
+        Args:
+            path: The file.
+            what: What the file should hold, for the error message (``a JSON list of
+                [question, [entity, ...]] entries``).
+
+        Raises:
+            DataNotFoundError: the file does not exist.
+            DataError: the file does not hold one JSON array of such entries (names the line).
+        """
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise DataNotFoundError("file not found", path=self.path)
+        self._what = what
+        self._starts = array("q")
+        self._ends = array("q")
+        with self.path.open("rb") as handle:
+            self._find(handle)
+            self._check_gaps(handle)
+        status = os.stat(self.path)
+        self._stamp = (status.st_size, status.st_mtime_ns)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def entry(self, index: int, handle: BinaryIO | None = None) -> Any:
+        """Entry ``index`` parsed (through the open ``handle`` when given).
+
+        Raises:
+            DataError: the entry is not valid JSON (names the file's line), or the file changed
+                since it was indexed.
+        """
+        if handle is None:
+            with self.path.open("rb") as own:
+                return self.entry(index, own)
+        status = os.stat(self.path)
+        if (status.st_size, status.st_mtime_ns) != self._stamp:
+            raise DataError(
+                "the file changed while the run was using it; start the run again", path=self.path
+            )
+        start = self._starts[index]
+        handle.seek(start)
+        raw = handle.read(self._ends[index] - start)
+        try:
+            return parse_json(decode_text(raw, self.path), self.path)
+        except DataError as err:
+            line = (err.line or 1) - 1 + self._line_of(handle, start)
+            raise DataError(f"entry {index}: {err.reason}", path=self.path, line=line) from err
+
+    def entries(self) -> Iterator[Any]:
+        """Every entry parsed, in file order, one at a time."""
+        with self.path.open("rb") as handle:
+            for index in range(len(self)):
+                yield self.entry(index, handle)
+
+    def _find(self, handle: BinaryIO) -> None:
+        """Record the span of each entry: one pass over the strings and brackets."""
+        depth = 0
+        closed = False
+        base = 0  # the file offset of ``chunk[0]``
+        chunk = b""
+        while data := handle.read(_CHUNK):
+            chunk += data
+            carry = len(chunk)
+            for match in _TOKEN.finditer(chunk):
+                token = match.group()
+                if token[0] == 0x22 and match.group(1) is None:  # a string cut by the chunk
+                    carry = match.start()
+                    break
+                if closed:
+                    self._fail(handle, base + match.start(), "more after the list's end")
+                if token[0] == 0x22:
+                    if depth == 0:
+                        self._fail(handle, base + match.start(), f"expected {self._what}")
+                    if depth == 1:
+                        self._starts.append(base + match.start())
+                        self._ends.append(base + match.end())
+                elif token[0] in _OPEN:
+                    if depth == 0 and token != b"[":
+                        self._fail(handle, base + match.start(), f"expected {self._what}")
+                    depth += 1
+                    if depth == 2:
+                        self._starts.append(base + match.start())
+                else:
+                    depth -= 1
+                    if depth < 0:
+                        self._fail(handle, base + match.start(), "unmatched closing bracket")
+                    if depth == 1:
+                        self._ends.append(base + match.end())
+                    closed = depth == 0
+            base += carry
+            chunk = chunk[carry:]
+        if not closed:
+            self._fail(handle, base + len(chunk), "the file ends inside the list")
+
+    def _check_gaps(self, handle: BinaryIO) -> None:
+        """The bytes before the first entry, between entries and after the last are JSON's own:
+        ``[``, commas and white space; anything else (a number entry, a missing comma) fails."""
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(0)
+        head = handle.read(len(BOM))
+        skip = len(BOM) if head == BOM else 0
+        start, n = skip, len(self)
+        for k in range(n + 1):
+            end = self._starts[k] if k < n else size
+            handle.seek(start)
+            gap = handle.read(end - start)
+            first, last = k == 0, k == n
+            ok = _GAPS[first, last].fullmatch(gap)
+            if not ok:
+                text = gap.strip().decode("utf-8", "replace")[:40]
+                at = start + len(_SPACE.match(gap).group())  # type: ignore[union-attr]
+                where = "between entries" if not (first or last) else "around the list"
+                self._fail(handle, at, f"expected {self._what}; found {text!r} {where}")
+            if k < n:
+                start = self._ends[k]
+
+    def _fail(self, handle: BinaryIO, offset: int, message: str) -> None:
+        raise DataError(message, path=self.path, line=self._line_of(handle, offset))
+
+    @staticmethod
+    def _line_of(handle: BinaryIO, offset: int) -> int:
+        """The line (1-based) byte ``offset`` is on (counted only when an error needs it)."""
+        handle.seek(0)
+        lines, left = 1, offset
+        while left > 0 and (data := handle.read(min(_CHUNK, left))):
+            lines += data.count(b"\n")
+            left -= len(data)
+        return lines

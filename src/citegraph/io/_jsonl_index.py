@@ -1,0 +1,125 @@
+"""A JSONL file of records with unique ids, checked in one pass and read again line by line.
+
+Scoring 10,000 answers must not hold 10,000 parsed answers (and their gold) for the whole run:
+:class:`JsonlIndex` checks every line once, as the readers always have (same errors, naming the
+file, line and field), and keeps only each record's id, line number and byte offset. The work
+reads the lines of one batch again when it needs them. A file changed after the check is refused
+rather than read at the wrong offsets.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from citegraph.errors import DataError
+from citegraph.io._jsonl import iter_jsonl_at, parse_jsonl_line
+from citegraph.io._text import read_line_at
+
+T = TypeVar("T")
+
+Parse = Callable[[dict[str, Any], Path, int], T]
+"""Builds one record from a line's JSON object (the file and line for its errors)."""
+
+
+def iter_unique(
+    path: str | Path, parse: Parse[T], key: Callable[[T], str], *, empty: str
+) -> Iterator[tuple[int, int, T]]:
+    """``(line, byte offset, record)`` for each non-blank line of a JSONL file whose records have
+    unique ids.
+
+    Args:
+        path: The file.
+        parse: Builds (and checks) one record.
+        key: A record's id.
+        empty: The message when the file holds no record.
+
+    Raises:
+        DataError: a line is malformed (from ``parse``), an id repeats (names both lines), or
+            the file holds no record.
+    """
+    path = Path(path)
+    seen: dict[str, int] = {}
+    for lineno, offset, obj in iter_jsonl_at(path):
+        record = parse(obj, path, lineno)
+        sid = key(record)
+        if sid in seen:
+            raise DataError(
+                f"duplicate id {sid!r} (first on line {seen[sid]})", path=path, line=lineno
+            )
+        seen[sid] = lineno
+        yield lineno, offset, record
+    if not seen:
+        raise DataError(empty, path=path)
+
+
+class JsonlIndex(Generic[T]):
+    """Where each record of a checked JSONL file is (:func:`iter_unique`'s rules), without the
+    records: ``ids`` in file order, and :meth:`read` for the records at some positions."""
+
+    def __init__(
+        self, path: str | Path, parse: Parse[T], key: Callable[[T], str], *, empty: str
+    ) -> None:
+        """Check every line of ``path`` once and note where each record is.
+
+        Raises:
+            DataError: as :func:`iter_unique`.
+        """
+        self.path = Path(path)
+        self._parse = parse
+        self._key = key
+        self.ids: list[str] = []
+        self._lines = array("q")
+        self._offsets = array("q")
+        for lineno, offset, record in iter_unique(self.path, parse, key, empty=empty):
+            self.ids.append(key(record))
+            self._lines.append(lineno)
+            self._offsets.append(offset)
+        self._positions = {sid: i for i, sid in enumerate(self.ids)}
+        self._stamp = _stamp(self.path)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def position(self, sid: str) -> int | None:
+        """Where the record of ``sid`` is in the file order, or None when the file has none."""
+        return self._positions.get(sid)
+
+    def line(self, position: int) -> int:
+        """The line the record at ``position`` is on."""
+        return self._lines[position]
+
+    def read(self, positions: Sequence[int]) -> list[T]:
+        """The records at ``positions`` (file order), read again from the file.
+
+        Raises:
+            DataError: the file changed since it was checked (it is part of the run's identity),
+                or a line no longer holds the record it held.
+        """
+        if _stamp(self.path) != self._stamp:
+            raise DataError(
+                "the file changed while the run was using it; start the run again", path=self.path
+            )
+        out: list[T] = []
+        with self.path.open("rb") as handle:
+            for position in positions:
+                lineno = self._lines[position]
+                text = read_line_at(handle, self.path, self._offsets[position], lineno)
+                record = self._parse(parse_jsonl_line(text, self.path, lineno), self.path, lineno)
+                if self._key(record) != self.ids[position]:
+                    raise DataError(
+                        f"expected the record of {self.ids[position]!r} on this line; the file "
+                        "changed while the run was using it",
+                        path=self.path,
+                        line=lineno,
+                    )
+                out.append(record)
+        return out
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    status = os.stat(path)
+    return status.st_size, status.st_mtime_ns
