@@ -233,3 +233,34 @@ def test_streamed_metrics_equal_the_aggregates_of_the_full_scores(
     assert result.metrics["na_edge_case"]["n_sentences"] == na.n_edge_case
     summary = task_type("kalma.score").summarize(records, run.info)
     assert summary == {k: v for k, v in result.metrics.items() if k != "progress"}
+
+
+def test_equal_answer_summaries_are_shared_and_count_once_each(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """The metrics keep one object per distinct answer summary; an answer scored twice (under
+    two ids) still counts twice: the demo's hand-checked micro averages come out unchanged, and
+    the macro averages too, since each answer's ratio appears twice."""
+    from citegraph.kalma.score._report import _Scores, build_metrics
+    from citegraph.runs import RunDir
+
+    config = ScoreConfig()
+    result = score_answers(
+        DEMO / "answers.jsonl", tmp_path, config, gold_path=DEMO / "gold.jsonl", data_dir=data_dir
+    )
+    records = list(RunDir.read(tmp_path).records)
+    doubled = records + [r | {"id": f"{r['id']}-again"} for r in records]
+    scores = _Scores.of(doubled)
+    n = len(records)
+    assert all(scores.citations[i] is scores.citations[n + i] for i in range(n))
+    assert all(scores.outlines[i] is scores.outlines[n + i] for i in range(n))
+    metrics = build_metrics(doubled, config, "lexical", gold_given=True)
+    for name, (micro, macro) in _expected_paper().items():
+        assert metrics[name]["micro"] == pytest.approx(micro), name
+        assert metrics[name]["macro"] == pytest.approx(macro), name
+    assert metrics["n_answers"] == 2 * result.metrics["n_answers"]
+    assert metrics["n_citations"] == 2 * result.metrics["n_citations"]
+    assert metrics["unmeasured"] == {
+        k: {reason: 2 * c for reason, c in v.items()}
+        for k, v in result.metrics["unmeasured"].items()
+    }

@@ -11,10 +11,11 @@ from, per answer; ``config``: modes, parser, NLI model, versions.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from citegraph import __version__
 from citegraph.kalma.parse._paper import PAPER_PARSER
@@ -26,6 +27,7 @@ from citegraph.kalma.score._na import AnswerNAScores, NAReport, aggregate_na_sco
 from citegraph.metrics import BootstrapConfig, MicroMacro
 
 PARSERS = {"paper": PAPER_PARSER, "reference": REFERENCE_PARSER}
+T = TypeVar("T")
 METRICS = ("correctness", "precision", "recall", "f1", "alignment", "na_precision", "na_recall")
 
 
@@ -93,7 +95,12 @@ class _Scores:
     """What the averages need of each answer, from one pass over the records: the per-answer
     scores without their per-citation detail (verdicts, missed gold facts, NLI pairs, absent
     facts), each answer's alignment pair sources, the fields :func:`_unmeasured_counts` reads
-    (``outlines``), and the marker and parse-issue counts."""
+    (``outlines``), and the marker and parse-issue counts.
+
+    Answers whose summaries are equal share one object (they are frozen): a summary is a few
+    small counts and ratios, so a run of 10,000 answers holds a list of references and the
+    distinct summaries, not 10,000 of each, and a summary seen before is not validated again.
+    """
 
     citations: list[AnswerCitationScores] = field(default_factory=list)
     alignments: list[AnswerAlignment | None] = field(default_factory=list)
@@ -102,6 +109,7 @@ class _Scores:
     outlines: list[dict[str, Any]] = field(default_factory=list)
     n_na_markers: int = 0
     n_parse_issues: int = 0
+    _shared: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, records: Iterable[dict[str, Any]]) -> _Scores:
@@ -113,28 +121,49 @@ class _Scores:
     def add(self, r: dict[str, Any]) -> None:
         cited, aligned, na = r["citations"], r["alignment"], r["na"]
         self.citations.append(
-            AnswerCitationScores.model_validate(cited | {"verdicts": (), "gold_missed": ()})
+            self._one(
+                "c",
+                _without(cited, "verdicts", "gold_missed"),
+                AnswerCitationScores.model_validate,
+            )
         )
         if aligned:
-            self.alignments.append(AnswerAlignment.model_validate(aligned | {"pairs": ()}))
-            self.sources.append(Counter(p["source"] for p in aligned["pairs"]))
+            self.alignments.append(
+                self._one("a", _without(aligned, "pairs"), AnswerAlignment.model_validate)
+            )
+            sources = Counter(p["source"] for p in aligned["pairs"])
+            self.sources.append(self._one("s", sources, Counter))
         else:
             self.alignments.append(None)
-            self.sources.append(Counter())
+            self.sources.append(self._one("s", {}, Counter))
         if na:
-            self.na.append(AnswerNAScores.model_validate(na | {"absent": (), "pairs": ()}))
-        self.outlines.append(
-            {
-                "unmeasured": r["unmeasured"],
-                "citations": {k: cited[k] for k in ("n_citations", "n_gold")},
-                "alignment": {"total": aligned["total"]} if aligned else aligned,
-                "na": {k: na[k] for k in ("precision_den", "recall_den")} if na else na,
-            }
-        )
+            self.na.append(
+                self._one("n", _without(na, "absent", "pairs"), AnswerNAScores.model_validate)
+            )
+        outline = {
+            "unmeasured": r["unmeasured"],
+            "citations": {k: cited[k] for k in ("n_citations", "n_gold")},
+            "alignment": {"total": aligned["total"]} if aligned else aligned,
+            "na": {k: na[k] for k in ("precision_den", "recall_den")} if na else na,
+        }
+        self.outlines.append(self._one("o", outline, dict))
         self.n_na_markers += sum(
             1 for s in r["parsed"]["sentences"] for c in s["citations"] if c["kind"] == "na"
         )
         self.n_parse_issues += r["parse_issues"]
+
+    def _one(self, kind: str, raw: dict[str, Any], build: Callable[[dict[str, Any]], T]) -> T:
+        """``build(raw)``, or the object built before from an equal ``raw`` of this ``kind``."""
+        key = kind + json.dumps(raw, sort_keys=True)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = build(raw)
+        return found  # type: ignore[no-any-return]
+
+
+def _without(raw: dict[str, Any], *fields: str) -> dict[str, Any]:
+    """``raw`` with the per-item detail ``fields`` emptied."""
+    return raw | dict.fromkeys(fields, ())
 
 
 EDGE_RULE = (
