@@ -257,3 +257,45 @@ def test_text_quality_sample(data_dir: Path, tmp_path: Path) -> None:
     assert sorted(judged) == ["specific-0", "specific-1"]
     assert judge.calls == 2 * 4  # four criteria per judged answer
     assert result.metrics["text_quality"]["coherence"]["mean"] == 4.0
+
+
+class _CountingRecords(list):  # type: ignore[type-arg]
+    """A list of records that counts the passes made over it."""
+
+    passes = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self.passes += 1
+        return super().__iter__()
+
+
+def test_run_metrics_read_each_record_once(data_dir: Path, tmp_path: Path) -> None:
+    from citegraph.kalma.run import _report
+
+    config = RunConfig(
+        model="mock",
+        gold="question-match",
+        remove_knowledge=1,
+        text_quality="mock/judge",
+        text_quality_sample=1,
+        mode="reference",  # the judge sees the first question with a KG
+    )
+    run_kalma(
+        tmp_path / "once",
+        config,
+        runtime=RunRuntime(limit=3),
+        data_dir=data_dir,
+        model=MockChat(script),
+        judge=MockChat("4", name="mock/judge"),
+    )
+    run = RunDir.read(tmp_path / "once")
+    records = _CountingRecords(run.records)
+    metrics = _report.build_run_metrics(records, run.info)
+    assert records.passes == 1
+    # The run's own sections see all they need of each record (RUN_FIELDS).
+    full = list(records)
+    assert metrics["generation"] == _report._generation(full)
+    assert metrics["experiment"] == _report._experiment(full, config)
+    assert metrics["experiment"]["n_facts_removed"] >= 1
+    assert metrics["text_quality"] == _report._text_quality(full) is not None
+    assert metrics["n_answers"] == 3
