@@ -91,6 +91,71 @@ def test_body_is_posted_as_json_verbatim() -> None:
     assert received.body["response_format"] == schema
 
 
+def test_request_headers() -> None:
+    """What the server sees besides the body: the SDK's headers (user agent, platform), the key
+    as a bearer token, JSON both ways, the read timeout; no retry of the SDK's own."""
+    with FakeOpenAIServer("ok") as server:
+        generate(local(server, timeout=42.0), ask("Hi"))
+        headers = {k.lower(): v for k, v in server.received[0].headers.items()}
+    assert headers["authorization"] == "Bearer EMPTY"
+    assert headers["content-type"] == "application/json"
+    assert headers["accept"] == "application/json"
+    assert headers["user-agent"].startswith("AsyncOpenAI/Python ")
+    assert headers["x-stainless-lang"] == "python"
+    assert headers["x-stainless-async"] == "async:asyncio"
+    assert headers["x-stainless-retry-count"] == "0"
+    assert headers["x-stainless-read-timeout"] == "42.0"
+    assert "openai-organization" not in headers and "idempotency-key" not in headers
+
+
+@pytest.mark.parametrize(
+    ("reply", "error", "message"),
+    [
+        (FakeReply(status=400, body={"error": {"message": "bad model"}}), ClientError, "bad model"),
+        (
+            FakeReply(status=400, body={"error": {"message": "", "code": 3}}),
+            ClientError,
+            '{"message": "", "code": 3}',
+        ),
+        (FakeReply(status=404, body={"error": "no such route"}), ClientError, "no such route"),
+        (
+            FakeReply(status=422, body={"detail": [{"msg": "bad"}]}),
+            ClientError,
+            '{"detail": [{"msg": "bad"}]}',
+        ),
+        (FakeReply(status=400, body=[1, 2]), ClientError, "Error code: 400"),
+        (FakeReply(status=400, body="plain words"), ClientError, "plain words"),
+        (FakeReply(status=400, body=b""), ClientError, "Error code: 400"),
+        (FakeReply(status=400, body='"a json string"'), ClientError, "a json string"),
+        (FakeReply(status=400, body="null"), ClientError, "Error code: 400"),
+        (FakeReply(status=503, body={"message": "top"}), ServerError, "top (gave up after 1 "),
+        (FakeReply(status=429, body={"error": {"message": "slow"}}), RateLimited, "slow (gave up"),
+    ],
+)
+def test_error_messages_from_the_error_body(reply: FakeReply, error: type, message: str) -> None:
+    """The server's error message, wherever an OpenAI-compatible server puts it."""
+    with FakeOpenAIServer(lambda _b: reply) as server:
+        with pytest.raises(error) as info:
+            generate(local(server, max_retries=0), ask("Hi"))
+        url = server.base_url
+    assert str(info.value).startswith(f"{url} answered HTTP {reply.status}: {message}")
+    assert info.value.status == reply.status and info.value.url == url
+
+
+def test_redirects_are_followed() -> None:
+    """As the SDK's HTTP client does: a 307 to another path repeats the POST there."""
+
+    def script(body: dict[str, Any]) -> FakeReply:
+        return FakeReply(text="moved ok")
+
+    moved = FakeReply(status=307, headers={"Location": "/v1/chat/completions"}, body=b"")
+    replies = [moved]
+    with FakeOpenAIServer(lambda b: replies.pop(0) if replies else script(b)) as server:
+        (gen,) = generate(local(server), ask("Hi"))
+        assert len(server.requests) == 2 and server.requests[1] == server.requests[0]
+    assert gen.text == "moved ok"
+
+
 def test_seed_none_and_empty_stop_are_omitted() -> None:
     with FakeOpenAIServer("ok") as server:
         generate(local(server), ask("Hi", seed=None))
