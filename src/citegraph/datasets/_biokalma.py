@@ -148,18 +148,8 @@ class KalmaSplit:
     def __init__(
         self, dataset: str | Path, split: Split, data_dir: str | Path | None = None
     ) -> None:
-        """Find and check every entry of the split's file.
-
-        Args:
-            dataset: ``"biokalma"`` or a dataset directory (see :func:`kalma_dataset_path`).
-            split: ``"general"`` or ``"specific"``.
-            data_dir: The data directory; used for ``"biokalma"`` only.
-
-        Raises:
-            ConfigError: unknown split.
-            DataNotFoundError: the directory or the split's file does not exist.
-            DataError: the file is malformed; names the entry (and line) and field.
-        """
+        """Find and check every entry of the split's file (the arguments and errors of
+        :func:`load_kalma_dataset`; a malformed file's error also names the line)."""
         self.split: Split = split
         self.path = kalma_dataset_path(dataset, split, data_dir)
         self._entries = JsonArrayIndex(self.path, what=_WHAT)
