@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -64,7 +65,8 @@ def test_bom_blanks_and_empty_list(tmp_path: Path) -> None:
         ('[["a"],\n["b"', 2, "ends inside the list"),
         ('[["a"]]]', 1, "more after the list's end"),
         ("\n]", 2, "unmatched closing bracket"),
-        ("[]x", 1, "around the list"),
+        ("[]x", 1, "more after the list's end"),
+        ('\n[["a\\"]', 2, "ends inside a string"),
         ("", 1, "ends inside the list"),
     ],
 )
@@ -91,3 +93,46 @@ def test_a_file_changed_after_indexing_is_refused(tmp_path: Path) -> None:
     os.utime(path, ns=(1, 1))
     with pytest.raises(DataError, match="the file changed"):
         index.entry(0)
+
+
+def test_random_files_read_back_as_json_parses_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Seeded random entries (nested lists, objects, strings with quotes, backslashes, brackets
+    and multi-byte characters), written compactly or indented, read through chunks of 3 to 64
+    bytes: every entry is the one json.loads finds."""
+    rng = random.Random(7)
+    alphabet = ['"', "\\", "[", "]", "{", "}", ",", " ", "\n", "a", "é", "名", "\u2028", ":"]
+
+    def text() -> str:
+        return "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+
+    def value(depth: int) -> object:
+        kind = rng.randint(0, 5 if depth < 3 else 2)
+        if kind == 0:
+            return text()
+        if kind == 1:
+            return rng.choice([1, -2.5, True, None])
+        if kind == 2:
+            return text()
+        if kind in (3, 4):
+            return [value(depth + 1) for _ in range(rng.randint(0, 3))]
+        return {text(): value(depth + 1) for _ in range(rng.randint(0, 3))}
+
+    for case in range(40):
+        entries = [
+            rng.choice([[value(1) for _ in range(rng.randint(0, 3))], {text(): value(1)}, text()])
+            for _ in range(rng.randint(0, 6))
+        ]
+        dumped = json.dumps(entries, ensure_ascii=case % 2 == 0, indent=None if case % 3 else 1)
+        path = _write(tmp_path / f"r{case}.json", dumped)
+        monkeypatch.setattr(json_array, "_CHUNK", rng.randint(3, 64))
+        assert list(JsonArrayIndex(path).entries()) == entries, dumped
+
+
+def test_an_unclosed_string_after_long_text_fails_at_once(tmp_path: Path) -> None:
+    """No backtracking: 300 KB of text and brackets, then a string that never closes."""
+    body = '[["' + "x " * 150_000 + '"], ["open \\" still open'
+    path = _write(tmp_path / "d.json", body)
+    with pytest.raises(DataError, match="ends inside a string"):
+        JsonArrayIndex(path)

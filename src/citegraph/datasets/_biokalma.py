@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Any, BinaryIO, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -154,7 +154,7 @@ class KalmaSplit:
         self.path = kalma_dataset_path(dataset, split, data_dir)
         self._entries = JsonArrayIndex(self.path, what=_WHAT)
         for index, entry in enumerate(self._entries.entries()):
-            _sample(split, index, entry, self.path)
+            _checked(index, entry, self.path)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -194,13 +194,27 @@ def _load_file(split: Split, path: Path) -> list[BioKaLMASample]:
 
 
 def _sample(split: Split, index: int, entry: object, path: Path) -> BioKaLMASample:
+    question, entities = _checked(index, entry, path)
+    stripped = question.startswith(_PREFIX)
+    return BioKaLMASample(
+        id=f"{split}-{index}",
+        split=split,
+        index=index,
+        question=question[len(_PREFIX) :] if stripped else question,
+        prefix_stripped=stripped,
+        graphs=tuple(Subgraph.from_entity_dict(entity) for entity in entities),
+    )
+
+
+def _checked(index: int, entry: object, path: Path) -> tuple[str, list[dict[str, Any]]]:
+    """The question and entity dicts of a well-formed entry: what :func:`_sample` needs, and
+    all it needs (a checked entity dict always builds a graph: its values become strings)."""
     where = f"entry {index}"
     if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)):
         raise DataError(f"{where}: expected [question, [entity, ...]]", path=path)
     question, entities = entry
     if not isinstance(entities, list):
         raise DataError(f"{where}: entities must be a list", path=path, field="entities")
-    graphs = []
     for j, ent in enumerate(entities):
         if not isinstance(ent, dict) or "qid" not in ent:
             raise DataError(f"{where}: entity {j} has no 'qid'", path=path, field="qid")
@@ -209,13 +223,4 @@ def _sample(split: Split, index: int, entry: object, path: Path) -> BioKaLMASamp
                 raise DataError(
                     f"{where}: entity {j}: a list value must hold strings", path=path, field=key
                 )
-        graphs.append(Subgraph.from_entity_dict(ent))
-    stripped = question.startswith(_PREFIX)
-    return BioKaLMASample(
-        id=f"{split}-{index}",
-        split=split,
-        index=index,
-        question=question[len(_PREFIX) :] if stripped else question,
-        prefix_stripped=stripped,
-        graphs=tuple(graphs),
-    )
+    return question, entities

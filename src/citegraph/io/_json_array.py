@@ -22,8 +22,12 @@ from citegraph.io._json_file import parse_json
 from citegraph.io._text import BOM, decode_text
 
 _CHUNK = 1 << 20
-# a string (its closing quote in group 1; none when it runs to the end of the chunk) or a bracket
-_TOKEN = re.compile(rb'"(?:[^"\\]|\\.)*(")?|[\[\]{}]', re.DOTALL)
+# a run of text and whole strings between brackets, a bracket, or a string left open (by the
+# end of the chunk, or of the file)
+# (possessive: text or a whole string per repeat, never given back, so no backtracking)
+_TOKEN = re.compile(rb'(?:[^"\[\]{}]++|"(?:[^"\\]++|\\.)*+")++|[\[\]{}]|"', re.DOTALL)
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKETS = frozenset(b"[]{}")
 _OPEN = frozenset(b"[{")
 _SPACE = re.compile(rb"[ \t\r\n]*")
 _GAPS = {  # (before the first entry, after the last): what may lie there
@@ -96,44 +100,59 @@ class JsonArrayIndex:
                 yield self.entry(index, handle)
 
     def _find(self, handle: BinaryIO) -> None:
-        """Record the span of each entry: one pass over the strings and brackets."""
-        depth = 0
-        closed = False
-        base = 0  # the file offset of ``chunk[0]``
-        chunk = b""
-        while data := handle.read(_CHUNK):
+        """Record the span of each entry: one pass over the brackets, each run of text and
+        strings between two brackets taken as one token (looked into only at the list's own
+        level, where a string is an entry)."""
+        self._depth, self._closed = 0, False
+        chunk = handle.read(len(BOM))
+        base = len(chunk) if chunk == BOM else 0  # the file offset of ``chunk[0]``
+        chunk = chunk[base:]
+        while True:
+            data = handle.read(_CHUNK)
             chunk += data
-            carry = len(chunk)
-            for match in _TOKEN.finditer(chunk):
-                token = match.group()
-                if token[0] == 0x22 and match.group(1) is None:  # a string cut by the chunk
-                    carry = match.start()
-                    break
-                if closed:
-                    self._fail(handle, base + match.start(), "more after the list's end")
-                if token[0] == 0x22:
-                    if depth == 0:
-                        self._fail(handle, base + match.start(), f"expected {self._what}")
-                    if depth == 1:
-                        self._starts.append(base + match.start())
-                        self._ends.append(base + match.end())
-                elif token[0] in _OPEN:
-                    if depth == 0 and token != b"[":
-                        self._fail(handle, base + match.start(), f"expected {self._what}")
-                    depth += 1
-                    if depth == 2:
-                        self._starts.append(base + match.start())
-                else:
-                    depth -= 1
-                    if depth < 0:
-                        self._fail(handle, base + match.start(), "unmatched closing bracket")
-                    if depth == 1:
-                        self._ends.append(base + match.end())
-                    closed = depth == 0
+            carry = self._tokens(handle, chunk, base, final=not data)
+            if not data:
+                break
             base += carry
             chunk = chunk[carry:]
-        if not closed:
+        if not self._closed:
             self._fail(handle, base + len(chunk), "the file ends inside the list")
+
+    def _tokens(self, handle: BinaryIO, chunk: bytes, base: int, *, final: bool) -> int:
+        """Read the tokens of ``chunk`` (at file offset ``base``); returns where the part to read
+        again with the next chunk starts (a run or a string the chunk may have cut)."""
+        for match in _TOKEN.finditer(chunk):
+            token, at = match.group(), base + match.start()
+            if token[0] not in _BRACKETS:  # a run of text and strings, or an unclosed string
+                if not final and (token == b'"' or match.end() == len(chunk)):
+                    return match.start()
+                if token == b'"':
+                    self._fail(handle, at, "the file ends inside a string")
+                if self._closed and token.strip():
+                    self._fail(handle, at, "more after the list's end")
+                if self._depth == 0 and token.strip():
+                    self._fail(handle, at, f"expected {self._what}")
+                if self._depth == 1:
+                    for string in _STRING.finditer(token):  # string entries
+                        self._starts.append(at + string.start())
+                        self._ends.append(at + string.end())
+                continue
+            if self._closed:
+                self._fail(handle, at, "more after the list's end")
+            if token[0] in _OPEN:
+                if self._depth == 0 and token != b"[":
+                    self._fail(handle, at, f"expected {self._what}")
+                self._depth += 1
+                if self._depth == 2:
+                    self._starts.append(at)
+            else:
+                self._depth -= 1
+                if self._depth < 0:
+                    self._fail(handle, at, "unmatched closing bracket")
+                if self._depth == 1:
+                    self._ends.append(at + 1)
+                self._closed = self._depth == 0
+        return len(chunk)
 
     def _check_gaps(self, handle: BinaryIO) -> None:
         """The bytes before the first entry, between entries and after the last are JSON's own:
