@@ -37,3 +37,12 @@ def test_a_bad_entry_is_refused_when_the_split_is_opened(tmp_path: Path) -> None
         (tmp_path / name).write_text(json.dumps([good, ["Who?", [{"name": "B"}]]]))
     with pytest.raises(DataError, match="entry 1: entity 0 has no 'qid'"):
         KalmaSplit(tmp_path, "specific")
+
+
+def test_ids_and_has_graph_without_building_graphs(data_dir: Path) -> None:
+    whole = load_biokalma("general", data_dir)
+    lazy = KalmaSplit("biokalma", "general", data_dir)
+    assert lazy.ids == [s.id for s in whole]
+    assert [lazy.has_graph(s.id) for s in whole] == [s.has_graph for s in whole]
+    assert sum(not lazy.has_graph(i) for i in lazy.ids) == 98
+    assert not lazy.has_graph("general-5000")

@@ -153,11 +153,24 @@ class KalmaSplit:
         self.split: Split = split
         self.path = kalma_dataset_path(dataset, split, data_dir)
         self._entries = JsonArrayIndex(self.path, what=_WHAT)
-        for index, entry in enumerate(self._entries.entries()):
-            _checked(index, entry, self.path)
+        self._with_graph = bytearray(
+            bool(_checked(index, entry, self.path)[1])
+            for index, entry in enumerate(self._entries.entries())
+        )
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    @property
+    def ids(self) -> list[str]:
+        """Every sample id, in file order (``<split>-0`` ...)."""
+        return [f"{self.split}-{i}" for i in range(len(self))]
+
+    def has_graph(self, sample_id: str) -> bool:
+        """Whether the entry came with a graph (:attr:`BioKaLMASample.has_graph`), without
+        building it."""
+        index = self.index_of(sample_id)
+        return index is not None and bool(self._with_graph[index])
 
     def index_of(self, sample_id: str) -> int | None:
         """The position of ``<split>-<i>`` in the file, or None when the split has no such id."""

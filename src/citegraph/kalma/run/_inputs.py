@@ -11,13 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.datasets import (
-    BioKaLMASample,
-    GoldRecord,
-    kalma_dataset_path,
-    load_kalma_dataset,
-    read_gold,
-)
+from citegraph.datasets import BioKaLMASample, GoldRecord, KalmaSplit, read_gold
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma.run._ablations import corrupt_retrieval
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, question_match_gold
@@ -28,41 +22,53 @@ from citegraph.runs import sha256_file
 
 
 class RunInputs(BaseModel):
-    """The inputs of one ``kalma run``, read once."""
+    """The inputs of one ``kalma run``, read once: the split checked (its questions are read
+    when they are answered), and all that is chosen over the whole split."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-    samples: list[BioKaLMASample] = Field(description="The whole split, in dataset order.")
+    split: KalmaSplit = Field(description="The split, checked; samples are read when answered.")
     gold: dict[str, GoldRecord] | None = Field(description="Gold knowledge by id (None: none).")
     data: dict[str, str] = Field(description="Input files and their SHA-256 (run identity).")
-    graphs: dict[str, tuple[Subgraph, ...]] = Field(
-        description="The KG context per question, with the retrieval ablation applied."
+    graphs: dict[str, tuple[Subgraph, ...]] | None = Field(
+        description="The KG context per question when the retrieval ablation changed it (None: "
+        "each question's own graphs)."
     )
     judged: set[str] | None = Field(description="Questions the judge sees (None: all).")
 
+    def context(self, sample: BioKaLMASample) -> tuple[Subgraph, ...]:
+        """The KG context the model is given for ``sample``."""
+        return tuple(sample.graphs) if self.graphs is None else self.graphs[sample.id]
+
 
 def read_inputs(config: RunConfig, data_dir: str | Path | None) -> RunInputs:
-    """Load the split and decide everything that is chosen over the whole split.
+    """Check the split and decide everything that is chosen over the whole split. Every graph
+    is built here only when that choice needs them all (approximate gold, the retrieval
+    ablation); otherwise a question's graphs are built when it is answered.
 
     Raises:
         ConfigError: ``--remove-knowledge`` without gold.
-        DataError: the gold file is malformed or names ids the split does not have.
+        DataError: the split or the gold file is malformed, or the gold names ids the split
+            does not have.
     """
-    samples = load_kalma_dataset(config.dataset, config.split, data_dir)
-    gold, data = _gold(config, samples, data_dir)
+    split = KalmaSplit(config.dataset, config.split, data_dir)
+    whole: list[BioKaLMASample] | None = None
+    if gold_source(config) == APPROX_GOLD or config.retrieval_accuracy < 100:
+        whole = split.samples(split.ids)
+    gold, data = _gold(config, split, whole)
     return RunInputs(
-        samples=samples,
+        split=split,
         gold=gold,
         data=data,
-        graphs=_context_graphs(config, samples),
-        judged=_judged_ids(config, samples),
+        graphs=None if whole is None else _context_graphs(config, whole),
+        judged=_judged_ids(config, split),
     )
 
 
 def _gold(
-    config: RunConfig, samples: Sequence[BioKaLMASample], data_dir: str | Path | None
+    config: RunConfig, split: KalmaSplit, whole: Sequence[BioKaLMASample] | None
 ) -> tuple[dict[str, GoldRecord] | None, dict[str, str]]:
-    data = {"dataset": sha256_file(kalma_dataset_path(config.dataset, config.split, data_dir))}
+    data = {"dataset": sha256_file(split.path)}
     source = gold_source(config)
     if source is None:
         if config.remove_knowledge:
@@ -73,16 +79,15 @@ def _gold(
     if source == APPROX_GOLD:
         gold = {
             s.id: GoldRecord(id=s.id, knowledge=tuple(question_match_gold(s.question, s.graphs)))
-            for s in samples
+            for s in whole or ()
         }
         return gold, data
     path = Path(source)
     # A gold file may cover both splits (kalma build writes one): keep this split's ids.
     other = "general-" if config.split == "specific" else "specific-"
     gold = {k: v for k, v in read_gold(path).items() if not k.startswith(other)}
-    known = {s.id for s in samples}
     for gid in gold:
-        if gid not in known:
+        if split.index_of(gid) is None:
             raise DataError(
                 f"id {gid!r} is not in the {config.split} split of {config.dataset}",
                 path=path,
@@ -92,14 +97,15 @@ def _gold(
     return gold, data
 
 
-def _judged_ids(config: RunConfig, samples: Sequence[BioKaLMASample]) -> set[str] | None:
+def _judged_ids(config: RunConfig, split: KalmaSplit) -> set[str] | None:
     """The questions the text-quality judge sees (None: all), chosen over the whole split."""
     n = config.text_quality_sample
     if not config.text_quality or n is None:
         return None
+    ids = split.ids
     if config.rules.judge_first_n:
-        return set(reference_subset([s.id for s in samples], [s.has_graph for s in samples], n))
-    with_graph = [s.id for s in samples if s.has_graph]
+        return set(reference_subset(ids, [split.has_graph(i) for i in ids], n))
+    with_graph = [i for i in ids if split.has_graph(i)]
     return set(
         random.Random(f"{config.seed}:text-quality").sample(with_graph, min(n, len(with_graph)))
     )

@@ -57,7 +57,7 @@ class RunResult(TaskResult):
 
 
 @register_task
-class KalmaRunTask(Task[BioKaLMASample, RunModels]):
+class KalmaRunTask(Task[str, RunModels]):
     """``kalma.run``: one item per question of the split; the record is the scored answer.
 
     Models passed in (``model``, ``judge``, ``nli``, ``kg``) are used as they are and left open
@@ -88,8 +88,10 @@ class KalmaRunTask(Task[BioKaLMASample, RunModels]):
         """The split, gold, context graphs and judged questions (read on first use)."""
         return read_inputs(self.config, self.data_dir)
 
-    def items(self) -> list[tuple[str, BioKaLMASample]]:
-        return [(s.id, s) for s in self.inputs.samples]
+    def items(self) -> list[tuple[str, str]]:
+        """One item per question of the split: its id (the question and its graphs are read
+        from the split when it is answered)."""
+        return [(sid, sid) for sid in self.inputs.split.ids]
 
     @asynccontextmanager
     async def open(self, runtime: Runtime) -> AsyncIterator[RunModels]:
@@ -154,18 +156,18 @@ class KalmaRunTask(Task[BioKaLMASample, RunModels]):
         """Questions in flight: ``--concurrency``, else the server's request limit, else 4."""
         return runtime.concurrency_for(models.answerer, 4)
 
-    async def work(self, batch: Sequence[BioKaLMASample], models: RunModels) -> list[Record]:
+    async def work(self, batch: Sequence[str], models: RunModels) -> list[Record]:
         inputs = self.inputs
         return [
             await answer_and_score(
                 sample,
                 self.config,
                 models,
-                graphs=inputs.graphs[sample.id],
+                graphs=inputs.context(sample),
                 gold=inputs.gold,
                 judged=inputs.judged,
             )
-            for sample in batch
+            for sample in inputs.split.samples(batch)
         ]
 
     @classmethod
