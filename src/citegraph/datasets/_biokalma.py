@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -186,14 +186,18 @@ class KalmaSplit:
         Raises:
             DataError: the split has no such id, or the file changed since it was checked.
         """
-        with self.path.open("rb") as handle:
-            return [self._read(sid, handle) for sid in sample_ids]
+        indices = [self._index(sid) for sid in sample_ids]
+        entries = self._entries.read(indices)
+        return [
+            _sample(self.split, i, entry, self.path)
+            for i, entry in zip(indices, entries, strict=True)
+        ]
 
-    def _read(self, sample_id: str, handle: BinaryIO) -> BioKaLMASample:
+    def _index(self, sample_id: str) -> int:
         index = self.index_of(sample_id)
         if index is None:
             raise DataError(f"no sample {sample_id!r} in this split", path=self.path)
-        return _sample(self.split, index, self._entries.entry(index, handle), self.path)
+        return index
 
 
 _WHAT = "a JSON list of [question, [entity, ...]] entries"

@@ -13,13 +13,13 @@ from __future__ import annotations
 import os
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from citegraph.errors import DataError, DataNotFoundError
 from citegraph.io._json_file import parse_json
-from citegraph.io._text import BOM, decode_text
+from citegraph.io._text import BOM, check_unchanged, decode_text, file_stamp
 
 _CHUNK = 1 << 20
 # a run of text and whole strings between brackets, a bracket, or a string left open (by the
@@ -63,27 +63,42 @@ class JsonArrayIndex:
         with self.path.open("rb") as handle:
             self._find(handle)
             self._check_gaps(handle)
-        status = os.stat(self.path)
-        self._stamp = (status.st_size, status.st_mtime_ns)
+        self._stamp = file_stamp(self.path)
 
     def __len__(self) -> int:
         return len(self._starts)
 
-    def entry(self, index: int, handle: BinaryIO | None = None) -> Any:
-        """Entry ``index`` parsed (through the open ``handle`` when given).
+    def entry(self, index: int) -> Any:
+        """Entry ``index`` parsed.
 
         Raises:
-            DataError: the entry is not valid JSON (names the file's line), or the file changed
+            DataError: as :meth:`read`.
+        """
+        return self.read([index])[0]
+
+    def read(self, indices: Sequence[int]) -> list[Any]:
+        """The entries at ``indices`` parsed, through one open file.
+
+        Raises:
+            DataError: an entry is not valid JSON (names the file's line), or the file changed
                 since it was indexed.
         """
-        if handle is None:
-            with self.path.open("rb") as own:
-                return self.entry(index, own)
-        status = os.stat(self.path)
-        if (status.st_size, status.st_mtime_ns) != self._stamp:
-            raise DataError(
-                "the file changed while the run was using it; start the run again", path=self.path
-            )
+        check_unchanged(self.path, self._stamp)
+        with self.path.open("rb") as handle:
+            return [self._parse(index, handle) for index in indices]
+
+    def entries(self) -> Iterator[Any]:
+        """Every entry parsed, in file order, one at a time.
+
+        Raises:
+            DataError: as :meth:`read`.
+        """
+        check_unchanged(self.path, self._stamp)
+        with self.path.open("rb") as handle:
+            for index in range(len(self)):
+                yield self._parse(index, handle)
+
+    def _parse(self, index: int, handle: BinaryIO) -> Any:
         start = self._starts[index]
         handle.seek(start)
         raw = handle.read(self._ends[index] - start)
@@ -92,12 +107,6 @@ class JsonArrayIndex:
         except DataError as err:
             line = (err.line or 1) - 1 + self._line_of(handle, start)
             raise DataError(f"entry {index}: {err.reason}", path=self.path, line=line) from err
-
-    def entries(self) -> Iterator[Any]:
-        """Every entry parsed, in file order, one at a time."""
-        with self.path.open("rb") as handle:
-            for index in range(len(self)):
-                yield self.entry(index, handle)
 
     def _find(self, handle: BinaryIO) -> None:
         """Record the span of each entry: one pass over the brackets, each run of text and

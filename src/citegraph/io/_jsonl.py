@@ -125,16 +125,12 @@ class TolerantScan:
                 body, exc.start, self.path, line=lineno, line_offset=where
             ) from None
         try:
-            record = parse_json(text, self.path, line=lineno)
+            record = parse_jsonl_line(text, self.path, lineno)
         except DataError as err:
             if last and isinstance(err.__cause__, json.JSONDecodeError):
                 self.torn, self.end = 1, offset
                 return
             raise
-        if not isinstance(record, dict):
-            raise DataError(
-                f"expected a JSON object, got {_json_type(record)}", path=self.path, line=lineno
-            )
         yield JsonlLine(offset, len(body), record)
 
 

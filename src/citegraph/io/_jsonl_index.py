@@ -9,7 +9,6 @@ rather than read at the wrong offsets.
 
 from __future__ import annotations
 
-import os
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -17,7 +16,7 @@ from typing import Any, Generic, TypeVar
 
 from citegraph.errors import DataError
 from citegraph.io._jsonl import iter_jsonl_at, parse_jsonl_line
-from citegraph.io._text import read_line_at
+from citegraph.io._text import check_unchanged, file_stamp, read_line_at
 
 T = TypeVar("T")
 
@@ -79,7 +78,7 @@ class JsonlIndex(Generic[T]):
             self._lines.append(lineno)
             self._offsets.append(offset)
         self._positions = {sid: i for i, sid in enumerate(self.ids)}
-        self._stamp = _stamp(self.path)
+        self._stamp = file_stamp(self.path)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -99,10 +98,7 @@ class JsonlIndex(Generic[T]):
             DataError: the file changed since it was checked (it is part of the run's identity),
                 or a line no longer holds the record it held.
         """
-        if _stamp(self.path) != self._stamp:
-            raise DataError(
-                "the file changed while the run was using it; start the run again", path=self.path
-            )
+        check_unchanged(self.path, self._stamp)
         out: list[T] = []
         with self.path.open("rb") as handle:
             for position in positions:
@@ -118,8 +114,3 @@ class JsonlIndex(Generic[T]):
                     )
                 out.append(record)
         return out
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    status = os.stat(path)
-    return status.st_size, status.st_mtime_ns

@@ -8,6 +8,7 @@ start of a file (editors and Excel write one) is dropped.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -115,3 +116,22 @@ def _line_text(raw: bytes, path: Path, lineno: int, offset: int) -> str:
         column = start + exc.start
         raise not_utf8_error(raw, column, path, line=lineno, line_offset=offset) from None
     return text.removesuffix("\n").removesuffix("\r")
+
+
+def file_stamp(path: Path) -> tuple[int, int]:
+    """``(size, modification time in ns)`` of ``path``: what changes when the file is written."""
+    status = os.stat(path)
+    return status.st_size, status.st_mtime_ns
+
+
+def check_unchanged(path: Path, stamp: tuple[int, int]) -> None:
+    """Refuse a file written since it was checked (its :func:`file_stamp` was ``stamp``): a
+    reader holding its offsets would read the wrong bytes.
+
+    Raises:
+        DataError: the file changed.
+    """
+    if file_stamp(path) != stamp:
+        raise DataError(
+            "the file changed while the run was using it; start the run again", path=path
+        )
