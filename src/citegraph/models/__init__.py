@@ -14,7 +14,7 @@ from citegraph.models._chat_factory import (
     default_generate_config,
     parse_model_spec,
 )
-from citegraph.models._chat_hf import HFChat, load_causal_lm, resolve_dtype
+from citegraph.models._chat_hf import HFChat, load_causal_lm
 from citegraph.models._chat_local import (
     LOCAL_CHAT_NAME,
     LOCAL_GENERATE_DEFAULTS,
@@ -80,11 +80,22 @@ from citegraph.models._normalize import (
     parse_date,
     strip_accents,
 )
+from citegraph.models._placement import (
+    DEVICE_HELP,
+    DTYPE_HELP,
+    Placement,
+    free_memory,
+    load_placed,
+    resolve_device,
+    resolve_dtype,
+)
 from citegraph.models._reranker import CrossEncoderReranker, HFTextScorer, reranker_model
 
 __all__ = [
     "CONTRADICTION_LABELS",
     "DEFAULT_MOCK_OUTPUT",
+    "DEVICE_HELP",
+    "DTYPE_HELP",
     "ENTAILMENT_LABELS",
     "HFNLI3",
     "LOCAL_CHAT_NAME",
@@ -126,6 +137,7 @@ __all__ = [
     "NLIProbs",
     "NLIVerdict",
     "OpenAICompatibleChat",
+    "Placement",
     "ProgressCallback",
     "ProviderPreset",
     "RerankerOptions",
@@ -146,8 +158,10 @@ __all__ = [
     "find_dates",
     "find_entailment_index",
     "find_three_way_indices",
+    "free_memory",
     "load_causal_lm",
     "load_hf_model",
+    "load_placed",
     "load_pretrained",
     "local_chat",
     "local_generate_config",
@@ -161,6 +175,7 @@ __all__ = [
     "quiet_loading",
     "require_transformers",
     "reranker_model",
+    "resolve_device",
     "resolve_dtype",
     "resolve_model_path",
     "strip_accents",

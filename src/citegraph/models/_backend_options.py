@@ -18,12 +18,16 @@ from citegraph.errors import ConfigError
 
 _B = TypeVar("_B")
 
+#: Options that place a model (dropped for backends without one).
+PLACEMENT_OPTIONS = frozenset({"device", "dtype"})
+
 
 class NLIOptions(TypedDict, total=False):
     """Options of the entailment backends (each takes a subset; see the classes)."""
 
     batch_size: int
     device: str
+    dtype: Any
     max_length: int | None
     entailment_index: int | None
     threshold: float | None
@@ -38,6 +42,7 @@ class NLI3Options(TypedDict, total=False):
 
     batch_size: int
     device: str
+    dtype: Any
     max_length: int
     class_indices: tuple[int, int, int] | None
     year_only_dates: bool
@@ -48,6 +53,7 @@ class RerankerOptions(TypedDict, total=False):
 
     batch_size: int
     device: str
+    dtype: Any
     max_length: int
     label_index: int | None
 
@@ -96,8 +102,14 @@ def build_checked(
     """``cls(*args, **options)``, after :func:`check_options` refused options ``cls`` does not
     take (so a misspelt option fails, naming ``spec``, before any model is loaded).
 
+    ``device`` and ``dtype`` say where a model runs: a backend without a model (the lexical
+    ones) does not take them, and they are dropped for it rather than refused, so one
+    ``--device`` serves every backend of a command.
+
     Raises:
         ConfigError: An option the backend does not take.
     """
+    allowed = keyword_names(cls)
+    options = {k: v for k, v in options.items() if k in allowed or k not in PLACEMENT_OPTIONS}
     check_options(spec, cls, options, what=what)
     return cls(*args, **options)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
@@ -79,19 +80,19 @@ def parse_model_spec(spec: str) -> tuple[str, str]:
     return provider, model
 
 
-def _hf_model(model: str) -> ChatModel:
+def _hf_model(model: str, device: str | None, dtype: Any) -> ChatModel:
     from citegraph.models._chat_hf import HFChat  # written separately; imported only when used
 
     if model.lower().endswith(".gguf"):
         path = Path(model)
-        return HFChat.load(str(path.parent), gguf_file=path.name)
-    return HFChat.load(model, gguf_file=None)
+        return HFChat.load(str(path.parent), gguf_file=path.name, device=device, dtype=dtype)
+    return HFChat.load(model, gguf_file=None, device=device, dtype=dtype)
 
 
-def _local_model() -> ChatModel:
+def _local_model(device: str | None, dtype: Any) -> ChatModel:
     from citegraph.models._chat_local import local_chat
 
-    return local_chat()
+    return local_chat(device=device, dtype=dtype)
 
 
 def default_generate_config(
@@ -128,6 +129,8 @@ def chat_model(
     max_retries: int = 5,
     cache: SQLiteCache | str | Path | None = None,
     mock_outputs: Sequence[str] | Callable[[ChatRequest], str] | str | None = None,
+    device: str | None = "auto",
+    dtype: Any = "auto",
 ) -> ChatModel:
     """Build the chat model ``spec`` names (see the module table).
 
@@ -142,6 +145,10 @@ def chat_model(
         max_retries: Retries of 429, 5xx, connection errors and timeouts.
         cache: A response cache, or a path for one (namespace ``chat``); ``None``: no cache.
         mock_outputs: The scripted outputs of a ``mock`` model (see :class:`MockChat`).
+        device: Where a local model (``hf/...``, ``local``) runs: ``"auto"`` (a GPU when
+            present), ``"cpu"``, ``"cuda[:i]"``, ``"mps"``; a server's models ignore it.
+        dtype: A local model's dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a
+            dtype name; a server's models ignore it.
 
     Returns:
         An object satisfying :class:`~citegraph.models.ChatModel`, wrapped in
@@ -176,9 +183,9 @@ def chat_model(
             max_retries=max_retries,
         )
     elif provider == "hf":
-        chat = _hf_model(model)
+        chat = _hf_model(model, device, dtype)
     elif provider == "local":
-        chat = _local_model()
+        chat = _local_model(device, dtype)
     else:
         chat = MockChat(mock_outputs, name=f"mock/{model}")
     if cache is None:

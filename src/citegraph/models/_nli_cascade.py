@@ -9,6 +9,7 @@ running the model, every other pair goes to the model in one batched call. Each 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from citegraph.errors import ModelError
 from citegraph.models._nli_lexical import LexicalNLI
@@ -35,6 +36,18 @@ class CascadeNLI:
     def name(self) -> str:
         """``"<first>+<model>"``, e.g. ``"lexical+hf:cross-encoder/nli-deberta-v3-base"``."""
         return f"{self._first.name}+{self._model.name}"
+
+    @property
+    def placement(self) -> Any:
+        """Where the model stage runs (its :class:`~citegraph.models.Placement`), if it has one."""
+        return getattr(self._model, "placement", None)
+
+    async def aclose(self) -> None:
+        """Close the stages that hold a model."""
+        for stage in (self._first, self._model):
+            close = getattr(stage, "aclose", None)
+            if close is not None:
+                await close()
 
     @property
     def stages(self) -> tuple[NLIModel, NLIModel]:

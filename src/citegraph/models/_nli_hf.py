@@ -70,7 +70,8 @@ class HFClassifierNLI(HFBackend):
         batch_size: Pairs per forward pass.
         max_length: Token limit of a pair (longest part truncated first); lowered to the
             model's position limit when that is smaller.
-        device: torch device, ``"cpu"`` by default.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
 
     Raises:
         MissingDependency: If torch or transformers is not installed.
@@ -89,12 +90,13 @@ class HFClassifierNLI(HFBackend):
         threshold: float | None = None,
         batch_size: int = 16,
         max_length: int = 512,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: Any = "auto",
     ) -> None:
         check_batching(batch_size, max_length)
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ConfigError(f"threshold must be in [0, 1], got {threshold}")
-        super().__init__(path, batch_size=batch_size, device=device)
+        super().__init__(path, batch_size=batch_size, device=device, dtype=dtype)
         config = self._model.config
         num_labels = int(config.num_labels)
         if num_labels == 1:

@@ -35,7 +35,8 @@ class TrueT5NLI(HFBackend):
         max_new_tokens: Generation length, 10 as in the KaLMA code.
         positive: The decoded answer that means entailed.
         template: Input format with ``{premise}`` and ``{hypothesis}``.
-        device: torch device, ``"cpu"`` by default.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
 
     Raises:
         MissingDependency: If torch or transformers is not installed.
@@ -55,14 +56,15 @@ class TrueT5NLI(HFBackend):
         max_new_tokens: int = 10,
         positive: str = "1",
         template: str = TRUE_TEMPLATE,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: Any = "auto",
     ) -> None:
         check_batching(batch_size, max_length)
         if max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if "{premise}" not in template or "{hypothesis}" not in template:
             raise ConfigError("template must contain {premise} and {hypothesis}")
-        super().__init__(path, batch_size=batch_size, device=device)
+        super().__init__(path, batch_size=batch_size, device=device, dtype=dtype)
         self._max_length = max_length
         self._max_new_tokens = max_new_tokens
         self._positive = positive

@@ -79,21 +79,29 @@ class _SequenceClassifier(HeldModel):
         path: str | Path,
         *,
         batch_size: int = 16,
-        device: str = "cpu",
+        device: str = "auto",
+        dtype: Any = "auto",
         max_length: int = 512,
         label_index: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
-        torch, tokenizer, model, self._path = load_hf_model(
-            path, "AutoModelForSequenceClassification"
+        loaded = load_hf_model(
+            path, "AutoModelForSequenceClassification", device=device, dtype=dtype
         )
+        torch, tokenizer, model, self._path = loaded[:4]
         config = model.config
         labels = {int(i): str(v) for i, v in config.id2label.items()}
         self._readout, self._index = _choose_readout(
             int(config.num_labels), label_index, self._one_label, labels
         )
         self._labels = labels
-        self._hold(model=model.to(device).eval(), tokenizer=tokenizer, torch=torch, device=device)
+        self._hold(
+            model=model,
+            tokenizer=tokenizer,
+            torch=torch,
+            device=loaded.placement.device,
+            placement=loaded.placement,
+        )
         self._batch_size = batch_size
         self._max_length = effective_max_length(max_length, tokenizer, config)
 
@@ -145,7 +153,8 @@ class CrossEncoderReranker(_SequenceClassifier):
         path: Local model directory or Hugging Face hub id (e.g.
             ``castorini/monobert-large-msmarco``, ``cross-encoder/ms-marco-MiniLM-L-6-v2``).
         batch_size: Pairs per forward pass.
-        device: torch device.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit of a pair (longer part truncated first), 512 as CONNER; lowered
             to the model's position limit.
         label_index: The "relevant" class of a model with 2 or more classes (default 1 for 2).
@@ -188,7 +197,8 @@ class HFTextScorer(_SequenceClassifier):
     Args:
         path: Local model directory or Hugging Face hub id.
         batch_size: Texts per forward pass.
-        device: torch device.
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit of a text (truncated at the end); lowered to the model's limit.
         label_index: The class whose probability is the score (required beyond 2 classes).
 

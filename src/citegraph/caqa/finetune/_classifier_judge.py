@@ -31,11 +31,10 @@ from citegraph.caqa.finetune._data import ClassifierInput, classifier_texts, pad
 from citegraph.caqa.judge._evaluator import Judgement, LabelSet
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import (
+    Placement,
     check_batching,
     effective_max_length,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
+    load_hf_model,
     resolve_model_path,
 )
 
@@ -110,7 +109,9 @@ class ClassifierJudge:
     Args:
         path: The model folder (or a hub id; no metadata is read from the hub).
         batch_size: Samples per forward pass.
-        device: torch device (None: cuda when available, else cpu).
+        device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``
+            (None: auto).
+        dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit per input (None: the training ``max_length``, else 512),
             lowered to the model's position limit.
         input_format: Override the input (``"pair"`` or ``"prompt"``) read from the metadata.
@@ -127,7 +128,8 @@ class ClassifierJudge:
         path: str | Path,
         *,
         batch_size: int = 16,
-        device: str | None = None,
+        device: str | None = "auto",
+        dtype: Any = "auto",
         max_length: int | None = None,
         input_format: ClassifierInput | None = None,
         prompt: str | None = None,
@@ -136,18 +138,16 @@ class ClassifierJudge:
         source = resolve_model_path(path)
         local = Path(source).exists()
         meta = _read_metadata(Path(source)) if local else None
-        torch, transformers = require_transformers("nli")
-        with quiet_loading(transformers):
-            tokenizer = load_pretrained(
-                transformers.AutoTokenizer.from_pretrained, source, "tokenizer"
-            )
-            model = load_pretrained(
-                transformers.AutoModelForSequenceClassification.from_pretrained, source, "model"
-            )
+        loaded = load_hf_model(
+            source, "AutoModelForSequenceClassification", device=device, dtype=dtype
+        )
+        torch, tokenizer, model = loaded.torch, loaded.tokenizer, loaded.model
         self._labels, self._label_set = map_class_labels(model.config.id2label)
-        self._device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        self.placement: Placement = loaded.placement
+        """Where the model runs (device, dtype, size)."""
+        self._device = loaded.placement.device
         self._torch, self._tokenizer = torch, tokenizer
-        self._model: Any = model.to(self._device).eval()
+        self._model: Any = model
         meta = meta or {}
         self._input = cast(ClassifierInput, input_format or meta.get("input") or "pair")
         self._prompt = prompt or meta.get("prompt") or "alpaca"

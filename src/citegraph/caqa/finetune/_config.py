@@ -68,7 +68,9 @@ class FinetuneConfig(BaseModel):
     max_train_samples: int | None = Field(
         default=None, ge=1, description="Train on a seeded random subset of this size."
     )
-    device: str | None = Field(default=None, description="torch device (None: cuda if present).")
+    device: str | None = Field(
+        default=None, description="torch device (None: auto, a GPU when present: CUDA, else MPS)."
+    )
     dtype: str | None = Field(
         default=None,
         description="Weight dtype when loading ('float32', 'bfloat16'...; None: the default). "

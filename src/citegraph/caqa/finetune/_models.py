@@ -97,7 +97,7 @@ class ClassifierTrainee(Trainee):
                 "ignore_mismatched_sizes": True,  # e.g. an NLI model's 3-way head is replaced
             }
             if config.dtype is not None:
-                kwargs["dtype"] = resolve_dtype(torch, config.dtype)
+                kwargs["dtype"] = resolve_dtype(torch, config.dtype, device)
             auto = transformers.AutoModelForSequenceClassification
             model = load_pretrained(lambda p: auto.from_pretrained(p, **kwargs), path, "classifier")
         model.config.problem_type = "single_label_classification"
@@ -148,7 +148,7 @@ class CausalTrainee(Trainee):
 
     def __init__(self, config: FinetuneConfig, torch: Any, transformers: Any, device: str) -> None:
         super().__init__(config, torch, transformers, device)
-        loaded = load_causal_lm(config.base, dtype=config.dtype)
+        loaded = load_causal_lm(config.base, device=device, dtype=config.dtype or "float32")
         tokenizer, model = loaded.tokenizer, loaded.model
         if config.prompt_format == "raw":
             tokenizer.chat_template = raw_chat_template(tokenizer)

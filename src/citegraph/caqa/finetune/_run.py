@@ -42,7 +42,7 @@ from citegraph.caqa.finetune._loop import EpochRecord, Progress, steps_per_epoch
 from citegraph.caqa.finetune._models import CausalTrainee, ClassifierTrainee, Trainee
 from citegraph.caqa.judge._prompts import prompt_version
 from citegraph.errors import ConfigError
-from citegraph.models import require_transformers
+from citegraph.models import require_transformers, resolve_device
 from citegraph.runs import package_versions
 
 
@@ -105,7 +105,7 @@ def finetune(
     dev_list = list(dev or [])
     dev_targets = training_targets(dev_list, config.labels)
     torch, transformers = require_transformers("nli" if config.kind == "classifier" else "local")
-    device = config.device or ("cuda" if torch.cuda.is_available() else "cpu")
+    device = resolve_device(torch, config.device)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f"{out.name}.tmp-", dir=out.parent))
     try:
