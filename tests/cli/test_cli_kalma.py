@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -238,7 +239,13 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
     mock = ReportingMock("Stephen Crane was a writer [Q206534, occupation: novelist].")
     lines: list[str] = []
     real_line = ask_cli.progress_line
-    monkeypatch.setattr(ask_cli, "chat_model", lambda spec, base_url=None: mock)
+    opened: list[dict[str, Any]] = []
+
+    def fake_chat_model(spec: str, **options: Any) -> MockChat:
+        opened.append({"spec": spec, **options})
+        return mock
+
+    monkeypatch.setattr(ask_cli, "chat_model", fake_chat_model)
     monkeypatch.setattr(
         ask_cli,
         "progress_line",
@@ -247,6 +254,8 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
     question = "Who was Stephen Crane and what shaped his writing?"
     result = CliRunner().invoke(main, ["ask", question, "--data-dir", str(data_dir), "--json"])
     assert result.exit_code == 0, result.output
+    # the local model is placed by --device / --dtype (auto unless given)
+    assert opened == [{"spec": "local", "base_url": None, "device": "auto", "dtype": "auto"}]
     config = mock.requests[0].config
     assert (config.max_tokens, config.repetition_penalty, config.stop) == (128, 1.3, LOCAL_STOP)
     assert mock.progress is None  # restored after the call

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from citegraph.cli._console import console, err_console, reports_errors
-from citegraph.cli._options import contact_option, data_dir_option, kg_option
+from citegraph.cli._options import contact_option, data_dir_option, device_options, kg_option
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
@@ -64,6 +64,7 @@ from citegraph.models import (
 @click.option("--seed", type=int, default=0, show_default=True)
 @data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
+@device_options
 @reports_errors
 def ask_command(
     question: str,
@@ -79,6 +80,8 @@ def ask_command(
     seed: int,
     data_dir: Path | None,
     as_json: bool,
+    device: str,
+    dtype: str,
 ) -> None:
     """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge)."""
     config = default_generate_config(
@@ -93,7 +96,7 @@ def ask_command(
     )
     with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
-        chat = chat_model(model, base_url=base_url)
+        chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     with err_console.status("Retrieving and generating...") as status:
         on_progress = progress_line(lambda line: status.update(line))
         result = asyncio.run(_ask(question, opened.kg, chat, config, prompt, on_progress))

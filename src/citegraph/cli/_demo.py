@@ -38,7 +38,7 @@ from citegraph.caqa import (
 from citegraph.cli._ask import progress_line, show_answer
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score
-from citegraph.cli._options import data_dir_option
+from citegraph.cli._options import data_dir_option, device_options
 from citegraph.cli._run import print_run_extras, run_one
 from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
 from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
@@ -63,6 +63,7 @@ QUESTION = "Who was Stephen Crane and what shaped his writing?"
 @click.option(
     "--mode", type=click.Choice(["paper", "reference"]), default="paper", show_default=True
 )
+@device_options
 @reports_errors
 def demo(
     out: Path,
@@ -73,13 +74,15 @@ def demo(
     conner: int,
     max_tokens: int,
     mode: str,
+    device: str,
+    dtype: str,
 ) -> None:
     """Ask, run and score KaLMA, build and judge CAQA, score knowledge with CONNER, on embedded
     data and a local model."""
     console.rule(f"1. citegraph ask {QUESTION!r}")
     with err_console.status("Opening the embedded KG and the local model (first time: ~20 s)"):
         kg = open_kg("biokalma", data_dir=data_dir).kg
-        chat = chat_model(model)
+        chat = chat_model(model, device=device, dtype=dtype)
     with err_console.status("Retrieving and generating...") as status:
         config = default_generate_config(model, {"max_tokens": max_tokens})
         on_progress = progress_line(lambda line: status.update(line))
@@ -93,9 +96,9 @@ def demo(
         gold="question-match",
         mode=mode,  # type: ignore[arg-type]
     )
-    run = run_one(
-        out / "kalma-run", run_config, RunRuntime(limit=questions), data_dir, None, overwrite=True
-    )
+    placed = RunRuntime(device=device, dtype=dtype).model_options()
+    run_runtime = RunRuntime(limit=questions, **placed)
+    run = run_one(out / "kalma-run", run_config, run_runtime, data_dir, None, overwrite=True)
     print_metrics(run.metrics)
     print_run_extras(run)
 
@@ -109,7 +112,7 @@ def demo(
     console.rule(f"4. citegraph caqa build + caqa judge --limit {judge} --evaluator {model}")
     built = build_caqa(
         out / "caqa", CaqaBuildConfig(questions="simplequestions-wd"), data_dir=data_dir,
-        runtime=Runtime(overwrite=True),
+        runtime=Runtime(overwrite=True, **placed),
     )  # fmt: skip
     console.print(render_statistics(built.metrics["statistics"]), markup=False, soft_wrap=True)
     judge_config = CaqaJudgeConfig(
@@ -117,7 +120,7 @@ def demo(
     )
     with err_console.status(f"Judging {judge} CAQA samples with {model}..."):
         judged = judge_caqa(
-            out / "caqa-judge", judge_config, runtime=Runtime(limit=judge, overwrite=True)
+            out / "caqa-judge", judge_config, runtime=Runtime(limit=judge, overwrite=True, **placed)
         )
     console.print(render_report(judged.report), markup=False, highlight=False, soft_wrap=True)
     console.print(
@@ -141,7 +144,7 @@ def demo(
             out / "conner",
             conner_config,
             data_dir=data_dir,
-            runtime=Runtime(limit=conner, overwrite=True),
+            runtime=Runtime(limit=conner, overwrite=True, **placed),
         )
     console.print(render_score(scored.metrics), markup=False, highlight=False, soft_wrap=True)
 

@@ -17,6 +17,7 @@ import click
 from pydantic import BaseModel
 
 from citegraph.cli._console import command_line, progress_bar
+from citegraph.models import DEVICE_HELP, DTYPE_HELP
 from citegraph.runs import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -112,6 +113,19 @@ def _count_option(flag: str, help_text: str) -> Callable[[F], F]:
     return click.option(flag, type=click.IntRange(min=1), default=None, help=help_text)
 
 
+def device_options(func: F) -> F:
+    """``--device`` and ``--dtype``: where local models (NLI, T5, rerankers, embeddings, LMs,
+    local chat models) run and in which dtype; a server's models ignore them."""
+    func = click.option(
+        "--dtype", default="auto", show_default=True, metavar="auto|float32|bfloat16|float16",
+        help=f"Local models' dtype: {DTYPE_HELP} Recorded with the numbers (dtype moves them).",
+    )(func)  # fmt: skip
+    return click.option(
+        "--device", default="auto", show_default=True, metavar="auto|cpu|cuda[:i]|mps",
+        help=f"Where local models run: {DEVICE_HELP}",
+    )(func)  # fmt: skip
+
+
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The engine's runtime options, the same on every command that runs a task: ``--limit``,
     ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache`` and the executor
@@ -143,6 +157,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
         func
     )
+    func = device_options(func)
     func = _count_option("--batch-size", "Items per model call (default: the task's).")(func)
     func = _count_option(
         "--concurrency", "Model calls in flight at once (default: the model's or the task's)."
@@ -174,6 +189,8 @@ def runtime_from(
         ray_address=options.pop("ray_address", None),
         ray_actors=options.pop("ray_actors", None),
         ray_gpus_per_actor=options.pop("ray_gpus_per_actor", 0.0) or 0.0,
+        device=options.pop("device", "auto"),
+        dtype=options.pop("dtype", "auto"),
         overwrite=overwrite,
         command=command_line(),
         progress=progress,

@@ -43,7 +43,13 @@ from citegraph.models._hf_common import (
     resolve_model_path,
 )
 from citegraph.models._hf_generation import ProgressReporter, ReplyRepetitionPenalty, torch_threads
-from citegraph.models._placement import Placement, load_placed
+from citegraph.models._placement import (
+    Placement,
+    load_placed,
+    resolve_device,
+    resolve_dtype,
+    run_error,
+)
 
 #: The prompt format for tokenizers without a chat template: one ``Role: content`` line per
 #: message, then ``Assistant:`` for the model to continue.
@@ -136,6 +142,8 @@ def load_causal_lm(
     if gguf_file is not None and importlib.util.find_spec("gguf") is None:
         raise MissingDependency("gguf", "local")
     source = resolve_model_path(text)
+    device = resolve_device(torch, device)  # a missing device fails before anything is loaded
+    resolve_dtype(torch, dtype, device)
     kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
     auto = transformers.AutoModelForCausalLM
     with quiet_loading(transformers), quiet_stderr(gguf_file is not None):
@@ -316,7 +324,7 @@ class HFChat(HeldModel):
                 ):
                     output = model.generate(**inputs, **options)
             except Exception as exc:  # torch / transformers raise many types
-                raise ModelError(f"{self.name}: generation failed: {exc}") from exc
+                raise run_error(self._torch, self.name, self._device, exc, "generation") from exc
             new_ids = output[0][prompt_len:].tolist()
             decoded = tokenizer.decode(new_ids, skip_special_tokens=True)  # under the lock too
         text, stopped = cut_at_stop(decoded, config.stop)

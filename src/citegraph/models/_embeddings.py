@@ -36,7 +36,7 @@ from citegraph.models._hf_common import (
     load_hf_model,
     resolve_model_path,
 )
-from citegraph.models._placement import Placement
+from citegraph.models._placement import Placement, run_error
 
 __all__ = [
     "MINILM_NAME",
@@ -223,7 +223,7 @@ class HFEmbeddingModel(HeldModel):
         try:
             hidden = self._model(**inputs).last_hidden_state
         except Exception as exc:  # shape / device / dtype / memory problems surface here
-            raise ModelError(f"{self.name}: forward pass failed: {exc}") from exc
+            raise run_error(self._torch, self.name, self._device, exc) from exc
         hidden = hidden.float()
         if self.pooling == "cls":
             pooled = hidden[:, 0]

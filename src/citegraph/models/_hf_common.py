@@ -19,7 +19,13 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._hf_batching import LengthSorted
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
-from citegraph.models._placement import Placement, load_placed
+from citegraph.models._placement import (
+    Placement,
+    load_placed,
+    resolve_device,
+    resolve_dtype,
+    run_error,
+)
 
 _T = TypeVar("_T")
 
@@ -108,6 +114,8 @@ def load_hf_model(
     """
     torch, transformers = require_transformers(extra)
     source = resolve_model_path(path)
+    device = resolve_device(torch, device)  # a missing device fails before anything is loaded
+    resolve_dtype(torch, dtype, device)
     auto = getattr(transformers, auto_class)
     with quiet_loading(transformers):
         tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, source, "tokenizer")
@@ -286,4 +294,6 @@ def classifier_logits(name: str, model: Any, inputs: dict[str, Any]) -> Any:
     try:
         return model(**inputs).logits.float()
     except Exception as exc:
-        raise ModelError(f"{name}: forward pass failed: {exc}") from exc
+        import torch  # loaded already: the model is a torch module
+
+        raise run_error(torch, name, str(model.device), exc) from exc

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citegraph.errors import ModelError
 from citegraph.models._lm_inputs import ScoreItem
+from citegraph.models._placement import run_error
 
 __all__ = ["LMForward", "Scored", "SharedPrefix"]
 
@@ -145,7 +145,7 @@ class LMForward:
         try:
             return module(**inputs)
         except Exception as exc:  # shape / device / dtype / memory problems surface here
-            raise ModelError(f"{self._name}: forward pass failed: {exc}") from exc
+            raise run_error(self._torch, self._name, self._device, exc) from exc
 
     def _hidden(self, ids: Any, mask: Any) -> Any:
         return self._call(self._decoder, input_ids=ids, attention_mask=mask).last_hidden_state

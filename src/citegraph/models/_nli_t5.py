@@ -16,10 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from citegraph.errors import ConfigError, ModelError
+from citegraph.errors import ConfigError
 from citegraph.models._hf_batching import CALL_COST_TOKENS
 from citegraph.models._hf_common import HFBackend, check_batching
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
+from citegraph.models._placement import run_error
 
 #: The TRUE prompt; ``{premise}`` and ``{hypothesis}`` are filled in.
 TRUE_TEMPLATE = "premise: {premise} hypothesis: {hypothesis}"
@@ -109,7 +110,7 @@ class TrueT5NLI(HFBackend):
                 return_dict_in_generate=True,
             )
         except Exception as exc:
-            raise ModelError(f"{self.name}: generation failed: {exc}") from exc
+            raise run_error(self._torch, self.name, self._device, exc, "generation") from exc
         decoded = self._tokenizer.batch_decode(out.sequences, skip_special_tokens=True)
         scores: list[float | None] = [None] * len(decoded)
         if self._positive_id is not None and out.logits:

@@ -49,6 +49,7 @@ __all__ = [
     "out_of_memory_error",
     "resolve_device",
     "resolve_dtype",
+    "run_error",
 ]
 
 DEVICE_HELP = "auto (a GPU when present: CUDA, else MPS; else CPU), cpu, cuda, cuda:<i>, mps."
@@ -273,6 +274,17 @@ def out_of_memory_error(torch: Any, name: str, device: str, exc: BaseException) 
         f"{name}: out of memory on {device}{free}: {first[:200]}; try a smaller --batch-size, "
         "--dtype bfloat16, another device, or a model server"
     )
+
+
+def run_error(
+    torch: Any, name: str, device: str, exc: BaseException, what: str = "forward pass"
+) -> ModelError:
+    """The :class:`ModelError` of a failed forward pass or generation: an out-of-memory names
+    the device and what is free on it (:func:`out_of_memory_error`); anything else keeps its
+    message."""
+    if is_out_of_memory(exc):
+        return out_of_memory_error(torch, name, device, exc)
+    return ModelError(f"{name}: {what} failed: {exc}")
 
 
 def _check_fit(

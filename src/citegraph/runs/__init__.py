@@ -28,6 +28,7 @@ from citegraph.runs._export import EXPORT_FORMATS, export_run
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
+from citegraph.runs._placements import check_same_dtypes, model_placements
 from citegraph.runs._present import (
     Block,
     Chart,
@@ -89,6 +90,7 @@ __all__ = [
     "TextBlock",
     "blocking",
     "canonical_json",
+    "check_same_dtypes",
     "differing_settings",
     "export_run",
     "field_text",
@@ -97,6 +99,7 @@ __all__ = [
     "in_id_order",
     "json_text",
     "merge_runs",
+    "model_placements",
     "natural_key",
     "opened",
     "package_versions",

@@ -130,6 +130,7 @@ async def run_task(
                 runtime=runtime.record() | sizes | (ray_session.describe() if ray_session else {}),
                 task=task.name,
                 notes=task.run_notes(models),
+                models=task.run_models(models),
             )
             try:
                 if ray_session is not None:
@@ -244,6 +245,8 @@ def write_metrics(
         ``metrics.json`` as written.
     """
     written = metrics | {"progress": progress_of(run, records)}
+    if run.info.get("models"):  # where the models ran: dtype moves numbers
+        written["models"] = run.info["models"]
     run.write_metrics(written)
     task_type.write_outputs(run.path, records, metrics, run.info)
     return written

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 
 from citegraph.errors import ConfigError, DataError
 from citegraph.io import JsonlLine, TolerantScan, atomic_write, load_json
+from citegraph.runs._placements import check_same_dtypes
 from citegraph.runs._provenance import package_versions, sha256_json
 from citegraph.runs._stored import Stored, StoredRecords
 
@@ -120,6 +121,7 @@ class RunDir:
         runtime: dict[str, Any] | None = None,
         task: str | None = None,
         notes: dict[str, Any] | None = None,
+        models: dict[str, dict[str, Any]] | None = None,
     ) -> RunDir:
         """Create a run directory or resume the one at ``path``.
 
@@ -135,9 +137,13 @@ class RunDir:
                 still recognised from their config.
             notes: What the task worked out from its inputs before the work and its metrics
                 need (see :meth:`citegraph.runs.Task.run_notes`); not part of the identity.
+            models: Where each local model runs (role -> device, dtype, size; see
+                :func:`~citegraph.runs.model_placements`); not part of the identity, but a run
+                whose records were made in one dtype is not resumed in another.
 
         Raises:
-            ConfigError: the directory holds a run with a different configuration or data.
+            ConfigError: the directory holds a run with a different configuration or data, or
+                its records were made with a model in another dtype.
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -163,6 +169,11 @@ class RunDir:
                 info = info | {"task": task}
             if notes and previous.get("notes") != notes:
                 info = info | {"notes": notes}
+            if models:
+                if (path / SAMPLES_FILE).exists() and (path / SAMPLES_FILE).stat().st_size:
+                    check_same_dtypes(path, previous.get("models"), models)
+                if previous.get("models") != models:
+                    info = info | {"models": (previous.get("models") or {}) | models}
             if info is not previous:
                 atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         else:
@@ -178,6 +189,8 @@ class RunDir:
             }
             if notes:
                 info["notes"] = notes
+            if models:
+                info["models"] = models
             atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         scan = TolerantScan(path / SAMPLES_FILE)
         run = cls(path, info, scan)  # one pass over the records, keeping where they are

@@ -9,11 +9,19 @@ extended (a larger ``limit``), resumed with more concurrency, or split over mach
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypedDict, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citegraph.errors import ConfigError
+
+
+class ModelPlace(TypedDict):
+    """``device`` and ``dtype`` as keyword options of the model factories."""
+
+    device: str
+    dtype: str
+
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)``: once at the start, then after each item or batch."""
@@ -77,6 +85,16 @@ class Runtime(BaseModel):
         default=None, ge=1, description="Actors in the pool (default: one per CPU or GPU)."
     )
     ray_gpus_per_actor: float = Field(default=0.0, ge=0, description="GPUs each actor holds.")
+    device: str = Field(
+        default="auto",
+        description="Where local models run: auto (a GPU when present: CUDA, else MPS; else "
+        "CPU), cpu, cuda, cuda:<i>, mps. Recorded in run.json 'models'.",
+    )
+    dtype: str = Field(
+        default="auto",
+        description="Local models' dtype: auto (bf16 on a GPU that has it, else fp16; fp32 on "
+        "CPU), float32, bfloat16, float16. Recorded; a run is not resumed in another dtype.",
+    )
     progress: Progress | None = Field(default=None, exclude=True, description="Progress callback.")
 
     @field_validator("shard")
@@ -109,10 +127,17 @@ class Runtime(BaseModel):
         i, n = parts
         return [item for p, item in enumerate(chosen) if p % n == i]
 
+    def model_options(self) -> ModelPlace:
+        """``device`` and ``dtype``, as keyword options of the model factories."""
+        return {"device": self.device, "dtype": self.dtype}
+
     def record(self) -> dict[str, Any]:
         """What ``run.json`` keeps under ``runtime`` (the Ray executor adds the engine, the
         cluster's resources and the actor count)."""
-        return self.model_dump(mode="json", include={"limit", "shard", "concurrency", "batch_size"})
+        return self.model_dump(
+            mode="json",
+            include={"limit", "shard", "concurrency", "batch_size", "device", "dtype"},
+        )
 
     @model_validator(mode="after")
     def _ray_options_need_ray(self) -> Runtime:

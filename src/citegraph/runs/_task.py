@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from citegraph.runs._placements import model_placements
 from citegraph.runs._present import Presenter
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
@@ -109,6 +110,8 @@ class Task(ABC, Generic[ItemT, ModelsT]):
     """False when the items cannot be split over machines (the task says why in its docs)."""
     presenter: ClassVar[type[Presenter]] = Presenter
     """How the task's runs are shown by the viewer, the HTML report and ``runs export``."""
+    model_role: ClassVar[str] = "model"
+    """The role (``run.json`` ``models``) of the opened models when they are one model."""
 
     config: BaseModel
 
@@ -138,6 +141,12 @@ class Task(ABC, Generic[ItemT, ModelsT]):
     def run_data(self, models: ModelsT) -> dict[str, str]:
         """Input files and their SHA-256: part of the run's identity."""
         return {}
+
+    def run_models(self, models: ModelsT) -> dict[str, dict[str, Any]]:
+        """Where each local model runs (role -> name, device, dtype, size): ``run.json`` and
+        ``metrics.json`` ``models``; found by :func:`~citegraph.runs.model_placements`, the
+        opened models themselves under the role :attr:`model_role`."""
+        return model_placements(models, self.model_role)
 
     def run_notes(self, models: ModelsT) -> dict[str, Any]:
         """Facts worked out before the work (from the inputs, not the items) that

@@ -177,7 +177,12 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
     async def _llm(self, runtime: Runtime) -> AsyncIterator[Textualiser]:
         def load() -> ChatModel:
             cache = default_response_cache() if runtime.cache else None
-            return chat_model(self.config.text, base_url=self.config.base_url, cache=cache)
+            return chat_model(
+                self.config.text,
+                base_url=self.config.base_url,
+                cache=cache,
+                **runtime.model_options(),
+            )
 
         async with given_or_loaded(self.model, load) as model:
             yield LLMTextualiser(model, seed=self.config.seed)

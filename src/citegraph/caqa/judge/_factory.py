@@ -94,6 +94,7 @@ def evaluator(
     not_entailed_as: NotEntailedAs | None = None,
     batch_size: int | None = None,
     device: str | None = None,
+    dtype: str | None = None,
 ) -> Evaluator:
     """Build the evaluator ``spec`` names (see the module table).
 
@@ -119,7 +120,9 @@ def evaluator(
         direction: NLI premise/hypothesis direction (``"paper"`` or ``"evidence"``).
         not_entailed_as: NLI label of a not-entailed pair (``unsupported`` or ``irrelevant``).
         batch_size: Batch size of an NLI model or a classifier (default: the backend's).
-        device: Device of an NLI model or a classifier (default: the backend's).
+        device: Where a local model (NLI, classifier, ``hf/`` or ``local`` chat) runs
+            (default ``auto``: a GPU when present).
+        dtype: A local model's dtype (default ``auto``: bf16 on a GPU that has it, fp32 on CPU).
 
     Returns:
         An object satisfying :class:`~citegraph.caqa.Evaluator`.
@@ -156,6 +159,8 @@ def evaluator(
             model_options["batch_size"] = batch_size
         if device is not None:
             model_options["device"] = device
+        if dtype is not None:
+            model_options["dtype"] = dtype
         if prefix == "cls/":
             judge: Evaluator = _classifier_judge()(rest, **model_options)
             return judge
@@ -180,6 +185,8 @@ def evaluator(
         max_retries=max_retries,
         cache=_cache_for(chat_spec, cache),
         mock_outputs=mock_outputs,
+        device=device or "auto",
+        dtype=dtype or "auto",
     )
     judge_type = AttrScoreJudge if prefix == "attrscore/" else LLMJudge
     return judge_type(

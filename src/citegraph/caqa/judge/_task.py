@@ -152,6 +152,7 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
     """
 
     name = "caqa.judge"
+    model_role = "evaluator"
     batch_size = 8
     presenter: ClassVar[type[Presenter]] = CaqaJudgePresenter
     config: CaqaJudgeConfig
@@ -202,6 +203,8 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
                 base_url=config.base_url,
                 cache=runtime.cache,
                 concurrency=runtime.concurrency,
+                device=runtime.device,
+                dtype=runtime.dtype,
             )
 
         return given_or_loaded(self.evaluator, load)

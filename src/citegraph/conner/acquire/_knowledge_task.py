@@ -33,9 +33,18 @@ class AcquireResult(RunResult):
     """What a generation, retrieval or selection run produced."""
 
 
-def cached_chat(spec: str, base_url: str | None, cache: bool) -> ChatModel:
-    """The chat model ``spec`` names, behind the shared response cache unless ``cache`` is off."""
-    return chat_model(spec, base_url=base_url, cache=default_response_cache() if cache else None)
+def cached_chat(
+    spec: str, base_url: str | None, cache: bool, *, device: str = "auto", dtype: str = "auto"
+) -> ChatModel:
+    """The chat model ``spec`` names, behind the shared response cache unless ``cache`` is off;
+    ``device`` and ``dtype`` place a local model."""
+    return chat_model(
+        spec,
+        base_url=base_url,
+        cache=default_response_cache() if cache else None,
+        device=device,
+        dtype=dtype,
+    )
 
 
 def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:

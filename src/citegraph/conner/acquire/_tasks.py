@@ -110,7 +110,11 @@ class GenerateTask(KnowledgeTask[ChatModel]):
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ChatModel]:
         """The caller's model, or ``config.model`` behind the response cache."""
         load = functools.partial(
-            cached_chat, self.config.model, self.config.base_url, runtime.cache
+            cached_chat,
+            self.config.model,
+            self.config.base_url,
+            runtime.cache,
+            **runtime.model_options(),
         )
         return given_or_loaded(self.model, load)
 
@@ -149,6 +153,7 @@ class RetrieveTask(KnowledgeTask[DenseRetriever]):
     """``conner retrieve``: each item's top ``k`` passages of a corpus (dense embeddings)."""
 
     name = "conner.retrieve"
+    model_role = "retriever"
     batch_size = 1000
     """A whole test set (500 items) per search, as the queries are embedded together."""
     config: ConnerRetrieveConfig
@@ -168,7 +173,8 @@ class RetrieveTask(KnowledgeTask[DenseRetriever]):
 
         def load() -> DenseRetriever:
             corpus = load_corpus(self.config.corpus, self.samples)
-            return DenseRetriever.from_corpus(embedding_model(self.config.retriever), corpus)
+            model = embedding_model(self.config.retriever, **runtime.model_options())
+            return DenseRetriever.from_corpus(model, corpus)
 
         return given_or_loaded(self.retriever, load)
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.conner.metrics._rules import ConnerRules, Mode
@@ -176,7 +176,8 @@ def paragraph_scorer(
     spec: str | None,
     *,
     batch_size: int = 16,
-    device: str = "cpu",
+    device: str = "auto",
+    dtype: Any = "auto",
     max_length: int = 512,
     label_index: int | None = None,
 ) -> ParagraphScorer | None:
@@ -186,7 +187,7 @@ def paragraph_scorer(
         spec: ``"hf:<path or hub id>"``: an HF sequence-classification or regression model
             (:class:`~citegraph.models.HFTextScorer`: a single output is its raw score, two
             classes give P(class 1)); ``None`` or ``""``: no model (values will be None).
-        batch_size, device, max_length, label_index: As
+        batch_size, device, dtype, max_length, label_index: As
             :class:`~citegraph.models.HFTextScorer`.
 
     Raises:
@@ -201,6 +202,7 @@ def paragraph_scorer(
             text[3:].strip(),
             batch_size=batch_size,
             device=device,
+            dtype=dtype,
             max_length=max_length,
             label_index=label_index,
         )

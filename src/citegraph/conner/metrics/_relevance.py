@@ -101,6 +101,11 @@ class EmbeddingRelevance:
         self._embedder = embedder
         self.name = f"{EMBEDDING_FALLBACK_PREFIX}{embedder.name}"
 
+    @property
+    def placement(self) -> Any:
+        """Where the embedding model runs (None when it does not say)."""
+        return getattr(self._embedder, "placement", None)
+
     async def cosines(self, pairs: Sequence[tuple[str, str]]) -> list[float]:
         """The cosine similarity of each pair's two embeddings (each text encoded once)."""
         texts = list(dict.fromkeys(t for pair in pairs for t in pair))
@@ -142,7 +147,8 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
         spec: ``"hf:<path or hub id>"`` (a cross-encoder, Eq. 2) or ``"embedding:<embedding
             spec>"`` (the fallback, e.g. ``"embedding:minilm"``).
         **options: Options of :func:`~citegraph.models.reranker_model` (``batch_size``,
-            ``device``, ``max_length``, ``label_index``; ``hf:`` only).
+            ``device``, ``dtype``, ``max_length``, ``label_index``; ``hf:`` only, but for
+            ``device`` and ``dtype``, which place the embedding fallback's model too).
 
     Raises:
         ConfigError: An unknown spec, or options given to the embedding fallback.
@@ -152,9 +158,12 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
     if text.startswith("hf:"):
         return reranker_model(text, **options)
     if text.startswith("embedding:") and text[len("embedding:") :].strip():
-        if options:
-            raise ConfigError(f"options {sorted(options)} do not apply to {spec!r}")
-        return EmbeddingRelevance(embedding_model(text[len("embedding:") :].strip()))
+        others = sorted(set(options) - {"device", "dtype"})
+        if others:
+            raise ConfigError(f"options {others} do not apply to {spec!r}")
+        device, dtype = options.get("device", "auto"), options.get("dtype", "auto")
+        embedder = embedding_model(text[len("embedding:") :].strip(), device=device, dtype=dtype)
+        return EmbeddingRelevance(embedder)
     raise ConfigError(
         f"unknown relevance spec {spec!r}; expected 'hf:<path>' or 'embedding:<embedding spec>'"
     )

@@ -89,7 +89,12 @@ class ScoreModels:
 
 
 def load_score_models(
-    config: ConnerScoreConfig, samples: Sequence[ConnerSample], *, cache: bool = True
+    config: ConnerScoreConfig,
+    samples: Sequence[ConnerSample],
+    *,
+    cache: bool = True,
+    device: str = "auto",
+    dtype: str = "auto",
 ) -> ScoreModels:
     """Load the models ``config`` names for its metrics.
 
@@ -97,6 +102,8 @@ def load_score_models(
         config: The run's configuration.
         samples: The task's items (for ``corpus='task'``).
         cache: Put the answer model behind the shared response cache.
+        device: Where every local model runs (``auto``: a GPU when present).
+        dtype: Every local model's dtype (``auto``: bf16 on a GPU that has it, fp32 on CPU).
 
     Raises:
         ConfigError: Retrieved evidence without ``corpus``, or an unknown spec.
@@ -105,15 +112,16 @@ def load_score_models(
     metrics = set(config.metrics)
     models = ScoreModels(evidence_kind=config.evidence)
     if metrics & _LM_METRICS:
-        models.lm = causal_lm_scorer(config.lm)
+        models.lm = causal_lm_scorer(config.lm, device=device, dtype=dtype)
     if metrics & _NLI_METRICS:
-        models.nli = nli3_model(config.nli)
+        models.nli = nli3_model(config.nli, device=device, dtype=dtype)
     if "relevance" in metrics:
-        models.relevance = relevance_scorer(config.reranker)
+        models.relevance = relevance_scorer(config.reranker, device=device, dtype=dtype)
     if "coherence_para" in metrics:
-        models.paragraph = paragraph_scorer(config.paragraph)
+        models.paragraph = paragraph_scorer(config.paragraph, device=device, dtype=dtype)
     if "validity" in metrics and config.answer_model is not None:
-        models.answer = cached_chat(config.answer_model, config.base_url, cache)
+        answer = config.answer_model
+        models.answer = cached_chat(answer, config.base_url, cache, device=device, dtype=dtype)
     if config.needs_corpus():
         if config.corpus is None:
             raise ConfigError(
@@ -121,7 +129,9 @@ def load_score_models(
                 "TSV passage file, or 'task' for the task's own gold knowledge texts)"
             )
         corpus = load_corpus(config.corpus, samples)
-        retriever = DenseRetriever.from_corpus(embedding_model(config.retriever), corpus)
+        retriever = DenseRetriever.from_corpus(
+            embedding_model(config.retriever, device=device, dtype=dtype), corpus
+        )
         models.retrieved = RetrievedEvidence(
             retriever,
             corpus.texts,

@@ -93,7 +93,13 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
 
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ScoreModels]:
         """The caller's models, or those ``config`` names (loaded once, closed at the end)."""
-        load = functools.partial(load_score_models, self.config, self.samples, cache=runtime.cache)
+        load = functools.partial(
+            load_score_models,
+            self.config,
+            self.samples,
+            cache=runtime.cache,
+            **runtime.model_options(),
+        )
         return given_or_loaded(self.models, load)
 
     def run_config(self, models: ScoreModels) -> dict[str, Any]:

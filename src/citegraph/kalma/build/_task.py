@@ -31,7 +31,7 @@ from citegraph.kalma.build._item import BuildSelection, build_item, select_items
 from citegraph.kalma.build._output import dataset_stats, write_dataset
 from citegraph.kalma.build._select import PerplexityFn
 from citegraph.kg import KnowledgeGraph
-from citegraph.models import ChatModel, chat_model, default_response_cache
+from citegraph.models import ChatModel, causal_lm_scorer, chat_model, default_response_cache
 from citegraph.runs import (
     FAILED,
     Record,
@@ -68,6 +68,8 @@ class BuildModels(BaseModel):
     model: ChatModel
     perplexity: PerplexityFn
     lm_name: str
+    lm: Any = None
+    """The loaded LM scorer behind ``perplexity`` (for ``run.json`` ``models``), if one was."""
 
 
 @register_task
@@ -100,12 +102,20 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
         responses = default_response_cache() if runtime.cache else None
         perplexity = self._perplexity
         lm_name = getattr(perplexity, "__qualname__", "perplexity function given by caller")
+        placed = runtime.model_options()
         async with given_or_loaded(
-            self._model, lambda: chat_model(config.model, base_url=config.base_url, cache=responses)
+            self._model,
+            lambda: chat_model(config.model, base_url=config.base_url, cache=responses, **placed),
         ) as model:
+            scorer = None
             if perplexity is None:
-                perplexity, lm_name = _perplexity(config.lm)
-            yield BuildModels(model=model, perplexity=perplexity, lm_name=lm_name)
+                scorer = causal_lm_scorer(config.lm, **placed)
+                perplexity, lm_name = scorer.perplexities, scorer.name
+            try:
+                yield BuildModels(model=model, perplexity=perplexity, lm_name=lm_name, lm=scorer)
+            finally:
+                if scorer is not None:
+                    await scorer.aclose()
 
     def run_config(self, models: BuildModels) -> dict[str, Any]:
         return self.config.model_dump(mode="json") | {
@@ -181,13 +191,6 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
     def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Item order (``item-<i>`` by ``i``)."""
         return in_id_order(records)
-
-
-def _perplexity(spec: str) -> tuple[PerplexityFn, str]:
-    from citegraph.models import causal_lm_scorer
-
-    scorer = causal_lm_scorer(spec)
-    return scorer.perplexities, scorer.name
 
 
 async def build_benchmark_async(

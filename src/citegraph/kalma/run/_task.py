@@ -100,12 +100,17 @@ class KalmaRunTask(Task[str, RunModels]):
         # --concurrency bounds the requests in flight per endpoint (answers and judge calls share
         # the limit when they go to the same server); without it each provider's default applies.
         limit = runtime.concurrency
+        placed = runtime.model_options()
         async with AsyncExitStack() as stack:
             answerer = await stack.enter_async_context(
                 given_or_loaded(
                     self._model,
                     lambda: chat_model(
-                        config.model, base_url=config.base_url, cache=cache, concurrency=limit
+                        config.model,
+                        base_url=config.base_url,
+                        cache=cache,
+                        concurrency=limit,
+                        **placed,
                     ),
                 )
             )
@@ -116,7 +121,11 @@ class KalmaRunTask(Task[str, RunModels]):
                     given_or_loaded(
                         None,
                         lambda: chat_model(
-                            spec, base_url=config.judge_base_url, cache=cache, concurrency=limit
+                            spec,
+                            base_url=config.judge_base_url,
+                            cache=cache,
+                            concurrency=limit,
+                            **placed,
                         ),
                     )
                 )
@@ -131,7 +140,7 @@ class KalmaRunTask(Task[str, RunModels]):
                 retriever = Retriever(RetrievalConfig.for_mode(config.rules))
             yield RunModels(
                 answerer=answerer,
-                nli=self._nli or nli_model(config.nli),
+                nli=self._nli or nli_model(config.nli, **placed),
                 judge=judge,
                 kg=kg,
                 kg_identity=identity,

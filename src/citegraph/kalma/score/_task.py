@@ -85,6 +85,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
 
     name = "kalma.score"
     presenter = KalmaPresenter
+    model_role = "nli"
     batch_size = 32
 
     def __init__(
@@ -123,7 +124,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         return [(sid, position) for position, sid in enumerate(self.inputs.answers.ids)]
 
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[NLIModel]:
-        return opened(self._nli or nli_model(self.config.nli))
+        return opened(self._nli or nli_model(self.config.nli, **runtime.model_options()))
 
     def run_config(self, models: NLIModel) -> dict[str, Any]:
         return self.config.model_dump(mode="json") | {"nli_name": models.name}
