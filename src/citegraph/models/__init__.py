@@ -6,6 +6,7 @@ from citegraph.models._backend_options import (
     NLI3Options,
     NLIOptions,
     RerankerOptions,
+    ServerOptions,
 )
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
 from citegraph.models._chat_factory import (
@@ -54,6 +55,7 @@ from citegraph.models._hf_common import (
 )
 from citegraph.models._lm_scorer import CausalLMScorer, causal_lm_scorer
 from citegraph.models._lm_scores import LMScorer, TokenScores
+from citegraph.models._lm_server import ServerLMScorer
 from citegraph.models._nli3 import (
     CONTRADICTION_LABELS,
     HFNLI3,
@@ -129,6 +131,8 @@ __all__ = [
     "ProgressCallback",
     "ProviderPreset",
     "RerankerOptions",
+    "ServerLMScorer",
+    "ServerOptions",
     "TokenScores",
     "TrueT5NLI",
     "Usage",

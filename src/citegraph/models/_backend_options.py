@@ -12,14 +12,28 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from citegraph.errors import ConfigError
+from citegraph.io import SQLiteCache
 
 _B = TypeVar("_B")
 
 
-class NLIOptions(TypedDict, total=False):
+class ServerOptions(TypedDict, total=False):
+    """Options of the server-backed scorers (``vllm/<model>``, ``openai/<model>``,
+    ``tei/<model>`` specs; see :mod:`citegraph.models._server_http`)."""
+
+    base_url: str | None
+    api_key_env: str | None
+    concurrency: int | None
+    timeout: float
+    max_retries: int
+    cache: SQLiteCache | str | Path | None
+
+
+class NLIOptions(ServerOptions, total=False):
     """Options of the entailment backends (each takes a subset; see the classes)."""
 
     batch_size: int
@@ -33,7 +47,7 @@ class NLIOptions(TypedDict, total=False):
     year_only_dates: bool
 
 
-class NLI3Options(TypedDict, total=False):
+class NLI3Options(ServerOptions, total=False):
     """Options of the three-way NLI backends (:class:`HFNLI3`, :class:`LexicalNLI3`)."""
 
     batch_size: int
@@ -43,7 +57,7 @@ class NLI3Options(TypedDict, total=False):
     year_only_dates: bool
 
 
-class RerankerOptions(TypedDict, total=False):
+class RerankerOptions(ServerOptions, total=False):
     """Options of :class:`CrossEncoderReranker`."""
 
     batch_size: int
@@ -52,7 +66,7 @@ class RerankerOptions(TypedDict, total=False):
     label_index: int | None
 
 
-class LMScorerOptions(TypedDict, total=False):
+class LMScorerOptions(ServerOptions, total=False):
     """Options of :meth:`CausalLMScorer.load` that :func:`causal_lm_scorer` passes on."""
 
     device: str

@@ -48,7 +48,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import LMScorerOptions
@@ -63,6 +63,9 @@ from citegraph.models._lm_inputs import (
     text_item,
 )
 from citegraph.models._lm_scores import TokenScores
+
+if TYPE_CHECKING:
+    from citegraph.models._lm_server import ServerLMScorer
 
 __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
@@ -318,13 +321,15 @@ def _check_options(batch_size: int, max_length: int | None) -> None:
 
 def causal_lm_scorer(
     spec: str, *, cache_dir: str | Path | None = None, **options: Unpack[LMScorerOptions]
-) -> CausalLMScorer:
+) -> CausalLMScorer | ServerLMScorer:
     """Build the causal-LM scorer ``spec`` names.
 
     Args:
         spec: ``"local"`` (the embedded SmolLM2-135M-Instruct, converted once into the models
             cache, see :func:`~citegraph.models.converted_model_dir`), ``"hf:<hub id or path>"``
-            (a ``.gguf`` path loads that file), or a local model folder or ``.gguf`` path.
+            (a ``.gguf`` path loads that file), a local model folder or ``.gguf`` path, or
+            ``"vllm/<model>"`` / ``"openai/<model>"``: prompt log-probabilities from a server
+            (:class:`~citegraph.models.ServerLMScorer`, options ``base_url``, ``cache``...).
         cache_dir: The models cache for ``"local"`` (default ``$CITEGRAPH_CACHE/models``).
         **options: As :meth:`CausalLMScorer.load` (``device``, ``dtype``, ``batch_size``,
             ``max_batch_tokens``, ``max_length``, ``prepend_bos``).
@@ -339,6 +344,18 @@ def causal_lm_scorer(
         >>> scorer.score_sync(["Paris is the capital of France."])[0].perplexity  # doctest: +SKIP
     """
     text = spec.strip()
+    provider, sep, model = text.partition("/")
+    if sep and provider in ("vllm", "openai"):
+        from citegraph.models._backend_options import build_checked
+        from citegraph.models._lm_server import ServerLMScorer
+
+        if cache_dir is not None:
+            raise ConfigError(f"cache_dir applies to the 'local' spec only, not {spec!r}")
+        if not model.strip():
+            raise ConfigError(f"LM spec {spec!r} has no model name after '{provider}/'")
+        return build_checked(
+            spec, ServerLMScorer, {"provider": provider, **options}, model.strip(), what="LM"
+        )
     if text == "local":
         from citegraph.models._chat_local import LOCAL_CHAT_NAME, converted_model_dir
 
@@ -352,5 +369,6 @@ def causal_lm_scorer(
     if text and Path(text).expanduser().exists():
         return CausalLMScorer.load(text, **options)
     raise ConfigError(
-        f"unknown LM spec {spec!r}: expected 'local', 'hf:<hub id or path>' or an existing path"
+        f"unknown LM spec {spec!r}: expected 'local', 'hf:<hub id or path>', 'vllm/<model>', "
+        "'openai/<model>' or an existing path"
     )
