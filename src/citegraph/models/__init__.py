@@ -72,6 +72,7 @@ from citegraph.models._nli_factory import nli_model
 from citegraph.models._nli_hf import ENTAILMENT_LABELS, HFClassifierNLI, find_entailment_index
 from citegraph.models._nli_lexical import LexicalNLI, value_from_hypothesis, value_in_text
 from citegraph.models._nli_protocol import NLIModel, NLIPair, NLIVerdict
+from citegraph.models._nli_server import ServerNLI, ServerNLI3
 from citegraph.models._nli_t5 import TRUE_TEMPLATE, TrueT5NLI
 from citegraph.models._normalize import (
     DateMention,
@@ -82,6 +83,7 @@ from citegraph.models._normalize import (
     parse_date,
     strip_accents,
 )
+from citegraph.models._rerank_server import ServerReranker
 from citegraph.models._reranker import CrossEncoderReranker, HFTextScorer, reranker_model
 
 __all__ = [
@@ -132,7 +134,10 @@ __all__ = [
     "ProviderPreset",
     "RerankerOptions",
     "ServerLMScorer",
+    "ServerNLI",
+    "ServerNLI3",
     "ServerOptions",
+    "ServerReranker",
     "TokenScores",
     "TrueT5NLI",
     "Usage",

@@ -45,6 +45,8 @@ class NLIOptions(ServerOptions, total=False):
     positive: str
     template: str
     year_only_dates: bool
+    labels: tuple[str, ...] | None
+    pair_separator: str | None
 
 
 class NLI3Options(ServerOptions, total=False):
@@ -55,6 +57,8 @@ class NLI3Options(ServerOptions, total=False):
     max_length: int
     class_indices: tuple[int, int, int] | None
     year_only_dates: bool
+    labels: tuple[str, ...] | None
+    pair_separator: str | None
 
 
 class RerankerOptions(ServerOptions, total=False):
