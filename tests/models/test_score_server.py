@@ -226,3 +226,31 @@ def test_bad_server_specs() -> None:
         reranker_model("tei/m", label_index=1)
     with pytest.raises(ConfigError, match="vllm/<model>"):
         nli3_model("openai/m")
+
+
+def test_conner_score_config_urls_reach_the_served_scorers() -> None:
+    from citegraph.conner.score._config import ConnerScoreConfig
+    from citegraph.conner.score._models import load_score_models
+
+    config = ConnerScoreConfig(
+        knowledge="gold",
+        metrics=("coherence_sent", "relevance", "factuality"),
+        lm="vllm/lm",
+        lm_base_url="http://lm.example:8001/v1",
+        nli="vllm/nli",
+        nli_base_url="http://nli.example:8002/v1",
+        reranker="tei/rr",
+        reranker_base_url="http://rr.example:8080",
+    )
+    models = load_score_models(config, [], cache=False)
+    assert models.names() == {
+        "lm": "vllm/lm",
+        "nli": "vllm/nli",
+        "reranker": "tei/rr",
+        "evidence_kind": "gold",
+    }
+    assert getattr(models.lm, "endpoint", None) == "http://lm.example:8001/v1"
+    with pytest.raises(ConfigError, match="served model"):
+        load_score_models(
+            config.model_copy(update={"lm": "local", "lm_base_url": "http://x/v1"}), []
+        )

@@ -30,6 +30,7 @@ from citegraph.models import (
     LMScorer,
     NLI3Model,
     causal_lm_scorer,
+    default_response_cache,
     embedding_model,
     nli3_model,
 )
@@ -88,6 +89,16 @@ class ScoreModels:
                 await close()
 
 
+def _served(spec: str, base_url: str | None, cache: bool) -> dict[str, Any]:
+    """The server options of a served spec (``vllm/``, ``openai/``, ``tei/``): its URL and the
+    shared response cache; none for a local model (whose spec must then have no URL)."""
+    if spec.strip().partition("/")[0] not in ("vllm", "openai", "tei"):
+        if base_url is not None:
+            raise ConfigError(f"a base URL applies to a served model, not {spec!r}")
+        return {}
+    return {"base_url": base_url, "cache": default_response_cache() if cache else None}
+
+
 def load_score_models(
     config: ConnerScoreConfig, samples: Sequence[ConnerSample], *, cache: bool = True
 ) -> ScoreModels:
@@ -96,7 +107,7 @@ def load_score_models(
     Args:
         config: The run's configuration.
         samples: The task's items (for ``corpus='task'``).
-        cache: Put the answer model behind the shared response cache.
+        cache: Put the answer model and the served scorers behind the shared response cache.
 
     Raises:
         ConfigError: Retrieved evidence without ``corpus``, or an unknown spec.
@@ -105,11 +116,12 @@ def load_score_models(
     metrics = set(config.metrics)
     models = ScoreModels(evidence_kind=config.evidence)
     if metrics & _LM_METRICS:
-        models.lm = causal_lm_scorer(config.lm)
+        models.lm = causal_lm_scorer(config.lm, **_served(config.lm, config.lm_base_url, cache))
     if metrics & _NLI_METRICS:
-        models.nli = nli3_model(config.nli)
+        models.nli = nli3_model(config.nli, **_served(config.nli, config.nli_base_url, cache))
     if "relevance" in metrics:
-        models.relevance = relevance_scorer(config.reranker)
+        served = _served(config.reranker, config.reranker_base_url, cache)
+        models.relevance = relevance_scorer(config.reranker, **served)
     if "coherence_para" in metrics:
         models.paragraph = paragraph_scorer(config.paragraph)
     if "validity" in metrics and config.answer_model is not None:

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from citegraph.errors import ConfigError
 from citegraph.kalma.build._config import BuildConfig
 from citegraph.kalma.build._disambiguate import Resolution
 from citegraph.kalma.build._item import BuildSelection, build_item, select_items
@@ -104,7 +105,7 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
             self._model, lambda: chat_model(config.model, base_url=config.base_url, cache=responses)
         ) as model:
             if perplexity is None:
-                perplexity, lm_name = _perplexity(config.lm)
+                perplexity, lm_name = _perplexity(config.lm, config.lm_base_url, responses)
             yield BuildModels(model=model, perplexity=perplexity, lm_name=lm_name)
 
     def run_config(self, models: BuildModels) -> dict[str, Any]:
@@ -183,10 +184,15 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
         return in_id_order(records)
 
 
-def _perplexity(spec: str) -> tuple[PerplexityFn, str]:
+def _perplexity(spec: str, base_url: str | None, cache: Path | None) -> tuple[PerplexityFn, str]:
     from citegraph.models import causal_lm_scorer
 
-    scorer = causal_lm_scorer(spec)
+    if spec.strip().partition("/")[0] in ("vllm", "openai"):
+        scorer = causal_lm_scorer(spec, base_url=base_url, cache=cache)
+    elif base_url is not None:
+        raise ConfigError(f"lm_base_url applies to a served LM (vllm/<model>), not {spec!r}")
+    else:
+        scorer = causal_lm_scorer(spec)
     return scorer.perplexities, scorer.name
 
 
