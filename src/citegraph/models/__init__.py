@@ -6,6 +6,7 @@ from citegraph.models._backend_options import (
     NLI3Options,
     NLIOptions,
     RerankerOptions,
+    ServerOptions,
 )
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
 from citegraph.models._chat_factory import (
@@ -54,6 +55,7 @@ from citegraph.models._hf_common import (
 )
 from citegraph.models._lm_scorer import CausalLMScorer, causal_lm_scorer
 from citegraph.models._lm_scores import LMScorer, TokenScores
+from citegraph.models._lm_server import ServerLMScorer
 from citegraph.models._nli3 import (
     CONTRADICTION_LABELS,
     HFNLI3,
@@ -70,6 +72,7 @@ from citegraph.models._nli_factory import nli_model
 from citegraph.models._nli_hf import ENTAILMENT_LABELS, HFClassifierNLI, find_entailment_index
 from citegraph.models._nli_lexical import LexicalNLI, value_from_hypothesis, value_in_text
 from citegraph.models._nli_protocol import NLIModel, NLIPair, NLIVerdict
+from citegraph.models._nli_server import ServerNLI, ServerNLI3
 from citegraph.models._nli_t5 import TRUE_TEMPLATE, TrueT5NLI
 from citegraph.models._normalize import (
     DateMention,
@@ -89,7 +92,9 @@ from citegraph.models._placement import (
     resolve_device,
     resolve_dtype,
 )
+from citegraph.models._rerank_server import ServerReranker
 from citegraph.models._reranker import CrossEncoderReranker, HFTextScorer, reranker_model
+from citegraph.models._server_items import served_options
 
 __all__ = [
     "CONTRADICTION_LABELS",
@@ -141,6 +146,11 @@ __all__ = [
     "ProgressCallback",
     "ProviderPreset",
     "RerankerOptions",
+    "ServerLMScorer",
+    "ServerNLI",
+    "ServerNLI3",
+    "ServerOptions",
+    "ServerReranker",
     "TokenScores",
     "TrueT5NLI",
     "Usage",
@@ -178,6 +188,7 @@ __all__ = [
     "resolve_device",
     "resolve_dtype",
     "resolve_model_path",
+    "served_options",
     "strip_accents",
     "value_from_hypothesis",
     "value_in_text",

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, TypedDict, TypeVar
 
 from citegraph.errors import ConfigError
+from citegraph.io import SQLiteCache
 
 _B = TypeVar("_B")
 
@@ -22,7 +24,19 @@ _B = TypeVar("_B")
 PLACEMENT_OPTIONS = frozenset({"device", "dtype"})
 
 
-class NLIOptions(TypedDict, total=False):
+class ServerOptions(TypedDict, total=False):
+    """Options of the server-backed scorers (``vllm/<model>``, ``openai/<model>``,
+    ``tei/<model>`` specs; see :mod:`citegraph.models._server_http`)."""
+
+    base_url: str | None
+    api_key_env: str | None
+    concurrency: int | None
+    timeout: float
+    max_retries: int
+    cache: SQLiteCache | str | Path | None
+
+
+class NLIOptions(ServerOptions, total=False):
     """Options of the entailment backends (each takes a subset; see the classes)."""
 
     batch_size: int
@@ -35,9 +49,11 @@ class NLIOptions(TypedDict, total=False):
     positive: str
     template: str
     year_only_dates: bool
+    labels: tuple[str, ...] | None
+    pair_separator: str | None
 
 
-class NLI3Options(TypedDict, total=False):
+class NLI3Options(ServerOptions, total=False):
     """Options of the three-way NLI backends (:class:`HFNLI3`, :class:`LexicalNLI3`)."""
 
     batch_size: int
@@ -46,9 +62,11 @@ class NLI3Options(TypedDict, total=False):
     max_length: int
     class_indices: tuple[int, int, int] | None
     year_only_dates: bool
+    labels: tuple[str, ...] | None
+    pair_separator: str | None
 
 
-class RerankerOptions(TypedDict, total=False):
+class RerankerOptions(ServerOptions, total=False):
     """Options of :class:`CrossEncoderReranker`."""
 
     batch_size: int
@@ -58,7 +76,7 @@ class RerankerOptions(TypedDict, total=False):
     label_index: int | None
 
 
-class LMScorerOptions(TypedDict, total=False):
+class LMScorerOptions(ServerOptions, total=False):
     """Options of :meth:`CausalLMScorer.load` that :func:`causal_lm_scorer` passes on."""
 
     device: str

@@ -48,10 +48,10 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._backend_options import LMScorerOptions
+from citegraph.models._backend_options import LMScorerOptions, build_checked
 from citegraph.models._chat_hf import load_causal_lm
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
 from citegraph.models._lm_forward import LMForward
@@ -64,6 +64,9 @@ from citegraph.models._lm_inputs import (
 )
 from citegraph.models._lm_scores import TokenScores
 from citegraph.models._placement import Placement
+
+if TYPE_CHECKING:
+    from citegraph.models._lm_server import ServerLMScorer
 
 __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
@@ -324,13 +327,15 @@ def _check_options(batch_size: int, max_length: int | None) -> None:
 
 def causal_lm_scorer(
     spec: str, *, cache_dir: str | Path | None = None, **options: Unpack[LMScorerOptions]
-) -> CausalLMScorer:
+) -> CausalLMScorer | ServerLMScorer:
     """Build the causal-LM scorer ``spec`` names.
 
     Args:
         spec: ``"local"`` (the embedded SmolLM2-135M-Instruct, converted once into the models
             cache, see :func:`~citegraph.models.converted_model_dir`), ``"hf:<hub id or path>"``
-            (a ``.gguf`` path loads that file), or a local model folder or ``.gguf`` path.
+            (a ``.gguf`` path loads that file), a local model folder or ``.gguf`` path, or
+            ``"vllm/<model>"`` / ``"openai/<model>"``: prompt log-probabilities from a server
+            (:class:`~citegraph.models.ServerLMScorer`, options ``base_url``, ``cache``...).
         cache_dir: The models cache for ``"local"`` (default ``$CITEGRAPH_CACHE/models``).
         **options: As :meth:`CausalLMScorer.load` (``device``, ``dtype``, ``batch_size``,
             ``max_batch_tokens``, ``max_length``, ``prepend_bos``).
@@ -345,18 +350,32 @@ def causal_lm_scorer(
         >>> scorer.score_sync(["Paris is the capital of France."])[0].perplexity  # doctest: +SKIP
     """
     text = spec.strip()
+    provider, sep, model = text.partition("/")
+    if sep and provider in ("vllm", "openai"):
+        from citegraph.models._lm_server import ServerLMScorer
+
+        if cache_dir is not None:
+            raise ConfigError(f"cache_dir applies to the 'local' spec only, not {spec!r}")
+        if not model.strip():
+            raise ConfigError(f"LM spec {spec!r} has no model name after '{provider}/'")
+        return build_checked(
+            spec, ServerLMScorer, {"provider": provider, **options}, model.strip(), what="LM"
+        )
     if text == "local":
         from citegraph.models._chat_local import LOCAL_CHAT_NAME, converted_model_dir
 
-        return CausalLMScorer.load(converted_model_dir(cache_dir), name=LOCAL_CHAT_NAME, **options)
+        named = {**options, "name": LOCAL_CHAT_NAME}
+        folder = converted_model_dir(cache_dir)
+        return build_checked(spec, CausalLMScorer.load, named, folder, what="LM")
     if cache_dir is not None:
         raise ConfigError(f"cache_dir applies to the 'local' spec only, not {spec!r}")
     if text.startswith("hf:"):
         if not text[3:].strip():
             raise ConfigError(f"LM spec {spec!r} has no hub id or path after 'hf:'")
-        return CausalLMScorer.load(text[3:].strip(), **options)
+        return build_checked(spec, CausalLMScorer.load, options, text[3:].strip(), what="LM")
     if text and Path(text).expanduser().exists():
-        return CausalLMScorer.load(text, **options)
+        return build_checked(spec, CausalLMScorer.load, options, text, what="LM")
     raise ConfigError(
-        f"unknown LM spec {spec!r}: expected 'local', 'hf:<hub id or path>' or an existing path"
+        f"unknown LM spec {spec!r}: expected 'local', 'hf:<hub id or path>', 'vllm/<model>', "
+        "'openai/<model>' or an existing path"
     )

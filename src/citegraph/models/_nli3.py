@@ -21,11 +21,9 @@ Backends (both satisfy :class:`NLI3Model`):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, Unpack, runtime_checkable
-
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
 from citegraph.models._backend_options import NLI3Options, build_checked
@@ -36,7 +34,13 @@ from citegraph.models._hf_common import (
     effective_max_length,
     in_worker_thread,
 )
-from citegraph.models._nli_hf import ENTAILMENT_LABELS
+from citegraph.models._nli3_probs import (
+    CONTRADICTION_LABELS,
+    NEUTRAL_LABELS,
+    NLI3_LABELS,
+    NLIProbs,
+    find_three_way_indices,
+)
 from citegraph.models._nli_lexical import LexicalNLI
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
@@ -52,49 +56,6 @@ __all__ = [
     "nli3_model",
 ]
 
-#: CONNER's class order: index 0, 1, 2 of :class:`NLIProbs` and of its ``label``.
-NLI3_LABELS: tuple[str, str, str] = ("contradiction", "neutral", "entailment")
-#: Label names (lower-cased, spaces and hyphens as underscores) that mean contradiction.
-CONTRADICTION_LABELS = frozenset(
-    {"contradiction", "contradict", "contradicts", "contradicted", "contradictory"}
-)
-#: Label names that mean neutral.
-NEUTRAL_LABELS = frozenset({"neutral", "neutrality"})
-_SUM_TOLERANCE = 1e-3
-
-
-class NLIProbs(BaseModel):
-    """One pair's probability vector, in CONNER's order (contradiction, neutral, entailment)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    contradiction: float = Field(ge=0.0, le=1.0, description="P(the premise contradicts).")
-    neutral: float = Field(ge=0.0, le=1.0, description="P(neither entails nor contradicts).")
-    entailment: float = Field(ge=0.0, le=1.0, description="P(the premise entails).")
-
-    @model_validator(mode="after")
-    def _sums_to_one(self) -> NLIProbs:
-        total = self.contradiction + self.neutral + self.entailment
-        if abs(total - 1.0) > _SUM_TOLERANCE:
-            raise ValueError(f"probabilities must sum to 1, got {total:.6f}")
-        return self
-
-    @property
-    def vector(self) -> tuple[float, float, float]:
-        """``(contradiction, neutral, entailment)``."""
-        return (self.contradiction, self.neutral, self.entailment)
-
-    @property
-    def label(self) -> int:
-        """The argmax: 0 contradiction, 1 neutral, 2 entailment (the first maximum on ties)."""
-        vector = self.vector
-        return vector.index(max(vector))
-
-    @property
-    def label_name(self) -> str:
-        """``"contradiction"``, ``"neutral"`` or ``"entailment"``."""
-        return NLI3_LABELS[self.label]
-
 
 @runtime_checkable
 class NLI3Model(Protocol):
@@ -108,37 +69,6 @@ class NLI3Model(Protocol):
     async def probabilities(self, pairs: Sequence[NLIPair]) -> list[NLIProbs]:
         """One probability vector per pair, in order. Backends batch internally."""
         ...
-
-
-def _normalise(label: object) -> str:
-    return str(label).strip().lower().replace(" ", "_").replace("-", "_")
-
-
-def find_three_way_indices(id2label: Mapping[Any, str]) -> tuple[int, int, int]:
-    """The class indices of contradiction, neutral and entailment, found by label name.
-
-    Args:
-        id2label: The model config's ``id2label`` (keys may be ints or digit strings).
-
-    Returns:
-        ``(contradiction index, neutral index, entailment index)``.
-
-    Raises:
-        ConfigError: Unless there are exactly three labels, one of each kind; the message lists
-            the labels and says how to map them by hand (``class_indices``).
-    """
-    labels = {int(i): str(label) for i, label in id2label.items()}
-    found: list[int] = []
-    for names in (CONTRADICTION_LABELS, NEUTRAL_LABELS, ENTAILMENT_LABELS):
-        matches = [i for i, label in labels.items() if _normalise(label) in names]
-        if len(matches) != 1 or len(labels) != 3:
-            raise ConfigError(
-                f"cannot map the model's labels {labels} to contradiction / neutral / entailment;"
-                " a three-way NLI model is needed, or pass class_indices=(contradiction index,"
-                " neutral index, entailment index)"
-            )
-        found.append(matches[0])
-    return found[0], found[1], found[2]
 
 
 class HFNLI3(HFBackend):
@@ -251,14 +181,15 @@ class LexicalNLI3:
         return out
 
 
-_FORMS = "'lexical' or 'hf:<path or hub id>'"
+_FORMS = "'lexical', 'hf:<path or hub id>' or 'vllm/<model>'"
 
 
 def nli3_model(spec: str, **options: Unpack[NLI3Options]) -> NLI3Model:
     """Build the three-way NLI backend that ``spec`` names.
 
     Args:
-        spec: ``"lexical"`` (:class:`LexicalNLI3`) or ``"hf:<path or hub id>"`` (:class:`HFNLI3`).
+        spec: ``"lexical"`` (:class:`LexicalNLI3`), ``"hf:<path or hub id>"`` (:class:`HFNLI3`)
+            or ``"vllm/<model>"`` (:class:`~citegraph.models.ServerNLI3`, a served model).
         **options: Keyword options of the backend (``batch_size``, ``device``, ``max_length``,
             ``class_indices``; ``year_only_dates`` for lexical).
 
@@ -277,6 +208,13 @@ def nli3_model(spec: str, **options: Unpack[NLI3Options]) -> NLI3Model:
     spec = spec.strip()
     if spec == "lexical":
         return build_checked(spec, LexicalNLI3, options)
+    provider, slash, model = spec.partition("/")
+    if slash and provider == "vllm":
+        from citegraph.models._nli_server import ServerNLI3
+
+        if not model.strip():
+            raise ConfigError(f"NLI spec {spec!r} has no model name after 'vllm/'")
+        return build_checked(spec, ServerNLI3, options, model.strip())
     kind, sep, path = spec.partition(":")
     if kind != "hf" or not sep:
         raise ConfigError(f"unknown three-way NLI spec {spec!r}; expected {_FORMS}")

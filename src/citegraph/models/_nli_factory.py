@@ -8,6 +8,8 @@ spec                      backend
 ``t5:<path-or-hub-id>``   :class:`TrueT5NLI` (TRUE-style seq2seq, answers "1")
 ``lexical+hf:<...>``      :class:`CascadeNLI`: lexical first, the HF model for the rest
 ``lexical+t5:<...>``      :class:`CascadeNLI`: lexical first, the T5 model for the rest
+``vllm/<model>``          :class:`ServerNLI`: a served NLI cross-encoder (vLLM ``/classify``)
+``lexical+vllm/<model>``  :class:`CascadeNLI`: lexical first, the served model for the rest
 ========================  ===============================================================
 """
 
@@ -29,10 +31,20 @@ _MODEL_KINDS: dict[str, type[HFBackend]] = {
     "t5": TrueT5NLI,
 }
 _LEXICAL_OPTIONS = frozenset({"year_only_dates"})
-_FORMS = "'lexical', 'hf:<path>', 't5:<path>', 'lexical+hf:<path>', 'lexical+t5:<path>'"
+_FORMS = (
+    "'lexical', 'hf:<path>', 't5:<path>', 'vllm/<model>', 'lexical+hf:<path>', "
+    "'lexical+t5:<path>', 'lexical+vllm/<model>'"
+)
 
 
-def _model(spec: str, full_spec: str, options: dict[str, Any]) -> HFBackend:
+def _model(spec: str, full_spec: str, options: dict[str, Any]) -> NLIModel:
+    provider, slash, name = spec.partition("/")
+    if slash and provider == "vllm":
+        from citegraph.models._nli_server import ServerNLI
+
+        if not name.strip():
+            raise ConfigError(f"NLI spec {full_spec!r} has no model name after 'vllm/'")
+        return build_checked(full_spec, ServerNLI, options, name.strip())
     kind, sep, path = spec.partition(":")
     cls = _MODEL_KINDS.get(kind) if sep else None
     if cls is None:

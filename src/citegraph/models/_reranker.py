@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import RerankerOptions, build_checked
@@ -43,6 +43,9 @@ from citegraph.models._hf_common import (
     in_worker_thread,
     load_hf_model,
 )
+
+if TYPE_CHECKING:
+    from citegraph.models._rerank_server import ServerReranker
 
 __all__ = ["CrossEncoderReranker", "HFTextScorer", "reranker_model"]
 
@@ -223,11 +226,15 @@ class HFTextScorer(_SequenceClassifier):
         return self._run(list(texts), None)
 
 
-def reranker_model(spec: str, **options: Unpack[RerankerOptions]) -> CrossEncoderReranker:
+def reranker_model(
+    spec: str, **options: Unpack[RerankerOptions]
+) -> CrossEncoderReranker | ServerReranker:
     """Build the cross-encoder reranker ``spec`` names.
 
     Args:
-        spec: ``"hf:<hub id or local path>"``.
+        spec: ``"hf:<hub id or local path>"``, or ``"vllm/<model>"`` / ``"tei/<model>"`` for a
+            served cross-encoder (:class:`~citegraph.models.ServerReranker`; options
+            ``base_url``, ``cache``...).
         **options: Keyword options of :class:`CrossEncoderReranker` (``batch_size``,
             ``device``, ``max_length``, ``label_index``).
 
@@ -240,9 +247,20 @@ def reranker_model(spec: str, **options: Unpack[RerankerOptions]) -> CrossEncode
         >>> reranker = reranker_model("hf:castorini/monobert-large-msmarco")  # doctest: +SKIP
     """
     text = spec.strip()
+    provider, slash, model = text.partition("/")
+    if slash and provider in ("vllm", "tei"):
+        from citegraph.models._rerank_server import ServerReranker
+
+        if not model.strip():
+            raise ConfigError(f"reranker spec {spec!r} has no model name after '{provider}/'")
+        given = {"provider": provider, **options}
+        return build_checked(spec, ServerReranker, given, model.strip(), what="reranker")
     kind, sep, path = text.partition(":")
     if not sep or kind != "hf":
-        raise ConfigError(f"unknown reranker spec {spec!r}; expected 'hf:<hub id or path>'")
+        raise ConfigError(
+            f"unknown reranker spec {spec!r}; expected 'hf:<hub id or path>', 'vllm/<model>' "
+            "or 'tei/<model>'"
+        )
     if not path.strip():
         raise ConfigError(f"reranker spec {spec!r} has no hub id or path after 'hf:'")
     return build_checked(spec, CrossEncoderReranker, options, path.strip(), what="reranker")

@@ -1,12 +1,16 @@
 """A real OpenAI-compatible HTTP server on 127.0.0.1, for tests and benchmarks.
 
 :class:`FakeOpenAIServer` serves ``POST /v1/chat/completions`` and ``GET /v1/models`` from a
-stdlib :class:`~http.server.ThreadingHTTPServer` in a background thread. Replies are scripted by a
+stdlib :class:`~http.server.ThreadingHTTPServer` in a background thread, and the scoring routes
+of vLLM and text-embeddings-inference with deterministic numbers (:mod:`._fake_scores`):
+``POST /v1/completions`` (echoed prompt log-probabilities), ``/v1/rerank`` and ``/rerank``
+(vLLM's shape, or TEI's when the body has ``texts``) and ``/classify``. Replies are scripted by a
 callable that receives the request JSON and returns the reply text or a :class:`FakeReply` (status,
-headers such as Retry-After, a raw body, a delay). The server records every request it receives
-(body, headers, arrival time) and the peak number of requests it was handling at once, so tests
-can check what a client really sent, its retry timing and its concurrency limit without
-monkeypatching. It never logs to stderr.
+headers such as Retry-After, a raw body, a delay); on a scoring route a text reply (or a 2xx
+:class:`FakeReply` without a body) answers with the route's deterministic numbers. The server
+records every request it receives (body, headers, arrival time) and the peak number of requests
+it was handling at once, so tests can check what a client really sent, its retry timing and its
+concurrency limit without monkeypatching. It never logs to stderr.
 
 Example:
     >>> with FakeOpenAIServer(reply=lambda body: "hi") as server:  # doctest: +SKIP
@@ -26,6 +30,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
+
+from citegraph.testing._fake_scores import NLI_FAKE_LABELS, SCORE_ROUTES, score_reply
 
 __all__ = ["FakeOpenAIServer", "FakeReply", "ReceivedRequest"]
 
@@ -96,6 +102,7 @@ class FakeOpenAIServer:
             A fixed string answers every request with it; ``None`` echoes the last message.
         delay: Seconds every chat request waits before its reply (on top of ``FakeReply.delay``).
         models: Model ids listed by ``GET /v1/models``.
+        labels: The class labels of ``/classify`` in index order (see :mod:`._fake_scores`).
 
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1`` while running.
@@ -108,7 +115,9 @@ class FakeOpenAIServer:
         *,
         delay: float = 0.0,
         models: tuple[str, ...] = ("fake-model",),
+        labels: tuple[str, ...] = NLI_FAKE_LABELS,
     ) -> None:
+        self.labels = labels
         if isinstance(reply, str):
             fixed = reply
             self._script: Script = lambda _body: fixed
@@ -175,7 +184,7 @@ class FakeOpenAIServer:
     # -- records -----------------------------------------------------------------------------
     @property
     def received(self) -> list[ReceivedRequest]:
-        """Every chat-completion request received so far, in arrival order (a copy)."""
+        """Every POST request received so far (on any route), in arrival order (a copy)."""
         with self._lock:
             return list(self._received)
 
@@ -209,7 +218,9 @@ class FakeOpenAIServer:
         with self._lock:
             self._in_flight -= 1
 
-    def _chat_reply(self, body: Any, number: int) -> tuple[int, dict[str, str], bytes]:
+    def _chat_reply(
+        self, body: Any, number: int, route: str = "/v1/chat/completions"
+    ) -> tuple[int, dict[str, str], bytes]:
         if not isinstance(body, dict):
             return _error(400, "the request body is not a JSON object")
         try:
@@ -232,6 +243,13 @@ class FakeOpenAIServer:
         if reply.status >= 400:
             status, base, data = _error(reply.status, reply.text or f"HTTP {reply.status}")
             return status, {**base, **headers}, data
+        if route in SCORE_ROUTES:
+            headers.setdefault("Content-Type", "application/json")
+            try:
+                answer = score_reply(route, body, self.labels)
+            except (KeyError, TypeError, ValueError) as exc:
+                return _error(400, f"bad {route} request: {exc!r}")
+            return reply.status, headers, json.dumps(answer).encode()
         prompt = " ".join(str(m.get("content", "")) for m in body.get("messages") or [])
         completion = {
             "id": f"chatcmpl-fake-{number}",
@@ -290,7 +308,8 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            if self.path.rstrip("/") != "/v1/chat/completions":
+            route = self.path.rstrip("/")
+            if route != "/v1/chat/completions" and route not in SCORE_ROUTES:
                 self._send(*_error(404, f"no route POST {self.path}"))
                 return
             try:
@@ -306,7 +325,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             )
             number = server._record(record)
             try:
-                reply = server._chat_reply(body, number)
+                reply = server._chat_reply(body, number, route)
             finally:
                 server._done()
             self._send(*reply)

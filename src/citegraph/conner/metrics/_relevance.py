@@ -144,8 +144,9 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
     """Build a relevance scorer from a spec.
 
     Args:
-        spec: ``"hf:<path or hub id>"`` (a cross-encoder, Eq. 2) or ``"embedding:<embedding
-            spec>"`` (the fallback, e.g. ``"embedding:minilm"``).
+        spec: ``"hf:<path or hub id>"`` (a cross-encoder, Eq. 2), ``"vllm/<model>"`` or
+            ``"tei/<model>"`` (a served cross-encoder), or ``"embedding:<embedding spec>"`` (the
+            fallback, e.g. ``"embedding:minilm"``).
         **options: Options of :func:`~citegraph.models.reranker_model` (``batch_size``,
             ``device``, ``dtype``, ``max_length``, ``label_index``; ``hf:`` only, but for
             ``device`` and ``dtype``, which place the embedding fallback's model too).
@@ -155,7 +156,7 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
         MissingDependency, ModelError: The model cannot be loaded.
     """
     text = spec.strip()
-    if text.startswith("hf:"):
+    if text.startswith(("hf:", "vllm/", "tei/")):
         return reranker_model(text, **options)
     if text.startswith("embedding:") and text[len("embedding:") :].strip():
         others = sorted(set(options) - {"device", "dtype"})
@@ -165,7 +166,8 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
         embedder = embedding_model(text[len("embedding:") :].strip(), device=device, dtype=dtype)
         return EmbeddingRelevance(embedder)
     raise ConfigError(
-        f"unknown relevance spec {spec!r}; expected 'hf:<path>' or 'embedding:<embedding spec>'"
+        f"unknown relevance spec {spec!r}; expected 'hf:<path>', 'vllm/<model>', 'tei/<model>' "
+        "or 'embedding:<embedding spec>'"
     )
 
 

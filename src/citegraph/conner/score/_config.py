@@ -42,17 +42,20 @@ class ConnerScoreConfig(TaskChoice):
     lm: str = Field(
         default="local",
         description="Causal LM for coherence, informativeness and helpfulness: 'local' "
-        "(SmolLM2-135M), 'hf:<id or path>' or a model folder.",
+        "(SmolLM2-135M), 'hf:<id or path>', a model folder, or 'vllm/<model>' (a server's "
+        "prompt log-probabilities).",
     )
     nli: str = Field(
         default="lexical",
         description="Three-way NLI for factuality and validity: 'hf:<id or path>' (an MNLI "
-        "model) or 'lexical' (a word-overlap stand-in, not an NLI model).",
+        "model), 'vllm/<model>' (served) or 'lexical' (a word-overlap stand-in, not an NLI "
+        "model).",
     )
     reranker: str = Field(
         default="embedding:minilm",
-        description="Relevance scorer: 'hf:<cross-encoder>' (Eq. 2) or 'embedding:<model>' "
-        "(cosine similarity fallback, labelled as such).",
+        description="Relevance scorer: 'hf:<cross-encoder>' (Eq. 2), 'vllm/<model>' or "
+        "'tei/<model>' (served) or 'embedding:<model>' (cosine similarity fallback, labelled "
+        "as such).",
     )
     paragraph: str | None = Field(
         default=None,
@@ -86,6 +89,19 @@ class ConnerScoreConfig(TaskChoice):
     )
     answer_shots: int = Field(default=8, ge=0, description="Demonstrations per answer prompt.")
     base_url: str | None = Field(default=None, description="Server URL of the answer model.")
+    lm_base_url: str | None = Field(
+        default=None,
+        description="Server URL of a 'vllm/<model>' or 'openai/<model>' --lm (default: the "
+        "provider's, e.g. http://localhost:8000/v1).",
+    )
+    nli_base_url: str | None = Field(
+        default=None, description="Server URL of a 'vllm/<model>' --nli (default: the provider's)."
+    )
+    reranker_base_url: str | None = Field(
+        default=None,
+        description="Server URL of a 'vllm/<model>' or 'tei/<model>' --reranker (default: the "
+        "provider's).",
+    )
     seed: int = Field(default=0, description="Seed of negatives and demonstrations.")
 
     @field_validator("metrics", mode="before")

@@ -32,6 +32,7 @@ from citegraph.models import (
     causal_lm_scorer,
     embedding_model,
     nli3_model,
+    served_options,
 )
 
 __all__ = ["ScoreModels", "load_score_models"]
@@ -101,7 +102,7 @@ def load_score_models(
     Args:
         config: The run's configuration.
         samples: The task's items (for ``corpus='task'``).
-        cache: Put the answer model behind the shared response cache.
+        cache: Put the answer model and the served scorers behind the shared response cache.
         device: Where every local model runs (``auto``: a GPU when present).
         dtype: Every local model's dtype (``auto``: bf16 on a GPU that has it, fp32 on CPU).
 
@@ -112,11 +113,14 @@ def load_score_models(
     metrics = set(config.metrics)
     models = ScoreModels(evidence_kind=config.evidence)
     if metrics & _LM_METRICS:
-        models.lm = causal_lm_scorer(config.lm, device=device, dtype=dtype)
+        served = served_options(config.lm, config.lm_base_url, cache)
+        models.lm = causal_lm_scorer(config.lm, device=device, dtype=dtype, **served)
     if metrics & _NLI_METRICS:
-        models.nli = nli3_model(config.nli, device=device, dtype=dtype)
+        served = served_options(config.nli, config.nli_base_url, cache)
+        models.nli = nli3_model(config.nli, device=device, dtype=dtype, **served)
     if "relevance" in metrics:
-        models.relevance = relevance_scorer(config.reranker, device=device, dtype=dtype)
+        served = served_options(config.reranker, config.reranker_base_url, cache)
+        models.relevance = relevance_scorer(config.reranker, device=device, dtype=dtype, **served)
     if "coherence_para" in metrics:
         models.paragraph = paragraph_scorer(config.paragraph, device=device, dtype=dtype)
     if "validity" in metrics and config.answer_model is not None:

@@ -27,7 +27,13 @@ class BuildConfig(BaseModel):
     base_url: str | None = Field(default=None, description="Server URL (OpenAI-compatible).")
     lm: str = Field(
         default="local",
-        description="Causal LM for the coherence perplexity: local (SmolLM2), hf:<id or path>.",
+        description="Causal LM for the coherence perplexity: local (SmolLM2), hf:<id or path>, "
+        "vllm/<model> (a server's prompt log-probabilities).",
+    )
+    lm_base_url: str | None = Field(
+        default=None,
+        description="Server URL of a vllm/<model> or openai/<model> --lm (default: the "
+        "provider's, e.g. http://localhost:8000/v1).",
     )
     rounds: int = Field(default=5, ge=1, description="Rounds (1 = annotation only).")
     alpha: float = Field(default=0.5, ge=0.0, le=1.0, description="Rarity weight in selection.")

@@ -31,7 +31,13 @@ from citegraph.kalma.build._item import BuildSelection, build_item, select_items
 from citegraph.kalma.build._output import dataset_stats, write_dataset
 from citegraph.kalma.build._select import PerplexityFn
 from citegraph.kg import KnowledgeGraph
-from citegraph.models import ChatModel, causal_lm_scorer, chat_model, default_response_cache
+from citegraph.models import (
+    ChatModel,
+    causal_lm_scorer,
+    chat_model,
+    default_response_cache,
+    served_options,
+)
 from citegraph.runs import (
     FAILED,
     Record,
@@ -109,7 +115,8 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
         ) as model:
             scorer = None
             if perplexity is None:
-                scorer = causal_lm_scorer(config.lm, **placed)
+                served = served_options(config.lm, config.lm_base_url, runtime.cache)
+                scorer = causal_lm_scorer(config.lm, **placed, **served)
                 perplexity, lm_name = scorer.perplexities, scorer.name
             try:
                 yield BuildModels(model=model, perplexity=perplexity, lm_name=lm_name, lm=scorer)
