@@ -131,6 +131,19 @@ class LMForward:
             scored.append(torch.cat([inside, boundary, tail]))
         return scored
 
+    def to_host(self, scored: Sequence[Scored]) -> list[list[float]]:
+        """The log-probabilities of one batch's inputs as floats: one copy to the host per batch
+        (not one per input), the only place results leave the model's device."""
+        if not scored:
+            return []
+        flat = self._torch.cat(list(scored)).cpu().tolist()
+        out, at = [], 0
+        for logprobs in scored:
+            n = int(logprobs.shape[0])
+            out.append(flat[at : at + n])
+            at += n
+        return out
+
     def _padded(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any]:
         torch = self._torch
         width = max(len(row) for row in rows)
@@ -175,7 +188,9 @@ class LMForward:
             logits = logits_of(lo, min(lo + step, len(targets))).float()
             picked = logits.gather(-1, targets[lo : lo + step].unsqueeze(-1)).squeeze(-1)
             parts.append((picked - logits.logsumexp(-1)).double())
-        return torch.cat(parts) if parts else torch.zeros(0, dtype=torch.float64)
+        if not parts:  # nothing to score here (a shared prefix whose tokens are not scored)
+            return torch.zeros(0, dtype=torch.float64, device=targets.device)
+        return torch.cat(parts)
 
     def _full_forward(self, items: Sequence[ScoreItem], ids: Any, mask: Any) -> list[Scored]:
         """The model's own forward pass (logits from the first needed position on)."""

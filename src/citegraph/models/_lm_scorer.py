@@ -45,6 +45,7 @@ torch and transformers are imported when a model is loaded; when they are missin
 from __future__ import annotations
 
 import asyncio
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -281,7 +282,8 @@ class CausalLMScorer(HeldModel):
         with torch.inference_mode():
             alone = [i for shared, members in groups if not shared for i in members]
             for chunk in self._batches(items, alone):
-                self._keep(results, chunk, runner.batch([items[i] for i in chunk]), items, keep)
+                scored = runner.batch([items[i] for i in chunk])
+                self._keep(results, chunk, runner.to_host(scored), items, keep)
             for shared, members in groups:
                 if not shared:
                     continue
@@ -289,7 +291,7 @@ class CausalLMScorer(HeldModel):
                 prefix = runner.prefix_pass(items[members[0]].ids[:shared], first)
                 for chunk in self._batches(items, members):
                     scored = runner.continue_batch(prefix, [items[i] for i in chunk])
-                    self._keep(results, chunk, scored, items, keep)
+                    self._keep(results, chunk, runner.to_host(scored), items, keep)
         return [r for r in results if r is not None]
 
     def _batches(self, items: Sequence[ScoreItem], todo: list[int]) -> list[list[int]]:
@@ -303,16 +305,16 @@ class CausalLMScorer(HeldModel):
     def _keep(
         results: list[TokenScores | None],
         chunk: Sequence[int],
-        scored: Sequence[Any],
+        scored: Sequence[list[float]],
         items: Sequence[ScoreItem],
         keep: bool,
     ) -> None:
         for i, logprobs in zip(chunk, scored, strict=True):
             item = items[i]
             results[i] = TokenScores(
-                sum_nll=max(-float(logprobs.sum()), 0.0),
+                sum_nll=max(-math.fsum(logprobs), 0.0),
                 n_tokens=len(item.ids) - item.start,
-                token_logprobs=tuple(logprobs.tolist()) if keep else None,
+                token_logprobs=tuple(logprobs) if keep else None,
                 n_truncated=item.n_truncated,
             )
 
