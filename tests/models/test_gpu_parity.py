@@ -112,11 +112,8 @@ def device() -> str:
     )
 
 
-def cast(backend: Any, dtype: str, attribute: str = "_model") -> Any:
-    """Cast ``backend``'s model to ``dtype`` (to become the backends' ``dtype=`` option)."""
-    model = getattr(backend, attribute)
-    setattr(backend, attribute, model.to(getattr(torch, dtype)))
-    return backend
+#: The reference: the CPU in float32 (named: ``auto`` would take the GPU).
+CPU = {"device": "cpu", "dtype": "float32"}
 
 
 def close(got: Any, want: Any, tolerance: float, what: str) -> None:
@@ -167,14 +164,13 @@ def lm_numbers(scorer: CausalLMScorer) -> tuple[list[Any], list[Any]]:
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shortcuts", [True, False], ids=["head-and-prefix", "full-forward"])
 def test_lm_scorer(random_lm_dir: Path, device: str, dtype: str, shortcuts: bool) -> None:
-    want = lm_numbers(CausalLMScorer.load(random_lm_dir))
-    scorer = CausalLMScorer.load(random_lm_dir, device=device)
+    want = lm_numbers(CausalLMScorer.load(random_lm_dir, **CPU))
+    scorer = CausalLMScorer.load(random_lm_dir, device=device, dtype=dtype)
     runner = scorer._runner
     assert runner is not None
-    # the load-time probe (float32) must keep both shortcuts on the accelerator too
+    # the load-time probe must keep both shortcuts on the accelerator, in every dtype
     assert runner.fast_head and runner.reuses_prefix
     runner.fast_head = runner.reuses_prefix = shortcuts
-    cast(scorer, dtype)
     got = lm_numbers(scorer)
     tolerance = TOLERANCE[dtype][0]
     for g_run, w_run in zip(got[0], want[0], strict=True):
@@ -194,13 +190,13 @@ def test_lm_scorer(random_lm_dir: Path, device: str, dtype: str, shortcuts: bool
 def test_nli_backends(classifier_dir: Path, device: str, dtype: str) -> None:
     tolerance = TOLERANCE[dtype][1]
     for build in (HFClassifierNLI, HFNLI3):
-        want = [v.score for v in build(classifier_dir).entails_sync(PAIRS)]
+        want = [v.score for v in build(classifier_dir, **CPU).entails_sync(PAIRS)]
         got = [
-            v.score for v in cast(build(classifier_dir, device=device), dtype).entails_sync(PAIRS)
+            v.score for v in build(classifier_dir, device=device, dtype=dtype).entails_sync(PAIRS)
         ]
         close(got, want, tolerance, f"{build.__name__} {dtype}")
-    want3 = [p.vector for p in HFNLI3(classifier_dir).probabilities_sync(PAIRS)]
-    backend = cast(HFNLI3(classifier_dir, device=device), dtype)
+    want3 = [p.vector for p in HFNLI3(classifier_dir, **CPU).probabilities_sync(PAIRS)]
+    backend = HFNLI3(classifier_dir, device=device, dtype=dtype)
     close([p.vector for p in backend.probabilities_sync(PAIRS)], want3, tolerance, "HFNLI3")
 
 
@@ -216,8 +212,8 @@ def test_reranker_and_text_scorer(tmp_path: Path, device: str, dtype: str) -> No
         (HFTextScorer, two, texts),
         (HFTextScorer, one, texts),  # a raw logit: held to the log-probability tolerance
     ]:
-        want = cls(folder).score_sync(inputs)
-        got = cast(cls(folder, device=device), dtype).score_sync(inputs)
+        want = cls(folder, **CPU).score_sync(inputs)
+        got = cls(folder, device=device, dtype=dtype).score_sync(inputs)
         tolerance = TOLERANCE[dtype][0 if folder == one and cls is HFTextScorer else 1]
         close(got, want, tolerance, f"{cls.__name__} {folder.name} {dtype}")
 
@@ -226,16 +222,16 @@ def test_reranker_and_text_scorer(tmp_path: Path, device: str, dtype: str) -> No
 def test_embeddings(tmp_path: Path, device: str, dtype: str) -> None:
     folder = build_tiny_encoder(tmp_path / "encoder")
     texts = [p.premise for p in PAIRS]
-    want = HFEmbeddingModel.load(folder).encode(texts)
-    got = cast(HFEmbeddingModel.load(folder, device=device), dtype).encode(texts)
+    want = HFEmbeddingModel.load(folder, **CPU).encode(texts)
+    got = HFEmbeddingModel.load(folder, device=device, dtype=dtype).encode(texts)
     close(got, want, TOLERANCE[dtype][1], f"embeddings {dtype}")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_t5_nli(tmp_path: Path, device: str, dtype: str) -> None:
     folder = save_model(tiny_t5(), t5_tokenizer(), tmp_path / "t5")
-    want = TrueT5NLI(folder, max_new_tokens=3).entails_sync(PAIRS)
-    got = cast(TrueT5NLI(folder, max_new_tokens=3, device=device), dtype).entails_sync(PAIRS)
+    want = TrueT5NLI(folder, max_new_tokens=3, **CPU).entails_sync(PAIRS)
+    got = TrueT5NLI(folder, max_new_tokens=3, device=device, dtype=dtype).entails_sync(PAIRS)
     close([v.score for v in got], [v.score for v in want], TOLERANCE[dtype][1], "T5 P('1')")
     if dtype == "float32":
         assert [v.entailed for v in got] == [v.entailed for v in want]
@@ -250,7 +246,8 @@ def test_chat_greedy_same_tokens_in_float32(random_lm_dir: Path, device: str) ->
         GenerateConfig(max_tokens=12, temperature=0.0),
         GenerateConfig(max_tokens=12, temperature=0.0, repetition_penalty=1.3, stop=["city"]),
     ]
-    cpu, gpu = HFChat.load(random_lm_dir), HFChat.load(random_lm_dir, device=device)
+    cpu = HFChat.load(random_lm_dir, **CPU)
+    gpu = HFChat.load(random_lm_dir, device=device, dtype="float32")
     gpu.progress = lambda progress: None
     for config in configs:
         request = ChatRequest(messages=messages, config=config)
@@ -265,7 +262,7 @@ def test_chat_greedy_same_tokens_in_float32(random_lm_dir: Path, device: str) ->
 def test_chat_sampled_runs_in_bfloat16(random_lm_dir: Path, device: str) -> None:
     """Sampling draws from the device's generator (other numbers than the CPU's): seeded runs
     repeat, and the reply has the asked length."""
-    chat = cast(HFChat.load(random_lm_dir, device=device), "bfloat16")
+    chat = HFChat.load(random_lm_dir, device=device, dtype="bfloat16")
     config = GenerateConfig(max_tokens=6, temperature=0.8, seed=5, repetition_penalty=1.2)
     request = ChatRequest(messages=[ChatMessage(role="user", content="hello")], config=config)
     first, again = chat.generate_sync(request), chat.generate_sync(request)
@@ -278,8 +275,8 @@ def test_chat_sampled_runs_in_bfloat16(random_lm_dir: Path, device: str) -> None
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_classifier_judge(tmp_path: Path, device: str, dtype: str) -> None:
     folder = build_tiny_nli_classifier(tmp_path / "judge", id2label=dict(enumerate(CATEGORIES)))
-    want = ClassifierJudge(folder, device="cpu").judge_sync(SAMPLES)
-    got = cast(ClassifierJudge(folder, device=device), dtype).judge_sync(SAMPLES)
+    want = ClassifierJudge(folder, **CPU).judge_sync(SAMPLES)
+    got = ClassifierJudge(folder, device=device, dtype=dtype).judge_sync(SAMPLES)
     assert all(j.error is None for j in got), [j.error for j in got]
     for g, w in zip(got, want, strict=True):
         assert g.scores is not None and w.scores is not None

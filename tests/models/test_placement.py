@@ -241,3 +241,20 @@ def test_other_forward_failures_keep_their_message() -> None:
 
     error = run_error(torch, "m", "cpu", ValueError("shapes (2,3) and (4,5)"), "generation")
     assert str(error) == "m: generation failed: shapes (2,3) and (4,5)"
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_the_lm_scorer_keeps_its_shortcuts_in_half_precision(tmp_path: Path, dtype: str) -> None:
+    """A scorer loaded in half precision keeps the head and prefix shortcuts. (On this CPU both
+    ways of computing a log-probability round alike; on a GPU their kernels differ, which is why
+    the load-time probe's tolerance follows the dtype: the GPU parity tests check it there.)"""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _tiny_models import build_random_causal_lm
+    from citegraph.models import CausalLMScorer
+
+    scorer = CausalLMScorer.load(build_random_causal_lm(tmp_path / "lm"), dtype=dtype)
+    assert scorer.placement is not None and scorer.placement.dtype == dtype
+    runner = scorer._runner
+    assert runner is not None and runner.fast_head and runner.reuses_prefix

@@ -34,6 +34,10 @@ __all__ = ["LMForward", "Scored", "SharedPrefix"]
 CHUNK_ELEMENTS = 1 << 22
 #: Largest |difference| of a probe log-probability for a shortcut to count as exact.
 PROBE_TOLERANCE = 1e-4
+#: The same in half precision, where two ways to compute one logit round differently (bf16 keeps
+#: 8 bits: ~4e-3 relative, so ~0.04 on a log-probability of -10); a soft-capped or scaled head
+#: moves log-probabilities by whole nats, far beyond these.
+HALF_PROBE_TOLERANCE = {"bfloat16": (0.05, 1e-2), "float16": (0.02, 2e-3)}
 
 #: One input's scored log-probabilities (float64 tensor, in token order).
 Scored = Any
@@ -223,22 +227,32 @@ class LMForward:
             want = want.double()
             self.fast_head = True  # for the probe's own call of batch
             whole = [ScoreItem(ids, 1, 0, None)]
-            self.fast_head = _agrees(torch, lambda: self.batch(whole), [want])
+            dtype = str(self._head.weight.dtype).removeprefix("torch.")
+            atol, rtol = HALF_PROBE_TOLERANCE.get(dtype, (PROBE_TOLERANCE, 0.0))
+            self.fast_head = _agrees(torch, lambda: self.batch(whole), [want], atol, rtol)
             if self.fast_head:
                 # the prefix holds scored tokens for one input and none for the other
                 rows = [ScoreItem(ids, 6, 0, None), ScoreItem(ids, 2, 0, None)]
                 rest = lambda: self.continue_batch(self.prefix_pass(ids[:5], 1), rows)  # noqa: E731
-                self.reuses_prefix = _agrees(torch, rest, [want[5:], want[1:]])
+                wants = [want[5:], want[1:]]
+                self.reuses_prefix = _agrees(torch, rest, wants, atol, rtol)
 
 
-def _agrees(torch: Any, compute: Callable[[], list[Any]], wants: list[Any]) -> bool:
-    """Whether the tensors ``compute`` gives equal ``wants``, one by one (False when it fails)."""
+def _agrees(
+    torch: Any,
+    compute: Callable[[], list[Any]],
+    wants: list[Any],
+    atol: float = PROBE_TOLERANCE,
+    rtol: float = 0.0,
+) -> bool:
+    """Whether the tensors ``compute`` gives equal ``wants`` within ``atol + rtol * |want|``,
+    one by one (False when it fails)."""
     try:
         got = compute()
     except Exception:  # a shortcut that fails on the probe is not used
         return False
     return len(got) == len(wants) and all(
-        g.shape == w.shape and bool(torch.allclose(g, w, atol=PROBE_TOLERANCE))
+        g.shape == w.shape and bool(torch.allclose(g, w, atol=atol, rtol=rtol))
         for g, w in zip(got, wants, strict=True)
     )
 
