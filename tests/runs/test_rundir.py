@@ -62,6 +62,35 @@ def test_other_config_is_refused_unless_overwrite(tmp_path: Path) -> None:
     assert run.done == set()
 
 
+def test_a_run_made_before_an_option_existed_resumes_while_the_option_is_unset(
+    tmp_path: Path,
+) -> None:
+    """A field added to a task's config later (e.g. conner score's ``lm_base_url``) is None in a
+    new call: the old run resumes as itself. Set to a value, it is another run."""
+    with RunDir.open(tmp_path, {"lm": "local"}, data={"answers": "abc"}) as run:
+        run.append({"id": "a"})
+    old_id = json.loads((tmp_path / "run.json").read_text())["run_id"]
+    again = RunDir.open(tmp_path, {"lm": "local", "lm_base_url": None}, data={"answers": "abc"})
+    assert again.done == {"a"}
+    assert again.info["run_id"] == old_id and again.info["config"] == {"lm": "local"}
+    with pytest.raises(ConfigError, match=r"differs in: config.lm_base_url"):
+        RunDir.open(
+            tmp_path, {"lm": "local", "lm_base_url": "http://x/v1"}, data={"answers": "abc"}
+        )
+    with pytest.raises(ConfigError, match=r"differs in: config.lm, config.lm_base_url"):
+        RunDir.open(tmp_path, {"lm": "hf:x", "lm_base_url": None}, data={"answers": "abc"})
+    with pytest.raises(ConfigError, match=r"differs in: config.extra, data.answers"):
+        RunDir.open(tmp_path, {"lm": "local", "extra": None}, data={"answers": "xyz"})
+
+
+def test_a_run_json_whose_id_was_edited_is_refused(tmp_path: Path) -> None:
+    RunDir.open(tmp_path, {"mode": "paper"}).close()
+    info = json.loads((tmp_path / "run.json").read_text())
+    (tmp_path / "run.json").write_text(json.dumps(info | {"run_id": "0" * 64}))
+    with pytest.raises(ConfigError, match=r"differs in: unknown"):
+        RunDir.open(tmp_path, {"mode": "paper"})
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [(b'{"run_id": ', "invalid JSON"), (b"\x91\x92", "not UTF-8"), (b"[1]", "JSON object")],

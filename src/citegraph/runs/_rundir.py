@@ -155,8 +155,10 @@ class RunDir:
                 (path / name).unlink(missing_ok=True)
         if run_file.exists():
             previous = load_run_file(run_file)
-            if previous.get("run_id") != run_id:
-                changed = _changed_keys(previous, identity)
+            changed = [] if previous.get("run_id") == run_id else _changed_keys(previous, identity)
+            if previous.get("run_id") != run_id and not (
+                changed and _only_new_unset_fields(previous, identity, changed)
+            ):
                 raise ConfigError(
                     f"{path} holds a run with a different configuration or input "
                     f"(differs in: {', '.join(changed) or 'unknown'}); use another --out, "
@@ -247,11 +249,25 @@ def load_run_file(run_file: Path) -> dict[str, Any]:
     return info
 
 
+def _only_new_unset_fields(
+    previous: dict[str, Any], identity: dict[str, Any], changed: list[str]
+) -> bool:
+    """Whether the configs differ only in fields the run's config does not have and this one
+    leaves unset (None): options added to a task after the run was made, which resumes as the
+    same run (its ``run.json`` and id are kept)."""
+    old, new = previous.get("config", {}), identity["config"]
+    for key in changed:
+        section, _, name = key.partition(".")
+        if section != "config" or name in old or new.get(name) is not None:
+            return False
+    return True
+
+
 def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[str]:
     changed = []
     for section in ("config", "data"):
         old, new = previous.get(section, {}), identity[section]
         for key in sorted(set(old) | set(new)):
-            if old.get(key) != new.get(key):
+            if key not in old or key not in new or old[key] != new[key]:
                 changed.append(f"{section}.{key}")
     return changed
