@@ -22,9 +22,10 @@ _B = TypeVar("_B")
 class NLIOptions(TypedDict, total=False):
     """Options of the entailment backends (each takes a subset; see the classes)."""
 
-    batch_size: int
+    batch_size: int | None
     device: str
     max_length: int | None
+    max_batch_tokens: int | None
     entailment_index: int | None
     threshold: float | None
     max_new_tokens: int
@@ -36,9 +37,10 @@ class NLIOptions(TypedDict, total=False):
 class NLI3Options(TypedDict, total=False):
     """Options of the three-way NLI backends (:class:`HFNLI3`, :class:`LexicalNLI3`)."""
 
-    batch_size: int
+    batch_size: int | None
     device: str
     max_length: int
+    max_batch_tokens: int | None
     class_indices: tuple[int, int, int] | None
     year_only_dates: bool
 
@@ -46,9 +48,10 @@ class NLI3Options(TypedDict, total=False):
 class RerankerOptions(TypedDict, total=False):
     """Options of :class:`CrossEncoderReranker`."""
 
-    batch_size: int
+    batch_size: int | None
     device: str
     max_length: int
+    max_batch_tokens: int | None
     label_index: int | None
 
 
@@ -57,8 +60,8 @@ class LMScorerOptions(TypedDict, total=False):
 
     device: str
     dtype: Any
-    batch_size: int
-    max_batch_tokens: int
+    batch_size: int | None
+    max_batch_tokens: int | None
     max_length: int | None
     prepend_bos: bool
 

@@ -13,11 +13,12 @@ cutting the end of the *premise*, so the hypothesis always reaches the model.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models._hf_batching import CALL_COST_TOKENS
+from citegraph.models._hf_batching import CPU_PLAN, batch_plan_for
 from citegraph.models._hf_common import HFBackend, check_batching
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 
@@ -30,12 +31,13 @@ class TrueT5NLI(HFBackend):
 
     Args:
         path: Local model directory or Hugging Face hub id.
-        batch_size: Pairs per ``generate`` call.
+        batch_size: Most pairs per ``generate`` call; ``None``: the device's plan (8 on a CPU).
         max_length: Input token limit (premise cut first); ``None`` = no truncation (reference).
         max_new_tokens: Generation length, 10 as in the KaLMA code.
         positive: The decoded answer that means entailed.
         template: Input format with ``{premise}`` and ``{hypothesis}``.
         device: torch device, ``"cpu"`` by default.
+        max_batch_tokens: Most padded input positions per call; ``None``: the device's plan.
 
     Raises:
         MissingDependency: If torch or transformers is not installed.
@@ -50,19 +52,24 @@ class TrueT5NLI(HFBackend):
         self,
         path: str | Path,
         *,
-        batch_size: int = 8,
+        batch_size: int | None = None,
         max_length: int | None = None,
         max_new_tokens: int = 10,
         positive: str = "1",
         template: str = TRUE_TEMPLATE,
         device: str = "cpu",
+        max_batch_tokens: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
         if max_new_tokens < 1:
             raise ConfigError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
         if "{premise}" not in template or "{hypothesis}" not in template:
             raise ConfigError("template must contain {premise} and {hypothesis}")
-        super().__init__(path, batch_size=batch_size, device=device)
+        plan = batch_plan_for(
+            device, batch_size=batch_size, max_batch_tokens=max_batch_tokens,
+            cpu=replace(CPU_PLAN, batch_size=8), calls=1 + max_new_tokens,
+        )  # fmt: skip
+        super().__init__(path, plan=plan, device=device)
         self._max_length = max_length
         self._max_new_tokens = max_new_tokens
         self._positive = positive
@@ -90,11 +97,7 @@ class TrueT5NLI(HFBackend):
 
     def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
         texts = [self.format_input(p) for p in pairs]
-        # a generate call is one forward pass per new token: padding the input matters less
-        return self._length_sorted(
-            self._batch, texts, max_length=self._max_length, batch_size=self._batch_size,
-            call_cost=CALL_COST_TOKENS * (1 + self._max_new_tokens),
-        )  # fmt: skip
+        return self._length_sorted(self._batch, texts, max_length=self._max_length, plan=self._plan)
 
     def _batch(self, encoded: dict[str, Any]) -> list[NLIVerdict]:
         try:
