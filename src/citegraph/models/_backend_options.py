@@ -31,6 +31,7 @@ class NLIOptions(TypedDict, total=False):
     max_new_tokens: int
     positive: str
     template: str
+    decode: str
     year_only_dates: bool
 
 
