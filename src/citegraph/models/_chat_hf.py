@@ -37,6 +37,7 @@ from citegraph.models._chat_types import (
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
+    fast_attention,
     load_pretrained,
     quiet_loading,
     require_transformers,
@@ -149,7 +150,9 @@ def load_causal_lm(
             "tokenizer",
         )
         model = load_pretrained(
-            lambda p: transformers.AutoModelForCausalLM.from_pretrained(p, **model_kwargs),
+            lambda p: fast_attention(transformers.AutoModelForCausalLM.from_pretrained)(
+                p, **model_kwargs
+            ),
             source,
             "causal LM",
         )

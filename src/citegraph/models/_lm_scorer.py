@@ -24,7 +24,9 @@ Conventions (the same batched and one at a time):
   continuation is kept, with at least its last prefix token; a continuation that alone is too
   long is cut at its end). ``TokenScores.n_truncated`` records the tokens dropped.
 - Inputs are sorted by length (longest first) and cut into batches of at most ``batch_size``
-  inputs and at most ``max_batch_tokens`` padded positions, and a batch takes the next input
+  inputs and at most ``max_batch_tokens`` padded positions (by default the device's plan,
+  :func:`~citegraph.models._hf_batching.batch_plan_for`: 8 inputs and 8,192 positions on a CPU,
+  512 and 32,768 on an accelerator), and a batch takes the next input
   only while padding it adds at most a forward pass's fixed cost in positions (16 on a CPU,
   where one 128-token input already fills a core, 256 on an accelerator): batching never pays
   for more padding than it saves, and one very long text is not padded into a batch of short
@@ -36,7 +38,7 @@ Conventions (the same batched and one at a time):
   32 leading tokens run them once (see :mod:`citegraph.models._lm_forward`, which also checks
   both shortcuts against the model's own forward pass when the model is loaded). One forward
   pass per batch under ``torch.inference_mode``, in a worker thread, one call at a time per
-  model (a lock guards it).
+  model (a lock guards it). A batch's numbers come to the host in one transfer.
 
 torch and transformers are imported when a model is loaded; when they are missing,
 :class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
@@ -53,6 +55,7 @@ from typing import Any, Unpack
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import LMScorerOptions
 from citegraph.models._chat_hf import load_causal_lm
+from citegraph.models._hf_batching import CALL_COST_TOKENS, BatchPlan, batch_plan_for
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
 from citegraph.models._lm_forward import LMForward
 from citegraph.models._lm_inputs import (
@@ -66,8 +69,12 @@ from citegraph.models._lm_scores import TokenScores
 
 __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
-#: Padded positions per forward pass (inputs x width) unless told otherwise.
+#: Padded positions per forward pass (inputs x width) on a CPU unless told otherwise.
 DEFAULT_MAX_BATCH_TOKENS = 8192
+#: The scorer's batches on a CPU (on an accelerator, the shared accelerator plan).
+CPU_LM_PLAN = BatchPlan(
+    batch_size=8, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS, call_cost=CALL_COST_TOKENS
+)
 #: Padding a batch may add per input: on a CPU, about what a forward pass costs whatever its
 #: length (SmolLM2-135M, one thread: 53 ms for 1 token, 2.9 ms per token at 512; measured by
 #: ``benchmarks/conner_lm_scoring.py --forward-costs``); on an accelerator padding is nearly free.
@@ -98,18 +105,19 @@ class CausalLMScorer(HeldModel):
         torch: Any,
         name: str,
         device: str = "cpu",
-        batch_size: int = 8,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
         max_length: int | None = None,
         prepend_bos: bool = False,
     ) -> None:
         _check_options(batch_size, max_length)
-        if max_batch_tokens < 1:
-            raise ConfigError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
-        self._max_batch_tokens = max_batch_tokens
+        plan = batch_plan_for(
+            device, batch_size=batch_size, max_batch_tokens=max_batch_tokens, cpu=CPU_LM_PLAN
+        )
+        self._batch_size = plan.batch_size
+        self._max_batch_tokens = plan.max_batch_tokens or DEFAULT_MAX_BATCH_TOKENS
         self.name = name
         self._hold(model=model, tokenizer=tokenizer, torch=torch, device=device)
-        self._batch_size = batch_size
         self._limit = effective_max_length(max_length or sys.maxsize, tokenizer, model.config)
         self._bos = self._bos_id(tokenizer) if prepend_bos else None
         ids = [tokenizer.pad_token_id, tokenizer.eos_token_id, 0]
@@ -127,8 +135,8 @@ class CausalLMScorer(HeldModel):
         gguf_file: str | None = None,
         device: str = "cpu",
         dtype: Any = None,
-        batch_size: int = 8,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
         max_length: int | None = None,
         prepend_bos: bool = False,
         name: str | None = None,
@@ -141,8 +149,10 @@ class CausalLMScorer(HeldModel):
             gguf_file: A GGUF file inside ``model_id_or_path`` (needs the ``gguf`` package).
             device: torch device.
             dtype: ``None`` (transformers' default), ``"auto"``, a dtype name or a torch dtype.
-            batch_size: Most inputs per forward pass.
-            max_batch_tokens: Most padded positions per forward pass (inputs x width).
+            batch_size: Most inputs per forward pass; ``None``: the device's plan (8 on a CPU,
+                512 on an accelerator).
+            max_batch_tokens: Most padded positions per forward pass (inputs x width);
+                ``None``: the device's plan (8,192 on a CPU, 32,768 on an accelerator).
             max_length: Most tokens per input (see the module docstring); None: the model's limit.
             prepend_bos: Put BOS first so that the first token of a text is scored too.
             name: The scorer's name in run records (default ``"hf:<id or path>"``).
@@ -290,20 +300,33 @@ class CausalLMScorer(HeldModel):
         plan = plan_batches(widths, self._batch_size, self._max_batch_tokens, self._pad_free)
         return [todo[begin:end] for begin, end in plan]
 
-    @staticmethod
     def _keep(
+        self,
         results: list[TokenScores | None],
         chunk: Sequence[int],
         scored: Sequence[Any],
         items: Sequence[ScoreItem],
         keep: bool,
     ) -> None:
-        for i, logprobs in zip(chunk, scored, strict=True):
+        """The results of one batch, its numbers moved to the host in one transfer: each
+        input's sum (summed on the device, as one tensor each) and, with ``keep``, its
+        log-probabilities."""
+        torch = self._torch
+        parts = [torch.stack([logprobs.sum() for logprobs in scored])]
+        if keep:
+            parts += list(scored)
+        values = torch.cat(parts).tolist()
+        sums, offset = values[: len(scored)], len(scored)
+        for k, (i, logprobs) in enumerate(zip(chunk, scored, strict=True)):
             item = items[i]
+            kept = None
+            if keep:
+                kept = tuple(values[offset : offset + len(logprobs)])
+                offset += len(logprobs)
             results[i] = TokenScores(
-                sum_nll=max(-float(logprobs.sum()), 0.0),
+                sum_nll=max(-sums[k], 0.0),
                 n_tokens=len(item.ids) - item.start,
-                token_logprobs=tuple(logprobs.tolist()) if keep else None,
+                token_logprobs=kept,
                 n_truncated=item.n_truncated,
             )
 
