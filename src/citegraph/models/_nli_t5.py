@@ -216,10 +216,12 @@ class TrueT5NLI(HFBackend):
         )
 
     def _generate(self, encoded: dict[str, Any]) -> Any:
-        """``generate``'s output for one batch (the reference decoding)."""
+        """``generate``'s output for one batch (the reference decoding); only the ids and the
+        mask go in (a tokenizer that also gives token types would make ``generate`` refuse)."""
+        inputs = {k: v for k, v in encoded.items() if k in ("input_ids", "attention_mask")}
         try:
             return self._model.generate(
-                **encoded,
+                **inputs,
                 max_new_tokens=self._max_new_tokens,
                 do_sample=False,
                 num_beams=1,
