@@ -88,7 +88,7 @@ class WordEmbedder:
 
     name = "stub-words"
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[float]]:
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[list[float]]:
         vectors = []
         for text in texts:
             vector = [0.0] * 16

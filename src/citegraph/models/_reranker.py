@@ -21,7 +21,8 @@ more            ``softmax[:, label_index]`` (``label_index`` required)
 (``[CLS] query [SEP] passage [SEP]``), truncating the longer part first to ``max_length``
 (lowered to the model's position limit), as the GLUE features of the reference code. Inference
 is blocking, so the async methods run it in a worker thread, one call at a time per model (a lock
-guards the model), in length-sorted batches of ``batch_size``.
+guards the model), in length-sorted batches sized for the device (``batch_size``,
+``max_batch_tokens``; see :func:`~citegraph.models._hf_batching.batch_plan_for`).
 
 torch and transformers are imported when a model is loaded; when they are missing,
 :class:`~citegraph.errors.MissingDependency` names the ``nli`` extra (the neural-scorer extra).
@@ -35,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Literal, Unpack
 
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import RerankerOptions, build_checked
+from citegraph.models._hf_batching import batch_plan_for
 from citegraph.models._hf_common import (
     HeldModel,
     check_batching,
@@ -81,13 +83,17 @@ class _SequenceClassifier(HeldModel):
         self,
         path: str | Path,
         *,
-        batch_size: int = 16,
+        batch_size: int | None = None,
         device: str = "auto",
         dtype: Any = "auto",
         max_length: int = 512,
         label_index: int | None = None,
+        max_batch_tokens: int | None = None,
     ) -> None:
         check_batching(batch_size, max_length)
+        self._plan = batch_plan_for(
+            device, batch_size=batch_size, max_batch_tokens=max_batch_tokens
+        )
         loaded = load_hf_model(
             path, "AutoModelForSequenceClassification", device=device, dtype=dtype
         )
@@ -105,7 +111,6 @@ class _SequenceClassifier(HeldModel):
             device=loaded.placement.device,
             placement=loaded.placement,
         )
-        self._batch_size = batch_size
         self._max_length = effective_max_length(max_length, tokenizer, config)
 
     @property
@@ -134,10 +139,17 @@ class _SequenceClassifier(HeldModel):
             if self._model is None or self._tokenizer is None:
                 raise ModelError(f"{self.name}: the model was closed")
             return self._length_sorted(
-                self._batch, first, second, max_length=self._max_length, batch_size=self._batch_size
-            )
+                self._batch, first, second,
+                max_length=self._max_length, plan=self._plan, finish=self._finish,
+            )  # fmt: skip
 
-    def _batch(self, inputs: dict[str, Any]) -> list[float]:
+    @staticmethod
+    def _finish(values: Any) -> list[float]:
+        """One batch's scores, from one transfer to the host."""
+        return [float(v) for v in values.tolist()]
+
+    def _batch(self, inputs: dict[str, Any]) -> Any:
+        """One batch's scores, left on the model's device."""
         torch = self._torch
         logits = classifier_logits(self.name, self._model, inputs)
         if self._readout == "softmax":
@@ -146,7 +158,7 @@ class _SequenceClassifier(HeldModel):
             values = torch.sigmoid(logits[:, 0])
         else:
             values = logits[:, 0]
-        return [float(v) for v in values.tolist()]
+        return values
 
 
 class CrossEncoderReranker(_SequenceClassifier):
@@ -155,12 +167,14 @@ class CrossEncoderReranker(_SequenceClassifier):
     Args:
         path: Local model directory or Hugging Face hub id (e.g.
             ``castorini/monobert-large-msmarco``, ``cross-encoder/ms-marco-MiniLM-L-6-v2``).
-        batch_size: Pairs per forward pass.
+        batch_size: Most pairs per forward pass; ``None``: the device's plan (16 on a CPU, up
+            to 512 on an accelerator).
         device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
         dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit of a pair (longer part truncated first), 512 as CONNER; lowered
             to the model's position limit.
         label_index: The "relevant" class of a model with 2 or more classes (default 1 for 2).
+        max_batch_tokens: Most padded positions per forward pass; ``None``: the device's plan.
 
     Raises:
         MissingDependency: torch or transformers is missing (the ``nli`` extra).
@@ -199,11 +213,12 @@ class HFTextScorer(_SequenceClassifier):
 
     Args:
         path: Local model directory or Hugging Face hub id.
-        batch_size: Texts per forward pass.
+        batch_size: Most texts per forward pass; ``None``: the device's plan.
         device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
         dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         max_length: Token limit of a text (truncated at the end); lowered to the model's limit.
         label_index: The class whose probability is the score (required beyond 2 classes).
+        max_batch_tokens: Most padded positions per forward pass; ``None``: the device's plan.
 
     Raises:
         MissingDependency: torch or transformers is missing (the ``nli`` extra).

@@ -32,7 +32,7 @@ class TableEmbedder:
         self.table = table
         self.calls: list[list[str]] = []
 
-    def encode(self, texts: Sequence[str], *, batch_size: int = 32) -> list[list[float]]:
+    def encode(self, texts: Sequence[str], *, batch_size: int | None = None) -> list[list[float]]:
         self.calls.append(list(texts))
         return [self.table[t] for t in texts]
 

@@ -153,7 +153,8 @@ class DenseRetriever:
         model: The embedding model (its ``name`` is recorded in knowledge sources).
         passages: The passage texts.
         ids: Passage ids (default ``"0"``, ``"1"``, ...); used in the fingerprint.
-        batch_size: Texts per encoder batch.
+        batch_size: Most texts per encoder batch; ``None``: the model's choice (for the
+            transformers models, its device's plan: 32 on a CPU).
         backend: ``"numpy"``, ``"python"`` or ``"auto"`` (numpy when installed).
 
     Raises:
@@ -166,7 +167,7 @@ class DenseRetriever:
         passages: Sequence[str],
         *,
         ids: Sequence[str] | None = None,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         backend: Backend = "auto",
     ) -> None:
         self.passages = tuple(passages)
@@ -188,7 +189,7 @@ class DenseRetriever:
         model: EmbeddingModel,
         corpus: Corpus,
         *,
-        batch_size: int = 32,
+        batch_size: int | None = None,
         backend: Backend = "auto",
     ) -> DenseRetriever:
         """A retriever over a :class:`Corpus` (e.g. from :func:`read_corpus`)."""
