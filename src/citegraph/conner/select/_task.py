@@ -187,11 +187,12 @@ async def _run_candidates(
     score_models: ScoreModels | None,
 ) -> None:
     """Generate and score every candidate into its sub-runs (the models loaded once)."""
+    placed = runtime.model_options()
     load_chat = functools.partial(
-        cached_chat, task.generate.model, task.generate.base_url, runtime.cache
+        cached_chat, task.generate.model, task.generate.base_url, runtime.cache, **placed
     )
     load_scoring = functools.partial(
-        load_score_models, task.score, task.samples, cache=runtime.cache
+        load_score_models, task.score, task.samples, cache=runtime.cache, **placed
     )
     async with (
         given_or_loaded(score_models, load_scoring) as scoring,
