@@ -39,6 +39,30 @@ from citegraph.viewer._listing import (
 from citegraph.viewer._samples import SampleIndex
 
 
+def placement_lines(info: dict[str, Any]) -> list[str]:
+    """One line per local model of ``run.json`` ``models``: where it ran, its dtype and size
+    (``nli: hf:x on cuda:0, bfloat16, 435M parameters, 0.87 GB``); none for a malformed
+    entry."""
+    models = info.get("models")
+    lines: list[str] = []
+    if not isinstance(models, dict):
+        return lines
+    for role, placed in models.items():
+        if not isinstance(placed, dict):
+            continue
+        try:
+            n = float(placed.get("n_params") or 0)
+            size = float(placed.get("weight_bytes") or 0) / 1e9
+        except (TypeError, ValueError):
+            continue
+        count = f"{n / 1e9:.2f}B" if n >= 1e9 else f"{n / 1e6:.0f}M"
+        lines.append(
+            f"{role}: {placed.get('name', '?')} on {placed.get('device', '?')}, "
+            f"{placed.get('dtype', '?')}, {count} parameters, {size:.2f} GB"
+        )
+    return lines
+
+
 def presenter_of(info: dict[str, Any]) -> tuple[str, type[Presenter]]:
     """The task name and presenter of a run from its ``run.json``; the generic presenter when
     the run names no registered task (a run of another tool, or of a removed task)."""
@@ -153,6 +177,7 @@ class Site:
             "run": self.overview_of(ref, run_dir, info, metrics, shown),
             "info": info,
             "config_json": json.dumps(info.get("config") or {}, indent=2, ensure_ascii=False),
+            "models": placement_lines(info),
             "shown": shown,
             "filters": chosen,
             "listing": listing,
