@@ -271,3 +271,42 @@ def test_the_auto_device_plans_for_where_auto_puts_the_model() -> None:
     expected = batch_plan_for("cuda:0" if torch.cuda.is_available() else "cpu")
     assert batch_plan_for("auto") == expected
     assert batch_plan_for(None) == expected
+
+
+def test_a_batch_the_device_cannot_hold_runs_again_in_smaller_batches(
+    dirs: dict[str, Path],
+) -> None:
+    """The model runs out of memory on batches of more than 2 pairs: the pairs run again in
+    batches of 2 and 1, and every score equals the one computed a pair at a time."""
+    want = _nli(dirs["bert"], 1)
+    model = HFClassifierNLI(dirs["bert"], batch_size=8)
+    real = model._model
+    sizes: list[int] = []
+
+    class Small(torch.nn.Module):
+        device = real.device
+        config = real.config
+
+        def forward(self, **inputs: object) -> object:
+            rows = int(inputs["input_ids"].shape[0])  # type: ignore[attr-defined]
+            sizes.append(rows)
+            if rows > 2:
+                raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 9.00 GiB")
+            return real(**inputs)
+
+    model._model = Small()
+    got = [v.score or 0.0 for v in model.entails_sync(PAIRS)]
+    assert got == pytest.approx(want, abs=1e-6)
+    refused = [i for i, rows in enumerate(sizes) if rows > 2]
+    assert refused  # the first plan had a batch of more than 2
+    after = sizes[refused[-1] + 1 :]  # the pairs without a score, in batches of at most 2
+    assert after and max(after) <= 2
+    assert sum(after) <= len(PAIRS)  # only pairs whose batch had not been collected run again
+
+    class Never(Small):
+        def forward(self, **inputs: object) -> object:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 9.00 GiB")
+
+    model._model = Never()
+    with pytest.raises(ModelError, match="out of memory on cpu"):  # even one pair at a time
+        model.entails_sync(PAIRS)

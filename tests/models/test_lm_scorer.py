@@ -202,6 +202,32 @@ def test_batched_equals_one_at_a_time(random_lm_dir: Path) -> None:
     assert -sum(whole.token_logprobs[-4:]) == pytest.approx(many_c[0].sum_nll, abs=1e-4)
 
 
+def test_batches_the_device_cannot_hold_run_again_in_halves(random_lm_dir: Path) -> None:
+    """A forward pass of more than one input runs out of memory: the texts run again one at a
+    time, with the numbers of a scorer that batched them."""
+    import torch
+
+    want = CausalLMScorer.load(random_lm_dir, batch_size=4).score_sync(TEXTS)
+    scorer = CausalLMScorer.load(random_lm_dir, batch_size=4)
+    runner = scorer._runner
+    assert runner is not None
+    real_batch, widths = runner.batch, []
+
+    def small_batch(items):  # type: ignore[no-untyped-def]
+        widths.append(len(items))
+        if len(items) > 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 5.00 GiB")
+        return real_batch(items)
+
+    runner.batch = small_batch  # type: ignore[method-assign]
+    got = scorer.score_sync(TEXTS)
+    refused = [i for i, n in enumerate(widths) if n > 1]
+    assert widths[0] == 4 and 2 in widths  # halved: 4, then 2, then one at a time
+    assert set(widths[refused[-1] + 1 :]) == {1}
+    assert [s.sum_nll for s in got] == pytest.approx([s.sum_nll for s in want], abs=1e-4)
+    assert [s.n_tokens for s in got] == [s.n_tokens for s in want]
+
+
 def test_async_calls_share_the_model(tiny: CausalLMScorer) -> None:
     async def both() -> tuple[list[TokenScores], list[float | None]]:
         return await asyncio.gather(

@@ -322,6 +322,10 @@ def run_length_sorted(
     result per row; the next batch is padded and copied while the device runs this one (see
     :func:`pipelined`). Without it, ``run`` returns the results itself.
 
+    A batch the device runs out of memory on is not the end: the inputs without a result yet
+    run again in batches half as large (and half the token budget), down to one input at a
+    time, which raises the error.
+
     Args:
         run: Model inputs (tensors on ``device``) of one batch -> its outputs.
         tokenizer: A transformers tokenizer.
@@ -361,9 +365,34 @@ def run_length_sorted(
         for i, result in zip(rows, results, strict=True):
             out[i] = result
 
-    batches = length_batches(lengths, batch_size, call_cost, max_batch_tokens)
-    pipelined(batches, prepare, run, collect)
-    return out
+    while True:
+        todo = [i for i, result in enumerate(out) if result is None]
+        cut = length_batches([lengths[i] for i in todo], batch_size, call_cost, max_batch_tokens)
+        try:
+            pipelined([[todo[k] for k in rows] for rows in cut], prepare, run, collect)
+            return out
+        except Exception as exc:
+            if batch_size <= 1 or not out_of_memory(exc):
+                raise
+            # a batch the device could not hold: the rows not yet collected again, in half as
+            # large batches (the results do not depend on the batching)
+            batch_size //= 2
+            max_batch_tokens = None if max_batch_tokens is None else max(1, max_batch_tokens // 2)
+            free_device_cache(torch)
+
+
+def out_of_memory(exc: BaseException) -> bool:
+    """Whether ``exc`` (or the error it wraps) is a device running out of memory."""
+    from citegraph.models._placement import is_out_of_memory
+
+    return is_out_of_memory(exc) or (exc.__cause__ is not None and is_out_of_memory(exc.__cause__))
+
+
+def free_device_cache(torch: Any) -> None:
+    """Return cached blocks to the device after an out-of-memory (CUDA; a no-op elsewhere)."""
+    cuda = getattr(torch, "cuda", None)
+    if cuda is not None and cuda.is_available():
+        cuda.empty_cache()
 
 
 class LengthSorted:

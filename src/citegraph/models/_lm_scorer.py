@@ -56,7 +56,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models._backend_options import LMScorerOptions, build_checked
 from citegraph.models._chat_hf import load_causal_lm
-from citegraph.models._hf_batching import CALL_COST_TOKENS, BatchPlan, batch_plan_for
+from citegraph.models._hf_batching import (
+    CALL_COST_TOKENS,
+    BatchPlan,
+    batch_plan_for,
+    free_device_cache,
+    out_of_memory,
+)
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
 from citegraph.models._lm_forward import LMForward
 from citegraph.models._lm_inputs import (
@@ -282,6 +288,30 @@ class CausalLMScorer(HeldModel):
                     n_truncated=item.n_truncated,
                     reason=item.reason,
                 )
+        size, budget = self._batch_size, self._max_batch_tokens
+        while True:
+            try:
+                self._score_missing(runner, items, results, keep, size, budget)
+                return [r for r in results if r is not None]
+            except Exception as exc:
+                if size <= 1 or not out_of_memory(exc):
+                    raise
+                # batches the device could not hold: the inputs without a result yet run again
+                # in batches half as large (the numbers do not depend on the batching)
+                size, budget = size // 2, max(1, budget // 2)
+                free_device_cache(self._torch)
+
+    def _score_missing(
+        self,
+        runner: LMForward,
+        items: Sequence[ScoreItem],
+        results: list[TokenScores | None],
+        keep: bool,
+        size: int,
+        budget: int,
+    ) -> None:
+        """Score the inputs without a result, in batches of at most ``size`` inputs and
+        ``budget`` padded positions."""
         todo = [i for i, r in enumerate(results) if r is None]
         groups = (
             prefix_groups(items, todo, MIN_SHARED_PREFIX)
@@ -291,7 +321,7 @@ class CausalLMScorer(HeldModel):
         torch = self._torch
         with torch.inference_mode():
             alone = [i for shared, members in groups if not shared for i in members]
-            for chunk in self._batches(items, alone):
+            for chunk in self._batches(items, alone, size, budget):
                 scored = runner.batch([items[i] for i in chunk])
                 self._keep(results, chunk, runner.to_host(scored), items, keep)
             for shared, members in groups:
@@ -299,16 +329,17 @@ class CausalLMScorer(HeldModel):
                     continue
                 first = min(items[i].start for i in members) - 1
                 prefix = runner.prefix_pass(items[members[0]].ids[:shared], first)
-                for chunk in self._batches(items, members):
+                for chunk in self._batches(items, members, size, budget):
                     scored = runner.continue_batch(prefix, [items[i] for i in chunk])
                     self._keep(results, chunk, runner.to_host(scored), items, keep)
-        return [r for r in results if r is not None]
 
-    def _batches(self, items: Sequence[ScoreItem], todo: list[int]) -> list[list[int]]:
+    def _batches(
+        self, items: Sequence[ScoreItem], todo: list[int], size: int, budget: int
+    ) -> list[list[int]]:
         """``todo`` cut into batches, longest first (a shared prefix counts in the budget)."""
         todo = sorted(todo, key=lambda i: -len(items[i].ids))  # similar lengths share a batch
         widths = [len(items[i].ids) for i in todo]
-        plan = plan_batches(widths, self._batch_size, self._max_batch_tokens, self._pad_free)
+        plan = plan_batches(widths, size, budget, self._pad_free)
         return [todo[begin:end] for begin, end in plan]
 
     @staticmethod
