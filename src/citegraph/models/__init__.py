@@ -94,7 +94,7 @@ from citegraph.models._placement import (
 )
 from citegraph.models._rerank_server import ServerReranker
 from citegraph.models._reranker import CrossEncoderReranker, HFTextScorer, reranker_model
-from citegraph.models._server_items import served_options
+from citegraph.models._server_items import SERVED_PREFIXES, served_options
 
 __all__ = [
     "CONTRADICTION_LABELS",
@@ -111,6 +111,7 @@ __all__ = [
     "OPENAI_URL",
     "PRESETS",
     "PROVIDERS",
+    "SERVED_PREFIXES",
     "TRUE_TEMPLATE",
     "CachedChatModel",
     "CascadeNLI",

@@ -37,6 +37,7 @@ from citegraph.caqa.judge._rules import CaqaRules, NotEntailedAs
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
 from citegraph.models import (
+    SERVED_PREFIXES,
     ChatModel,
     ChatRequest,
     NLIOptions,
@@ -109,7 +110,7 @@ def evaluator(
         max_tokens: Most tokens per chat reply.
         structured: Ask a chat server for JSON ``{"label": ...}`` (``response_format``).
         concurrency: Most chat requests in flight.
-        base_url: OpenAI-compatible server URL (chat).
+        base_url: OpenAI-compatible server URL (chat, or an NLI classifier behind vLLM).
         api_key_env: Environment variable holding the server's API key (chat).
         cache: Response cache of a chat model: ``True`` for the shared one
             (``$CITEGRAPH_CACHE/responses.sqlite``; never for ``mock``), a path or a
@@ -145,9 +146,10 @@ def evaluator(
         raise ConfigError(f"evaluator spec {spec!r} names no model after {prefix!r}")
 
     if prefix in ("nli/", "cls/"):
+        served = prefix == "nli/" and rest.partition("/")[0] in SERVED_PREFIXES
         chat_only = {
             "structured": structured,
-            "base_url": base_url,
+            "base_url": None if served else base_url,
             "api_key_env": api_key_env,
             "mock_outputs": mock_outputs,
         }
@@ -165,6 +167,9 @@ def evaluator(
             judge: Evaluator = _classifier_judge()(rest, **model_options)
             return judge
         not_entailed_as = not_entailed_as or CaqaRules.for_mode(extraction).nli_not_entailed
+        if served:  # an NLI classifier behind vLLM: its URL and the response cache
+            model_options["base_url"] = base_url
+            model_options["cache"] = _cache_for(rest, cache)
         return NLIJudge(
             nli_model(rest, **model_options),
             direction=direction,

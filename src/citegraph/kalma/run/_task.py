@@ -28,7 +28,14 @@ from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs
 from citegraph.kalma.run._report import build_run_metrics
 from citegraph.kg import KnowledgeGraph, open_kg
-from citegraph.models import ChatModel, NLIModel, chat_model, default_response_cache, nli_model
+from citegraph.models import (
+    ChatModel,
+    NLIModel,
+    chat_model,
+    default_response_cache,
+    nli_model,
+    served_options,
+)
 from citegraph.runs import (
     Record,
     RunDir,
@@ -140,7 +147,12 @@ class KalmaRunTask(Task[str, RunModels]):
                 retriever = Retriever(RetrievalConfig.for_mode(config.rules))
             yield RunModels(
                 answerer=answerer,
-                nli=self._nli or nli_model(config.nli, **placed),
+                nli=self._nli
+                or nli_model(
+                    config.nli,
+                    **placed,
+                    **served_options(config.nli, config.nli_base_url, runtime.cache),
+                ),
                 judge=judge,
                 kg=kg,
                 kg_identity=identity,

@@ -30,7 +30,12 @@ class ScoringOptions(BaseModel):
     nli: str = Field(
         default="lexical",
         description="Entailment model for alignment and [NA]: 'lexical', 'hf:<model>', "
-        "'t5:<model>' or 'lexical+hf:<model>'.",
+        "'t5:<model>', 'lexical+hf:<model>', or 'vllm/<model>' (a classifier behind vLLM).",
+    )
+    nli_base_url: str | None = Field(
+        default=None,
+        description="Server URL of a 'vllm/<model>' --nli (default: the provider's, "
+        "http://localhost:8000/v1).",
     )
     hypothesis: Literal["relation_value", "natural"] = Field(
         default="relation_value",

@@ -31,7 +31,7 @@ from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._report import build_metrics
-from citegraph.models import NLIModel, nli_model
+from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     Record,
     RunOutcome,
@@ -124,7 +124,10 @@ class KalmaScoreTask(Task[int, NLIModel]):
         return [(sid, position) for position, sid in enumerate(self.inputs.answers.ids)]
 
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[NLIModel]:
-        return opened(self._nli or nli_model(self.config.nli, **runtime.model_options()))
+        if self._nli is not None:
+            return opened(self._nli)
+        served = served_options(self.config.nli, self.config.nli_base_url, runtime.cache)
+        return opened(nli_model(self.config.nli, **runtime.model_options(), **served))
 
     def run_config(self, models: NLIModel) -> dict[str, Any]:
         return self.config.model_dump(mode="json") | {"nli_name": models.name}
