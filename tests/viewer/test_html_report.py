@@ -3,6 +3,7 @@ escaped, figures inline, bad input named."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -44,3 +45,19 @@ def test_a_run_without_samples_still_reports(tmp_path: Path) -> None:
     cli("report", run, "--out", out)
     html = out.read_text(encoding="utf-8")
     assert "0 of 0 samples" in html and "no metrics.json yet" in html
+
+
+def test_the_report_says_where_each_model_ran(tmp_path: Path) -> None:
+    run = tmp_path / "placed"
+    run.mkdir()
+    models = {
+        "nli": {"name": "t5:<b>x</b>", "device": "cuda:0", "dtype": "bfloat16",
+                "n_params": 770_000_000, "weight_bytes": 1_540_000_000},
+    }  # fmt: skip
+    info = {"task": "kalma.score", "config": {}, "created": "x", "models": models}
+    (run / "run.json").write_text(json.dumps(info))
+    out = tmp_path / "r.html"
+    cli("report", run, "--out", out)
+    html = out.read_text(encoding="utf-8")
+    line = "nli: t5:&lt;b&gt;x&lt;/b&gt; on cuda:0, bfloat16, 770M parameters, 1.54 GB"
+    assert f'models: <span class="kv">{line}</span>' in html  # escaped, as all run text

@@ -15,7 +15,7 @@ from citegraph.io import atomic_write
 from citegraph.runs import RUN_FILE, Presenter, RunData
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._render import assets, environment
-from citegraph.viewer._site import Site, presented, presenter_of
+from citegraph.viewer._site import Site, placement_lines, presented, presenter_of
 
 
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: int = 5) -> Path:
@@ -53,6 +53,7 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
             {
                 "index": number,
                 "run": site.overview_of(ref, path, data.info, data.metrics, shown),
+                "models": placement_lines(data.info),
                 "shown": shown,
                 "samples": [
                     {"summary": presenter.summary(r), "blocks": presenter.sample(r, data.info)}
