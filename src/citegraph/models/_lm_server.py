@@ -50,8 +50,7 @@ from citegraph.errors import ConfigError, ResponseFormatError
 from citegraph.io import SQLiteCache
 from citegraph.models._lm_inputs import FIRST_TOKEN
 from citegraph.models._lm_scores import TokenScores
-from citegraph.models._server_http import ServerClient
-from citegraph.models._server_items import Refused, ServerItems, open_cache
+from citegraph.models._server_items import Refused, ServerItems
 
 __all__ = ["SERVER_LM_PROVIDERS", "ServerLMScorer"]
 
@@ -105,23 +104,13 @@ class ServerLMScorer:
         del device, dtype  # the server's own
         if provider not in SERVER_LM_PROVIDERS:
             raise ConfigError(f"LM scoring by server needs one of {SERVER_LM_PROVIDERS}")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         if max_length is not None and max_length < 2:
             raise ConfigError(f"max_length must be >= 2, got {max_length}")
-        client = ServerClient(
-            model,
-            provider=provider,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-        )
-        store, owns = open_cache(cache)
-        self._items = ServerItems(
-            client, store, batch_size=batch_size, missing_hint=_HINT, owns_cache=owns
-        )
+        self._items = ServerItems.connect(
+            model, provider=provider, base_url=base_url, api_key_env=api_key_env,
+            concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+            batch_size=batch_size, cache=cache, missing_hint=_HINT,
+        )  # fmt: skip
         self._limit = max_length
 
     @property

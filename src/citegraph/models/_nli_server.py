@@ -35,8 +35,8 @@ from citegraph.io import SQLiteCache
 from citegraph.models._nli3_probs import NLIProbs, find_three_way_indices, normalise_label
 from citegraph.models._nli_hf import find_entailment_index
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
-from citegraph.models._server_http import SCORE_PRESETS, ServerClient, server_root
-from citegraph.models._server_items import Refused, ServerItems, open_cache
+from citegraph.models._server_http import SCORE_PRESETS, server_root
+from citegraph.models._server_items import Refused, ServerItems
 
 __all__ = ["ServerNLI", "ServerNLI3", "default_pair_separator", "read_labels"]
 
@@ -96,22 +96,11 @@ class _ServerClassifier:
     ) -> None:
         if provider != "vllm":
             raise ConfigError(f"NLI by server needs a 'vllm/<model>' spec, not {provider!r}")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        client = ServerClient(
-            model,
-            provider=provider,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-            presets=SCORE_PRESETS,
-        )
-        store, owns = open_cache(cache)
-        self._items = ServerItems(
-            client, store, batch_size=batch_size, missing_hint=_HINT, owns_cache=owns
-        )
+        self._items = ServerItems.connect(
+            model, provider=provider, base_url=base_url, api_key_env=api_key_env,
+            concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+            batch_size=batch_size, cache=cache, missing_hint=_HINT, presets=SCORE_PRESETS,
+        )  # fmt: skip
         self._given_labels = dict(enumerate(labels)) if labels is not None else None
         self._separator = pair_separator or default_pair_separator(model)
         self._classes = 1  # the fewest classes an answer may have (class indices given)

@@ -22,8 +22,8 @@ from typing import Any
 
 from citegraph.errors import ConfigError, ModelError, ResponseFormatError
 from citegraph.io import SQLiteCache
-from citegraph.models._server_http import SCORE_PRESETS, ServerClient, server_root
-from citegraph.models._server_items import Refused, ServerItems, open_cache
+from citegraph.models._server_http import SCORE_PRESETS, server_root
+from citegraph.models._server_items import Refused, ServerItems
 
 __all__ = ["SERVER_RERANK_PROVIDERS", "ServerReranker"]
 
@@ -72,22 +72,12 @@ class ServerReranker:
         del device
         if provider not in SERVER_RERANK_PROVIDERS:
             raise ConfigError(f"reranking by server needs one of {SERVER_RERANK_PROVIDERS}")
-        if batch_size < 1:
-            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        client = ServerClient(
-            model,
-            provider=provider,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
+        self._items = ServerItems.connect(
+            model, provider=provider, base_url=base_url, api_key_env=api_key_env,
+            concurrency=concurrency, timeout=timeout, max_retries=max_retries,
+            batch_size=batch_size, cache=cache, missing_hint=_HINTS[provider],
             presets=SCORE_PRESETS,
-        )
-        store, owns = open_cache(cache)
-        self._items = ServerItems(
-            client, store, batch_size=batch_size, missing_hint=_HINTS[provider], owns_cache=owns
-        )
+        )  # fmt: skip
 
     @property
     def name(self) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 from citegraph.errors import ClientError, ConfigError, ResponseFormatError
 from citegraph.io import SQLiteCache, cache_key, snippet
-from citegraph.models._server_http import ServerClient
+from citegraph.models._server_http import PRESETS, ProviderPreset, ServerClient
 
 __all__ = ["CACHE_NAMESPACE", "Refused", "ServerItems", "json_object", "open_cache"]
 
@@ -136,6 +136,43 @@ class ServerItems:
         self.owns_cache = owns_cache
         self.hits = 0
         self.misses = 0
+
+    @classmethod
+    def connect(
+        cls,
+        model: str,
+        *,
+        provider: str,
+        base_url: str | None,
+        api_key_env: str | None,
+        concurrency: int | None,
+        timeout: float,
+        max_retries: int,
+        batch_size: int,
+        cache: SQLiteCache | str | Path | None,
+        missing_hint: str,
+        presets: dict[str, ProviderPreset] = PRESETS,
+    ) -> ServerItems:
+        """The items of ``provider``/``model``: a :class:`ServerClient` with these options and
+        the cache (opened here from a path, and then closed with the items).
+
+        Raises:
+            ConfigError: ``batch_size`` below 1, or a bad provider or option.
+        """
+        if batch_size < 1:
+            raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
+        client = ServerClient(
+            model,
+            provider=provider,
+            base_url=base_url,
+            api_key_env=api_key_env,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_retries=max_retries,
+            presets=presets,
+        )
+        store, owns = open_cache(cache)
+        return cls(client, store, batch_size=batch_size, missing_hint=missing_hint, owns_cache=owns)
 
     def where(self, url: str) -> str:
         """How errors name the endpoint: the URL and the model spec."""
