@@ -22,8 +22,10 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.models._placement import is_out_of_memory, resolve_device
 
 _T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 #: What one forward call costs beyond its tokens on a CPU, in tokens: the per-call overhead
@@ -116,8 +118,6 @@ def batch_plan_for(
     kind = device_type(device)
     if kind in ("auto", "none", ""):  # where "auto" puts the model (a GPU when present)
         import torch  # a backend planning its batches has torch
-
-        from citegraph.models._placement import resolve_device
 
         kind = device_type(resolve_device(torch, "auto"))
     plan = cpu if kind == "cpu" else ACCELERATOR_PLAN
@@ -365,34 +365,33 @@ def run_length_sorted(
         for i, result in zip(rows, results, strict=True):
             out[i] = result
 
-    while True:
+    def attempt(size: int, budget: int | None) -> list[Any]:
         todo = [i for i, result in enumerate(out) if result is None]
-        cut = length_batches([lengths[i] for i in todo], batch_size, call_cost, max_batch_tokens)
+        cut = length_batches([lengths[i] for i in todo], size, call_cost, budget)
+        pipelined([[todo[k] for k in rows] for rows in cut], prepare, run, collect)
+        return out
+
+    return in_halves_on_oom(attempt, batch_size, max_batch_tokens, torch)
+
+
+def in_halves_on_oom(
+    attempt: Callable[[int, Any], _R], batch_size: int, max_tokens: int | None, torch: Any
+) -> _R:
+    """``attempt(batch_size, max_tokens)``; when the device runs out of memory, again with both
+    halved (after returning the device's cached blocks), down to batches of one, whose
+    out-of-memory error is raised. ``attempt`` must do only the work not done yet (results do
+    not depend on the batching, so what an earlier try finished stays)."""
+    while True:
         try:
-            pipelined([[todo[k] for k in rows] for rows in cut], prepare, run, collect)
-            return out
+            return attempt(batch_size, max_tokens)
         except Exception as exc:
-            if batch_size <= 1 or not out_of_memory(exc):
+            if batch_size <= 1 or not is_out_of_memory(exc):
                 raise
-            # a batch the device could not hold: the rows not yet collected again, in half as
-            # large batches (the results do not depend on the batching)
             batch_size //= 2
-            max_batch_tokens = None if max_batch_tokens is None else max(1, max_batch_tokens // 2)
-            free_device_cache(torch)
-
-
-def out_of_memory(exc: BaseException) -> bool:
-    """Whether ``exc`` (or the error it wraps) is a device running out of memory."""
-    from citegraph.models._placement import is_out_of_memory
-
-    return is_out_of_memory(exc) or (exc.__cause__ is not None and is_out_of_memory(exc.__cause__))
-
-
-def free_device_cache(torch: Any) -> None:
-    """Return cached blocks to the device after an out-of-memory (CUDA; a no-op elsewhere)."""
-    cuda = getattr(torch, "cuda", None)
-    if cuda is not None and cuda.is_available():
-        cuda.empty_cache()
+            max_tokens = None if max_tokens is None else max(1, max_tokens // 2)
+            cuda = getattr(torch, "cuda", None)
+            if cuda is not None and cuda.is_available():
+                cuda.empty_cache()
 
 
 class LengthSorted:

@@ -60,8 +60,7 @@ from citegraph.models._hf_batching import (
     CALL_COST_TOKENS,
     BatchPlan,
     batch_plan_for,
-    free_device_cache,
-    out_of_memory,
+    in_halves_on_oom,
 )
 from citegraph.models._hf_common import HeldModel, check_batching, effective_max_length
 from citegraph.models._lm_forward import LMForward
@@ -288,18 +287,15 @@ class CausalLMScorer(HeldModel):
                     n_truncated=item.n_truncated,
                     reason=item.reason,
                 )
-        size, budget = self._batch_size, self._max_batch_tokens
-        while True:
-            try:
-                self._score_missing(runner, items, results, keep, size, budget)
-                return [r for r in results if r is not None]
-            except Exception as exc:
-                if size <= 1 or not out_of_memory(exc):
-                    raise
-                # batches the device could not hold: the inputs without a result yet run again
-                # in batches half as large (the numbers do not depend on the batching)
-                size, budget = size // 2, max(1, budget // 2)
-                free_device_cache(self._torch)
+        # batches the device cannot hold: the inputs without a result yet run again in
+        # batches half as large (the numbers do not depend on the batching)
+        in_halves_on_oom(
+            lambda size, budget: self._score_missing(runner, items, results, keep, size, budget),
+            self._batch_size,
+            self._max_batch_tokens,
+            self._torch,
+        )
+        return [r for r in results if r is not None]
 
     def _score_missing(
         self,

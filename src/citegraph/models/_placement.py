@@ -254,13 +254,15 @@ def load_placed(
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """Whether ``exc`` is a device (or host allocator) running out of memory."""
+    """Whether ``exc``, or the error it wraps (its ``__cause__``), is a device (or the host
+    allocator) running out of memory."""
     name = type(exc).__name__
     text = str(exc)
     return (
         name == "OutOfMemoryError"
         or "out of memory" in text.lower()
         or (isinstance(exc, RuntimeError) and "DefaultCPUAllocator: can't allocate" in text)
+        or (exc.__cause__ is not None and is_out_of_memory(exc.__cause__))
     )
 
 
