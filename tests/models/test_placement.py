@@ -258,3 +258,29 @@ def test_the_lm_scorer_keeps_its_shortcuts_in_half_precision(tmp_path: Path, dty
     assert scorer.placement is not None and scorer.placement.dtype == dtype
     runner = scorer._runner
     assert runner is not None and runner.fast_head and runner.reuses_prefix
+
+
+def test_the_loaders_pass_the_device_as_asked_so_auto_can_spread(
+    tiny_nli_classifier_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``auto`` must reach the fit check as ``auto``: resolved to ``cuda:0`` first, it would
+    read as one GPU named and never spread a model over several."""
+    import sys
+
+    from citegraph.models import _chat_hf, _hf_common
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _tiny_models import build_random_causal_lm
+
+    asked: list[Any] = []
+    real = load_placed
+
+    def recording(load: Any, **options: Any) -> Any:
+        asked.append(options["device"])
+        return real(load, **options)
+
+    monkeypatch.setattr(_hf_common, "load_placed", recording)
+    monkeypatch.setattr(_chat_hf, "load_placed", recording)
+    load_hf_model(tiny_nli_classifier_dir, "AutoModelForSequenceClassification")
+    _chat_hf.load_causal_lm(build_random_causal_lm(tmp_path / "lm"))
+    assert asked == ["auto", "auto"]

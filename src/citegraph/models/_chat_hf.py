@@ -46,9 +46,8 @@ from citegraph.models._hf_common import (
 from citegraph.models._hf_generation import ProgressReporter, ReplyRepetitionPenalty, torch_threads
 from citegraph.models._placement import (
     Placement,
+    check_placement,
     load_placed,
-    resolve_device,
-    resolve_dtype,
     run_error,
 )
 
@@ -143,8 +142,7 @@ def load_causal_lm(
     if gguf_file is not None and importlib.util.find_spec("gguf") is None:
         raise MissingDependency("gguf", "local")
     source = resolve_model_path(text)
-    device = resolve_device(torch, device)  # a missing device fails before anything is loaded
-    resolve_dtype(torch, dtype, device)
+    check_placement(torch, device, dtype)  # a missing device fails before anything is loaded
     kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
     auto = transformers.AutoModelForCausalLM
     with quiet_loading(transformers), quiet_stderr(gguf_file is not None):

@@ -21,9 +21,8 @@ from citegraph.models._hf_batching import BatchPlan, LengthSorted
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 from citegraph.models._placement import (
     Placement,
+    check_placement,
     load_placed,
-    resolve_device,
-    resolve_dtype,
     run_error,
 )
 
@@ -114,8 +113,7 @@ def load_hf_model(
     """
     torch, transformers = require_transformers(extra)
     source = resolve_model_path(path)
-    device = resolve_device(torch, device)  # a missing device fails before anything is loaded
-    resolve_dtype(torch, dtype, device)
+    check_placement(torch, device, dtype)  # a missing device fails before anything is loaded
     auto = getattr(transformers, auto_class)
     with quiet_loading(transformers):
         tokenizer = load_pretrained(transformers.AutoTokenizer.from_pretrained, source, "tokenizer")

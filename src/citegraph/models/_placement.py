@@ -43,6 +43,7 @@ __all__ = [
     "DTYPE_HELP",
     "FIT_SHARE",
     "Placement",
+    "check_placement",
     "free_memory",
     "is_out_of_memory",
     "load_placed",
@@ -175,6 +176,16 @@ def resolve_dtype(torch: Any, spec: Any = "auto", device: str = "cpu", model_typ
     if name is None:
         raise ConfigError(f"unknown dtype {spec!r}; expected {DTYPE_HELP}")
     return getattr(torch, name)
+
+
+def check_placement(torch: Any, device: str | None, dtype: Any) -> None:
+    """Refuse a device this machine lacks or an unknown dtype before anything is loaded (the
+    spec itself goes on to :func:`load_placed`, which needs to know whether one GPU was named).
+
+    Raises:
+        ConfigError: As :func:`resolve_device` and :func:`resolve_dtype`.
+    """
+    resolve_dtype(torch, dtype, resolve_device(torch, device))
 
 
 def free_memory(torch: Any, device: str) -> tuple[int, int] | None:
