@@ -155,15 +155,14 @@ class RunDir:
                 (path / name).unlink(missing_ok=True)
         if run_file.exists():
             previous = load_run_file(run_file)
-            changed = [] if previous.get("run_id") == run_id else _changed_keys(previous, identity)
-            if previous.get("run_id") != run_id and not (
-                changed and _only_new_unset_fields(previous, identity, changed)
-            ):
-                raise ConfigError(
-                    f"{path} holds a run with a different configuration or input "
-                    f"(differs in: {', '.join(changed) or 'unknown'}); use another --out, "
-                    "or --overwrite to replace it"
-                )
+            if previous.get("run_id") != run_id:
+                changed = _changed_keys(previous, identity)
+                if not (changed and _only_new_unset_fields(previous, identity, changed)):
+                    raise ConfigError(
+                        f"{path} holds a run with a different configuration or input "
+                        f"(differs in: {', '.join(changed) or 'unknown'}); use another --out, "
+                        "or --overwrite to replace it"
+                    )
             info = previous
             if runtime is not None and previous.get("runtime") != runtime:
                 info = info | {"runtime": runtime}
