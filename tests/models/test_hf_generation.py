@@ -22,12 +22,13 @@ from citegraph.models import (  # noqa: E402
     default_generate_config,
 )
 from citegraph.models._chat_cache import chat_cache_key  # noqa: E402
-from citegraph.models._chat_hf import HFChat  # noqa: E402
+from citegraph.models._chat_hf import HFChat, _StopOnText  # noqa: E402
 from citegraph.models._chat_local import LOCAL_STOP  # noqa: E402
 from citegraph.models._chat_types import ChatRequest, GenerateConfig  # noqa: E402
 from citegraph.models._hf_generation import (  # noqa: E402
     ProgressReporter,
     ReplyRepetitionPenalty,
+    StopOnCancel,
     torch_threads,
 )
 
@@ -99,7 +100,10 @@ def test_penalty_stop_and_threads_reach_model_generate(
     (call,) = calls
     (penalty,) = call["logits_processor"]
     assert isinstance(penalty, ReplyRepetitionPenalty) and penalty._penalty == 1.3
-    assert call["max_new_tokens"] == 4 and len(call["stopping_criteria"]) == 1
+    # the stop strings' criterion, after the one that stops a cancelled call within a token
+    cancel, stop = call["stopping_criteria"]
+    assert isinstance(cancel, StopOnCancel) and isinstance(stop, _StopOnText)
+    assert call["max_new_tokens"] == 4
     assert call["threads"] == 1
     calls.clear()
     asyncio.run(chat.generate(ChatRequest.of(HELLO, GenerateConfig(temperature=0, max_tokens=2))))

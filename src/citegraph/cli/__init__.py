@@ -10,13 +10,14 @@ from citegraph.cli._caqa import caqa_group
 from citegraph.cli._conner import conner_group
 from citegraph.cli._data import data_group
 from citegraph.cli._demo import demo
+from citegraph.cli._exit import EXIT_CODES_HELP
 from citegraph.cli._kalma import kalma_group
 from citegraph.cli._run import build_command, run_command
 from citegraph.cli._runs import runs_group
 from citegraph.cli._view import report_command, view_command
 
 
-@click.group()
+@click.group(epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="citegraph")
 def main() -> None:
     """citegraph: verifiable generation grounded in knowledge graphs."""

@@ -9,14 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from citegraph.cli._console import console, err_console, reports_errors
+from citegraph.cli._exit import MODEL
 from citegraph.cli._options import contact_option, data_dir_option, device_options, kg_option
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
 from citegraph.kg import KnowledgeGraph, open_kg
@@ -83,7 +86,10 @@ def ask_command(
     device: str,
     dtype: str,
 ) -> None:
-    """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge)."""
+    """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge).
+
+    Exits 3, saying why on stderr, when the model gave no answer (an unreachable server, a
+    failed generation)."""
     config = default_generate_config(
         model,
         {
@@ -102,8 +108,21 @@ def ask_command(
         result = asyncio.run(_ask(question, opened.kg, chat, config, prompt, on_progress))
     if as_json:
         click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        return
-    show_answer(result)
+        _say_no_answer(result)
+    else:
+        show_answer(result)
+    if result.answer.error:  # no answer came (said on stderr): exit 3, see _exit
+        sys.exit(MODEL)
+
+
+def _say_no_answer(result: AskResult) -> None:
+    """``No answer: <why>`` on stderr when the model gave no answer."""
+    if result.answer.error:
+        err_console.print(
+            f"[bold red]No answer:[/] {escape(result.answer.error)}",
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 def progress_line(show: Callable[[str], None]) -> ProgressCallback:
@@ -147,7 +166,7 @@ def show_answer(result: AskResult) -> None:
         table.add_row(graph.center.name, graph.center.id, str(len(graph.triples)))
     console.print(table)
     if result.answer.error:
-        console.print(f"[bold red]No answer:[/] {result.answer.error}")
+        _say_no_answer(result)
         return
     console.print(answer_text(result))
     scores = result.citations

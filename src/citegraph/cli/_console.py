@@ -11,9 +11,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
-from pydantic import ValidationError
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -22,8 +20,6 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-from citegraph.errors import CitegraphError
-
 console = Console()
 err_console = Console(stderr=True)
 
@@ -31,26 +27,15 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def reports_errors(func: F) -> F:
-    """Turn citegraph's own errors and invalid option values into red messages, exit code 2."""
+    """Wrap a command: citegraph's own errors and invalid option values become red messages,
+    Ctrl-C stops a run gracefully (the second at once), failed items and ``--fail-under`` gates
+    set the exit status; see :mod:`citegraph.cli._exit` for the table."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return func(*args, **kwargs)
-        except CitegraphError as exc:
-            err_console.print(
-                f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True
-            )
-            sys.exit(2)
-        except ValidationError as exc:  # a config model refused an option value
-            for problem in exc.errors():
-                where = "--" + "-".join(str(p).replace("_", "-") for p in problem["loc"])
-                err_console.print(
-                    f"[bold red]error:[/] {where}: {problem['msg']} (got {problem.get('input')!r})",
-                    highlight=False,
-                    soft_wrap=True,
-                )
-            sys.exit(2)
+        from citegraph.cli._exit import guarded
+
+        return guarded(func, args, kwargs)
 
     return wrapper  # type: ignore[return-value]
 

@@ -126,11 +126,50 @@ def device_options(func: F) -> F:
     )(func)  # fmt: skip
 
 
+def _thresholds(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
+    from citegraph.errors import ConfigError
+    from citegraph.runs import parse_thresholds
+
+    try:
+        return parse_thresholds(value)
+    except ConfigError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def outcome_options(func: F) -> F:
+    """``--allow-failures``, ``--fail-under`` and ``--allow-unmeasured``: what sets the exit
+    status of a command that runs a task (read by the command wrapper,
+    :mod:`citegraph.cli._exit`; the command itself never sees them)."""
+    func = click.option(
+        "--allow-unmeasured",
+        is_flag=True,
+        help="With --fail-under: an unmeasured metric (None, every sample unmeasured) passes.",
+    )(func)
+    func = click.option(
+        "--fail-under",
+        "fail_under",
+        multiple=True,
+        callback=_thresholds,
+        metavar="METRIC=VALUE[,...]",
+        help="CI gate: exit 4 when a metric of metrics.json is below VALUE (a fraction, or "
+        "60%%), naming it on stderr. METRIC is a key of metrics.json, dotted for nested ones "
+        "(precision, precision.macro, factuality, micro_f1).",
+    )(func)
+    return click.option(
+        "--allow-failures",
+        is_flag=True,
+        help="Exit 0 even when items failed (by default: 3 for model or endpoint failures, 2 "
+        "for input errors).",
+    )(func)
+
+
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The engine's runtime options, the same on every command that runs a task: ``--limit``,
     ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache`` and the executor
     (``--engine ray`` with ``--ray-address``, ``--ray-actors``, ``--ray-gpus-per-actor``; see
-    :class:`citegraph.runs.Runtime`); read them back with :func:`runtime_from`."""
+    :class:`citegraph.runs.Runtime`); read them back with :func:`runtime_from`. Then the
+    exit status options of :func:`outcome_options`."""
+    func = outcome_options(func)
     func = click.option(
         "--ray-gpus-per-actor",
         type=click.FloatRange(min=0),

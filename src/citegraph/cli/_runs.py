@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from citegraph.cli._console import console, note_progress, reports_errors
-from citegraph.cli._options import EXISTING_DIR
+from citegraph.cli._options import EXISTING_DIR, outcome_options
 from citegraph.runs import (
     EXPORT_FORMATS,
     Presenter,
@@ -21,6 +21,7 @@ from citegraph.runs import (
     read_run_info,
     task_of_run,
 )
+from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -49,16 +50,22 @@ def merge_command(shards: tuple[Path, ...], out: Path, overwrite: bool) -> None:
 
 @runs_group.command("report")
 @click.argument("run_dir", type=EXISTING_DIR)
+@outcome_options
 @reports_errors
 def report_command(run_dir: Path) -> None:
     """Recompute metrics.json from samples.jsonl (no model needed) and print it.
 
     Works for the runs of every task (kalma, caqa, conner): the task named in run.json
-    aggregates the records, as at the end of the run.
+    aggregates the records, as at the end of the run. With --fail-under it gates the run in CI
+    (exit 4 when a metric falls short), and a run with failed items exits 2 or 3 unless
+    --allow-failures.
     """
     info = read_run_info(run_dir)
     run = RunDir.open(run_dir, info["config"], data=info.get("data"))
-    _finalize(run)
+    metrics = _finalize(run)
+    records = run.records
+    failure = first_failure(records) if records.n_failed else None
+    note_finished(FinishedRun(run.path, metrics, len(records), records.n_failed, failure))
 
 
 @runs_group.command("export")
@@ -93,7 +100,7 @@ def export_command(run_dir: Path, fmt: str, out: Path | None) -> None:
     export_run(run_dir, out if out is not None else run_dir / "export", fmt, on_table=written)
 
 
-def _finalize(run: RunDir) -> None:
+def _finalize(run: RunDir) -> dict[str, Any]:
     task = task_of_run(run.info, where=run.path)
     metrics = finalize(task, run)
     if task.name.startswith("kalma.") and "details" in metrics:
@@ -104,6 +111,7 @@ def _finalize(run: RunDir) -> None:
         print_summary(task.name, metrics)
         note_progress(metrics)
     console.print(f"Wrote {run.path / 'metrics.json'}")
+    return metrics
 
 
 def print_summary(task: str, metrics: dict[str, Any]) -> None:

@@ -10,6 +10,8 @@ the file consistent.
 
 from __future__ import annotations
 
+import asyncio
+import functools
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +109,18 @@ class CachedChatModel:
             self.hits += 1
             return hit
         self.misses += 1
-        generation = await self.inner.generate(request)
-        stored = generation.model_dump(mode="json")
+        call = asyncio.ensure_future(self.inner.generate(request))
+        call.add_done_callback(functools.partial(self._store, self.request_key(request)))
+        return await call
+
+    def _store(self, key: str, call: asyncio.Future[Generation]) -> None:
+        """Store a finished call's generation, even when its caller was cancelled the moment
+        it finished (a Ctrl-C): a resumed run then finds it."""
+        if call.cancelled() or call.exception() is not None:
+            return
+        stored = call.result().model_dump(mode="json")
         stored["cached"] = False
-        self.cache.set(self.request_key(request), stored)
-        return generation
+        self.cache.set(key, stored)
 
     async def aclose(self) -> None:
         """Close the inner model (and the cache when this wrapper owns it)."""

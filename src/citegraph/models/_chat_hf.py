@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import importlib.util
 import io
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -43,7 +44,13 @@ from citegraph.models._hf_common import (
     require_transformers,
     resolve_model_path,
 )
-from citegraph.models._hf_generation import ProgressReporter, ReplyRepetitionPenalty, torch_threads
+from citegraph.models._hf_generation import (
+    GenerationCancelled,
+    ProgressReporter,
+    ReplyRepetitionPenalty,
+    StopOnCancel,
+    torch_threads,
+)
 from citegraph.models._placement import (
     Placement,
     check_placement,
@@ -270,17 +277,36 @@ class HFChat(HeldModel):
         return str(prompt)
 
     async def generate(self, request: ChatRequest) -> Generation:
-        """Generate one reply in a worker thread (one generation at a time per model)."""
-        return await asyncio.to_thread(self.generate_sync, request)
+        """Generate one reply in a worker thread (one generation at a time per model).
 
-    def generate_sync(self, request: ChatRequest) -> Generation:
+        Cancelling the call stops the generation within a token (or before it starts, when it
+        waits for another request's), so a Ctrl-C does not wait for whole replies.
+        """
+        cancel = threading.Event()
+        try:
+            return await asyncio.to_thread(self.generate_sync, request, cancel=cancel)
+        except asyncio.CancelledError:
+            cancel.set()
+            raise
+
+    def generate_sync(
+        self, request: ChatRequest, *, cancel: threading.Event | None = None
+    ) -> Generation:
         """Blocking version of :meth:`generate` (for scripts and worker processes).
+
+        Args:
+            request: The messages and sampling config.
+            cancel: When set (from another thread), generation stops within a token and
+                :class:`GenerationCancelled` is raised.
 
         Raises:
             ModelError: The model was closed, or generation failed.
+            GenerationCancelled: ``cancel`` was set.
         """
         started = time.perf_counter()
         with self._lock:
+            if cancel is not None and cancel.is_set():
+                raise GenerationCancelled(f"{self.name}: generation cancelled")
             model, tokenizer = self._live()
             templated = self.uses_chat_template
             prompt = self.format_prompt(request.messages)
@@ -296,7 +322,7 @@ class HFChat(HeldModel):
                 )
             else:
                 options["do_sample"] = False
-            criteria: list[Any] = []
+            criteria: list[Any] = [] if cancel is None else [StopOnCancel(cancel, self._torch)]
             if config.stop:
                 criteria.append(_StopOnText(tokenizer, prompt_len, config.stop, self._torch))
             if self.progress is not None:
@@ -326,6 +352,8 @@ class HFChat(HeldModel):
                     output = model.generate(**inputs, **options)
             except Exception as exc:  # torch / transformers raise many types
                 raise run_error(self._torch, self.name, self._device, exc, "generation") from exc
+            if cancel is not None and cancel.is_set():  # a cut reply is no reply
+                raise GenerationCancelled(f"{self.name}: generation cancelled")
             new_ids = output[0][prompt_len:].tolist()
             decoded = tokenizer.decode(new_ids, skip_special_tokens=True)  # under the lock too
         text, stopped = cut_at_stop(decoded, config.stop)

@@ -7,6 +7,9 @@
 * :class:`ProgressReporter`: a stopping criterion that never stops; it calls a
   :data:`~citegraph.models.ProgressCallback` after each new token with the tokens so far and the
   prefill / elapsed time (transformers calls stopping criteria once per generated token).
+* :class:`StopOnCancel`: a stopping criterion that stops every row once an event is set (a
+  cancelled call: transformers checks stopping criteria after every token), with
+  :class:`GenerationCancelled` raised by the caller instead of returning the cut reply.
 * :func:`torch_threads`: run a block with a given number of intra-op threads, restoring the
   previous number after.
 """
@@ -14,11 +17,31 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
 
+from citegraph.errors import ModelError
 from citegraph.models._chat_types import GenerationProgress, ProgressCallback
+
+
+class GenerationCancelled(ModelError):
+    """A generation stopped because its call was cancelled (its reply is never used)."""
+
+
+class StopOnCancel:
+    """A stopping criterion: every row is done once ``event`` is set."""
+
+    def __init__(self, event: threading.Event, torch: Any) -> None:
+        self._event = event
+        self._torch = torch
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        done = self._event.is_set()
+        return self._torch.full(
+            (input_ids.shape[0],), done, dtype=self._torch.bool, device=input_ids.device
+        )
 
 
 class ReplyRepetitionPenalty:

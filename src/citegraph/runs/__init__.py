@@ -13,6 +13,8 @@ subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blockin
 A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
 ``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
 :func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
+:func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
+:class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
 """
 
 from citegraph.runs._compare import differing_settings, setting_text
@@ -25,6 +27,15 @@ from citegraph.runs._engine import (
     write_metrics,
 )
 from citegraph.runs._export import EXPORT_FORMATS, export_run
+from citegraph.runs._gates import (
+    GateCheck,
+    available_metrics,
+    check_gates,
+    parse_thresholds,
+    read_metrics,
+    resolve_metric,
+)
+from citegraph.runs._interrupt import RunInterrupted
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
@@ -69,6 +80,7 @@ __all__ = [
     "Block",
     "Chart",
     "FieldsBlock",
+    "GateCheck",
     "Mark",
     "MetricRow",
     "Presenter",
@@ -77,6 +89,7 @@ __all__ = [
     "Record",
     "RunData",
     "RunDir",
+    "RunInterrupted",
     "RunOutcome",
     "RunPresentation",
     "Runtime",
@@ -88,8 +101,10 @@ __all__ = [
     "Task",
     "TaskResult",
     "TextBlock",
+    "available_metrics",
     "blocking",
     "canonical_json",
+    "check_gates",
     "check_same_dtypes",
     "differing_settings",
     "export_run",
@@ -104,10 +119,13 @@ __all__ = [
     "opened",
     "package_versions",
     "parse_shard",
+    "parse_thresholds",
+    "read_metrics",
     "read_run_info",
     "recorded_config",
     "register_task",
     "registered_tasks",
+    "resolve_metric",
     "run_bounded",
     "run_pending",
     "run_pending_batches",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
+from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
 from citegraph.runs._pending import run_pending_batches
 from citegraph.runs._rundir import FAILED, RunDir, torn_lines_dropped
 from citegraph.runs._runtime import Runtime
@@ -109,6 +110,10 @@ async def run_task(
     Raises:
         ConfigError: ``out`` holds a run with another configuration or input, or the task
             cannot be sharded and ``runtime.shard`` is set.
+        RunInterrupted: the command line's first Ctrl-C (or SIGTERM) stopped the run; every
+            finished record is in ``out`` and the same call resumes it (no ``metrics.json`` is
+            written then). Cancelling the call raises :class:`asyncio.CancelledError` instead,
+            with the finished records kept too.
     """
     runtime = runtime or Runtime()
     if runtime.shard is not None and not task.shardable:
@@ -132,6 +137,7 @@ async def run_task(
                 notes=task.run_notes(models),
                 models=task.run_models(models),
             )
+            note_started(out)
             try:
                 if ray_session is not None:
                     from citegraph.runs._ray import run_pending_ray
@@ -156,6 +162,8 @@ async def run_task(
             metrics = task.metrics(records, run.info, models)
     metrics = write_metrics(type(task), run, records, metrics)
     selected = run.newest(key for key, _ in pairs)
+    failure = first_failure(selected) if selected.n_failed else None
+    note_finished(FinishedRun(Path(out), metrics, len(pairs), selected.n_failed, failure))
     return RunOutcome(
         out=Path(out),
         info=run.info,

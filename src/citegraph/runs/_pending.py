@@ -7,11 +7,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 from citegraph.errors import ConfigError
+from citegraph.runs._interrupt import GRACE_S, RunInterrupted, draining, stop_requested
 from citegraph.runs._rundir import RunDir
 from citegraph.runs._runtime import Progress
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+#: Seconds between the engine's looks at :func:`stop_requested` while items are in flight.
+_POLL_S = 0.2
 
 
 async def run_pending(
@@ -27,7 +31,11 @@ async def run_pending(
     At most ``concurrency`` items are in flight. Records are appended in the order items finish
     (each one flushed), so a killed process loses only the items in flight. On the first
     unexpected error the other items are cancelled and the error propagates; what was written
-    stays.
+    stays. When the command line asks the run to stop (the first Ctrl-C, see
+    :mod:`citegraph.runs._interrupt`), no item is started any more, those in flight get a few
+    seconds to finish, and :class:`~citegraph.runs.RunInterrupted` is raised after the finished
+    records are written; cancelling the call (:class:`asyncio.CancelledError`) cancels the items
+    in flight and keeps what was written.
 
     Args:
         run: The run directory (its ``done`` ids are skipped).
@@ -67,6 +75,8 @@ async def run_pending_batches(
     async def one(batch: Sequence[T]) -> None:
         nonlocal finished
         async with semaphore:
+            if stop_requested() is not None:  # Ctrl-C: start nothing new
+                return
             records = await work(batch)
         for record in records:
             run.append(record)
@@ -76,14 +86,45 @@ async def run_pending_batches(
 
     size = max(1, batch_size)
     tasks = [asyncio.ensure_future(one(todo[i : i + size])) for i in range(0, len(todo), size)]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+    with draining():
+        signum = await _until_done_or_stopped(tasks)
+    if signum is not None and finished < len(items):
+        raise RunInterrupted(str(run.path), signum, finished - n_resumed, len(items) - finished)
     return n_resumed, len(todo)
+
+
+async def _until_done_or_stopped(tasks: Sequence[asyncio.Future[None]]) -> int | None:
+    """Wait for ``tasks``; the first error cancels the others and propagates (what was written
+    stays). When a stop is requested (:func:`stop_requested`), the tasks in flight get
+    :data:`GRACE_S` seconds, then the rest are cancelled; returns the signal (``None`` when every
+    task finished)."""
+    loop = asyncio.get_running_loop()
+    pending: set[asyncio.Future[None]] = set(tasks)
+    deadline: float | None = None
+    try:
+        while pending:
+            timeout = _POLL_S if deadline is None else max(0.0, deadline - loop.time())
+            done, pending = await asyncio.wait(
+                pending, timeout=timeout, return_when=asyncio.FIRST_EXCEPTION
+            )
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            if deadline is None and stop_requested() is not None:
+                deadline = loop.time() + GRACE_S
+            elif deadline is not None and loop.time() >= deadline:
+                break
+    except BaseException:
+        await _cancel(tasks)
+        raise
+    await _cancel(tasks)
+    return None if deadline is None else stop_requested()
+
+
+async def _cancel(tasks: Sequence[asyncio.Future[None]]) -> None:
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 def unfinished(

@@ -1,0 +1,180 @@
+"""Exit statuses of every ``citegraph`` command, and the wrapper that sets them.
+
+=====  ==========================================================================================
+0      success (``--allow-failures``: also when items failed)
+1      internal error (a bug: the traceback is printed)
+2      usage or input error: bad options, unreadable data (``DataError``, ``ConfigError``), items
+       that failed on their input, a missing optional dependency, an unknown ``--fail-under``
+       metric
+3      model or endpoint failure: items failed because a model call failed (``ModelError``,
+       ``EndpointUnavailable`` and the other endpoint errors), or ``ask`` got no answer
+4      a CI gate fell short: a ``--fail-under`` metric is below its threshold or unmeasured
+130    interrupted by Ctrl-C (143: by SIGTERM); the finished records are kept, and the same
+       command resumes the run
+=====  ==========================================================================================
+
+When several apply, the first in this order wins: 130, 2 or 3 (failed items), 4. Every non-zero
+status is explained by one line on stderr.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+from rich.markup import escape
+
+from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
+from citegraph.runs._gates import check_gates
+from citegraph.runs._interrupt import (
+    RunInterrupted,
+    exit_status,
+    graceful_interrupts,
+    stop_requested,
+)
+from citegraph.runs._outcomes import CommandRuns, FinishedRun, collecting_runs
+
+OK = 0
+INTERNAL = 1
+USAGE = 2
+MODEL = 3
+GATE = 4
+INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit status: 0 success; 1 internal error; 2 usage or input error (bad options or data, "
+    "items failed on their input); 3 model or endpoint failure (items failed because a model "
+    "call failed; ask got no answer); 4 a --fail-under gate fell short; 130 interrupted (143 "
+    "on SIGTERM: the finished records are kept, the same command resumes). --allow-failures "
+    "exits 0 when items failed."
+)
+"""The exit status table in one paragraph (``citegraph --help``)."""
+
+
+@dataclass(frozen=True)
+class ExitPolicy:
+    """What a command's own options say about its exit status: ``--allow-failures``,
+    ``--fail-under`` thresholds and ``--allow-unmeasured``."""
+
+    allow_failures: bool = False
+    fail_under: Mapping[str, float] = field(default_factory=dict)
+    allow_unmeasured: bool = False
+
+    @classmethod
+    def pop_from(cls, options: dict[str, Any]) -> ExitPolicy:
+        """The policy of a command's options (popped: the command never sees them)."""
+        return cls(
+            allow_failures=bool(options.pop("allow_failures", False)),
+            fail_under=dict(options.pop("fail_under", None) or {}),
+            allow_unmeasured=bool(options.pop("allow_unmeasured", False)),
+        )
+
+
+def code_for_error(exc: CitegraphError) -> int:
+    """The exit status of a command stopped by ``exc``: 3 for a model or endpoint failure, 2 for
+    everything else (a missing optional dependency is a setup problem: 2)."""
+    if isinstance(exc, MissingDependency):
+        return USAGE
+    if isinstance(exc, EndpointError | ModelError):
+        return MODEL
+    return USAGE
+
+
+def _say(line: str) -> None:
+    from citegraph.cli._console import err_console
+
+    err_console.print(line, highlight=False, soft_wrap=True)
+
+
+def _stop(code: int) -> NoReturn:
+    sys.exit(code)
+
+
+def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
+    """Run a command's body with the graceful Ctrl-C handlers and its runs collected, then exit
+    with the status of the table in this module (what :func:`reports_errors` wraps every
+    command in)."""
+    policy = ExitPolicy.pop_from(kwargs)
+    with graceful_interrupts(), collecting_runs() as runs:
+        try:
+            result = func(*args, **kwargs)
+        except RunInterrupted as exc:
+            _interrupted(exc.signum, runs, exc)
+        except KeyboardInterrupt:
+            _interrupted(stop_requested() or signal.SIGINT, runs, None)
+        except CitegraphError as exc:
+            _say(f"[bold red]error:[/] {escape(str(exc))}")
+            _stop(code_for_error(exc))
+        except ValidationError as exc:  # a config model refused an option value
+            for problem in exc.errors():
+                where = "--" + "-".join(str(p).replace("_", "-") for p in problem["loc"])
+                _say(
+                    f"[bold red]error:[/] {where}: {escape(problem['msg'])} "
+                    f"(got {escape(repr(problem.get('input')))})"
+                )
+            _stop(USAGE)
+    code = judge_runs(runs.finished, policy)
+    if code:
+        _stop(code)
+    return result
+
+
+def _interrupted(signum: int, runs: CommandRuns, exc: RunInterrupted | None) -> NoReturn:
+    from citegraph.cli._console import command_line
+
+    name = signal.Signals(signum).name
+    if exc is not None:
+        kept = f"{exc.n_done_now} item(s) finished in this call are kept in {exc.out}"
+        _say(
+            f"[yellow]interrupted ({name}):[/] {escape(kept)}, {exc.n_left} left; resume with "
+            f"the same command: {escape(command_line())}"
+        )
+    elif runs.started:
+        _say(
+            f"[yellow]interrupted ({name}):[/] the finished records are kept in "
+            f"{escape(str(runs.started[-1]))}; resume with the same command: "
+            f"{escape(command_line())}"
+        )
+    else:
+        _say(f"[yellow]interrupted ({name})[/]")
+    _stop(exit_status(signum))
+
+
+def judge_runs(finished: Sequence[FinishedRun], policy: ExitPolicy) -> int:
+    """The exit status of a command's finished runs (0, 2, 3 or 4), each reason said on stderr:
+    failed items first (unless allowed), then the ``--fail-under`` gates of every run."""
+    failed = [run for run in finished if run.n_failed and run.failure is not None]
+    if failed and not policy.allow_failures:
+        run = failed[0]
+        failure = run.failure
+        assert failure is not None
+        code = USAGE if failure.kind == "input" else MODEL
+        what = "input error" if failure.kind == "input" else "model or endpoint failure"
+        n_failed = sum(r.n_failed for r in failed)
+        n_items = sum(r.n_items for r in failed)
+        _say(
+            f"[bold red]error:[/] {n_failed} of {n_items} items failed ({what}); first: "
+            f"{escape(failure.id)}: {escape(failure.error)}. Re-run the same command to retry "
+            "them, or pass --allow-failures to exit 0 anyway."
+        )
+        return code
+    if not policy.fail_under:
+        return OK
+    short = []
+    for run in finished:
+        try:
+            checks = check_gates(
+                run.metrics, policy.fail_under, allow_unmeasured=policy.allow_unmeasured
+            )
+        except CitegraphError as exc:
+            _say(f"[bold red]error:[/] --fail-under: {escape(str(exc))}")
+            return USAGE
+        where = f" ({run.out})" if len(finished) > 1 else ""
+        short += [f"{check.describe()}{where}" for check in checks if not check.passed]
+    for line in short:
+        _say(f"[bold red]fell short:[/] {escape(line)}")
+    return GATE if short else OK

@@ -1,0 +1,121 @@
+"""What the runs of one command came to, for the command line's exit status.
+
+:func:`~citegraph.runs.run_task` notes every run it starts and every run it finishes
+(:func:`note_started`, :func:`note_finished`) when a caller collects them
+(:func:`collecting_runs`: the command line does, around each command); otherwise noting does
+nothing. A finished run says how many of its items failed and why the first one did
+(:class:`Failure`), which :func:`failure_kind` sorts into input errors and model or endpoint
+failures (the exit statuses 2 and 3).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from citegraph import errors
+from citegraph.runs._stored import StoredRecords
+
+FailureKind = Literal["input", "model"]
+
+#: Error types whose failed items are the input's fault (exit status 2); every other failure is
+#: a model or endpoint failure (exit status 3).
+INPUT_ERRORS = frozenset({"ConfigError", "DataError", "DataNotFoundError"})
+
+_ERROR_NAMES = sorted(
+    (
+        name
+        for name, value in vars(errors).items()
+        if isinstance(value, type) and issubclass(value, errors.CitegraphError)
+    ),
+    key=len,
+    reverse=True,
+)
+_ERROR_NAME = re.compile(r"\b(" + "|".join(_ERROR_NAMES) + r")\b")
+
+
+def failure_kind(error: object) -> FailureKind:
+    """Whether a failed record's ``error`` text is an input error or a model / endpoint failure:
+    the first citegraph error type named in it decides (records write ``"Type: message"``,
+    sometimes after a prefix such as ``"answer model: "``); a text naming none is a model
+    failure (items fail on purpose only when a model or endpoint call failed)."""
+    found = _ERROR_NAME.search(str(error or ""))
+    return "input" if found is not None and found.group(1) in INPUT_ERRORS else "model"
+
+
+@dataclass(frozen=True)
+class Failure:
+    """The first failed item of a run: its id, its record's ``error`` and :func:`failure_kind`."""
+
+    id: str
+    error: str
+    kind: FailureKind
+
+
+def first_failure(records: StoredRecords) -> Failure | None:
+    """The first record of ``records`` whose status is failed (found from the index; only that
+    record is read), or ``None``."""
+    for i, line in enumerate(records.lines):
+        if line.failed:
+            record = records[i]
+            error = str(record.get("error") or record.get("reason") or "no reason recorded")
+            return Failure(id=line.id, error=error, kind=failure_kind(error))
+    return None
+
+
+@dataclass(frozen=True)
+class FinishedRun:
+    """One run a command finished: its directory, ``metrics.json`` as written, how many items
+    were selected, how many of them failed and the first of them."""
+
+    out: Path
+    metrics: Mapping[str, Any]
+    n_items: int = 0
+    n_failed: int = 0
+    failure: Failure | None = None
+
+
+@dataclass
+class CommandRuns:
+    """The runs one command started and finished, in order."""
+
+    started: list[Path] = field(default_factory=list)
+    finished: list[FinishedRun] = field(default_factory=list)
+
+
+_RUNS: ContextVar[CommandRuns | None] = ContextVar("citegraph_command_runs", default=None)
+
+
+@contextmanager
+def collecting_runs() -> Iterator[CommandRuns]:
+    """Collect the runs started and finished while the block runs (nested blocks share the
+    outer one's collection)."""
+    current = _RUNS.get()
+    if current is not None:
+        yield current
+        return
+    runs = CommandRuns()
+    token = _RUNS.set(runs)
+    try:
+        yield runs
+    finally:
+        _RUNS.reset(token)
+
+
+def note_started(out: str | Path) -> None:
+    """Note that a run started in ``out`` (nothing when no one collects)."""
+    runs = _RUNS.get()
+    if runs is not None:
+        runs.started.append(Path(out))
+
+
+def note_finished(run: FinishedRun) -> None:
+    """Note a finished run (nothing when no one collects)."""
+    runs = _RUNS.get()
+    if runs is not None:
+        runs.finished.append(run)
