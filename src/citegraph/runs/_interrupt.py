@@ -29,9 +29,19 @@ from types import FrameType
 from typing import Any
 
 #: Seconds the items in flight get to finish after the first signal before they are cancelled.
-GRACE_S = 3.0
+GRACE_S = 2.0
 #: Signals handled: Ctrl-C and the polite kill.
 HANDLED = (signal.SIGINT, signal.SIGTERM)
+
+
+_FIRST_SIGNAL = (
+    f"stopping: no new items; those in flight get {GRACE_S:g} s to finish (press Ctrl-C again "
+    "to exit at once)\n"
+).encode()
+_SECOND_SIGNAL = (
+    b"interrupted again: exiting at once (every finished record is on disk; the same command "
+    b"resumes)\n"
+)
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -84,10 +94,14 @@ def _handle(signum: int, frame: FrameType | None) -> None:
         for stream in (sys.stdout, sys.stderr):
             with suppress(OSError, ValueError):
                 stream.flush()
+        with suppress(OSError):
+            os.write(2, _SECOND_SIGNAL)
         os._exit(exit_status(_STATE.signum))
     _STATE.signum = signum
     if not _STATE.draining:  # nothing can stop gracefully right now: Python's default
         raise KeyboardInterrupt
+    with suppress(OSError):
+        os.write(2, _FIRST_SIGNAL)
 
 
 @contextmanager
