@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import doctest
 import hashlib
 from pathlib import Path
@@ -16,7 +17,7 @@ from citegraph.models import _chat_cache
 from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
 from citegraph.models._chat_factory import chat_model
 from citegraph.models._chat_mock import MockChat
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
+from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
 from citegraph.testing import FakeOpenAIServer
 
 
@@ -134,3 +135,41 @@ def test_wrapper_reports_the_inner_request_limit() -> None:
     )
     assert CachedChatModel(inner, SQLiteCache(":memory:")).concurrency == 3
     assert CachedChatModel(MockChat("x"), SQLiteCache(":memory:")).concurrency is None
+
+
+class _Released:
+    """A chat model whose one reply comes when the test releases it."""
+
+    name = "released"
+    endpoint = "test"
+
+    def __init__(self) -> None:
+        self.release = asyncio.Event()
+
+    async def generate(self, request: ChatRequest) -> Generation:
+        await self.release.wait()
+        return Generation(text="finished", model="released")
+
+    async def aclose(self) -> None:
+        return None
+
+
+def test_a_call_that_finished_is_cached_even_when_its_caller_is_cancelled() -> None:
+    """Ctrl-C cancels a run's work; a model call that had already finished (its caller not yet
+    resumed) is stored, so the resumed run finds it in the cache."""
+    inner = _Released()
+    model = CachedChatModel(inner, SQLiteCache(":memory:"))
+    request = ask("Q?")
+
+    async def scenario() -> None:
+        caller = asyncio.ensure_future(model.generate(request))
+        await asyncio.sleep(0)  # the caller waits for the model
+        inner.release.set()
+        await asyncio.sleep(0)  # the model's call finishes; its caller is not resumed yet
+        caller.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await caller
+
+    asyncio.run(scenario())
+    hit = model.lookup(request)
+    assert hit is not None and (hit.text, hit.cached) == ("finished", True)

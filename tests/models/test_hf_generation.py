@@ -7,6 +7,8 @@ Runs on the tiny Llama of ``_tiny_models`` (logits 2.0 for "paris", 0 for the re
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -26,6 +28,7 @@ from citegraph.models._chat_hf import HFChat, _StopOnText  # noqa: E402
 from citegraph.models._chat_local import LOCAL_STOP  # noqa: E402
 from citegraph.models._chat_types import ChatRequest, GenerateConfig  # noqa: E402
 from citegraph.models._hf_generation import (  # noqa: E402
+    GenerationCancelled,
     ProgressReporter,
     ReplyRepetitionPenalty,
     StopOnCancel,
@@ -126,3 +129,40 @@ def test_cache_key_holds_the_penalty_only_when_set() -> None:
     plain = ChatRequest.of(HELLO, GenerateConfig())
     penalised = ChatRequest.of(HELLO, GenerateConfig(repetition_penalty=1.3))
     assert chat_cache_key("e", "m", penalised) != chat_cache_key("e", "m", plain)
+
+
+def test_cancelling_generate_stops_the_model_within_a_token(chat: HFChat) -> None:
+    """The call is cancelled while token 3 is reported; the worker thread then stops at the
+    next token (4) instead of running on to max_tokens (the tiny model never emits </s>)."""
+    seen: list[int] = []
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        request = ChatRequest.of(HELLO, GenerateConfig(temperature=0, max_tokens=50))
+        call = asyncio.ensure_future(chat.generate(request))
+
+        def report(p: GenerationProgress) -> None:
+            seen.append(p.tokens)
+            if p.tokens == 3:
+                loop.call_soon_threadsafe(call.cancel)
+                while not call.done():  # the cancel flag is set before the call is done
+                    time.sleep(0.001)
+
+        chat.progress = report
+        with pytest.raises(asyncio.CancelledError):
+            await call
+
+    try:
+        asyncio.run(scenario())  # returns once the worker thread has ended
+    finally:
+        chat.progress = None
+    assert seen == [1, 2, 3, 4]
+    after = asyncio.run(chat.generate(ChatRequest.of(HELLO, GenerateConfig(max_tokens=2))))
+    assert after.usage.completion_tokens == 2  # the model is free for the next request
+
+
+def test_a_cancelled_flag_before_the_lock_skips_generation(chat: HFChat) -> None:
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(GenerationCancelled):
+        chat.generate_sync(ChatRequest.of(HELLO, GenerateConfig(max_tokens=2)), cancel=cancel)
