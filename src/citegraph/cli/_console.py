@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import functools
-import shlex
-import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -20,8 +18,9 @@ from rich.progress import (
     TimeElapsedColumn,
 )
 
-console = Console()
-err_console = Console(stderr=True)
+from citegraph.cli._streams import command_line as command_line
+from citegraph.cli._streams import console as console
+from citegraph.cli._streams import err_console as err_console
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -227,8 +226,3 @@ def warn(line: str | None) -> None:
 def echo_path(label: str, path: object) -> None:
     """Print ``label: path`` in the house style."""
     click.echo(f"{label}: {path}")
-
-
-def command_line() -> str:
-    """The command being run, shell-quoted, as run directories record it."""
-    return " ".join(shlex.quote(a) for a in ["citegraph", *sys.argv[1:]])

@@ -28,15 +28,18 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 from rich.markup import escape
 
+from citegraph.cli._streams import command_line, err_console
 from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
-from citegraph.runs._gates import check_gates
-from citegraph.runs._interrupt import (
+from citegraph.runs import (
+    CommandRuns,
+    FinishedRun,
     RunInterrupted,
+    check_gates,
+    collecting_runs,
     exit_status,
     graceful_interrupts,
     stop_requested,
 )
-from citegraph.runs._outcomes import CommandRuns, FinishedRun, collecting_runs
 
 OK = 0
 INTERNAL = 1
@@ -85,8 +88,6 @@ def code_for_error(exc: CitegraphError) -> int:
 
 
 def _say(line: str) -> None:
-    from citegraph.cli._console import err_console
-
     err_console.print(line, highlight=False, soft_wrap=True)
 
 
@@ -124,8 +125,6 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
 
 
 def _interrupted(signum: int, runs: CommandRuns, exc: RunInterrupted | None) -> NoReturn:
-    from citegraph.cli._console import command_line
-
     name = signal.Signals(signum).name
     if exc is not None:
         kept = f"{exc.n_done_now} item(s) finished in this call are kept in {exc.out}"

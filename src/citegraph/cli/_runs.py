@@ -13,15 +13,17 @@ from citegraph.cli._console import console, note_progress, reports_errors
 from citegraph.cli._options import EXISTING_DIR, outcome_options
 from citegraph.runs import (
     EXPORT_FORMATS,
+    FinishedRun,
     Presenter,
     RunDir,
     export_run,
     finalize,
+    first_failure,
     merge_runs,
+    note_finished,
     read_run_info,
     task_of_run,
 )
-from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished
 
 if TYPE_CHECKING:
     from rich.console import Console

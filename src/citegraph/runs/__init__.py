@@ -35,9 +35,24 @@ from citegraph.runs._gates import (
     read_metrics,
     resolve_metric,
 )
-from citegraph.runs._interrupt import RunInterrupted
+from citegraph.runs._interrupt import (
+    RunInterrupted,
+    exit_status,
+    graceful_interrupts,
+    stop_requested,
+)
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._merge import merge_runs, read_run_info
+from citegraph.runs._outcomes import (
+    CommandRuns,
+    Failure,
+    FinishedRun,
+    collecting_runs,
+    failure_kind,
+    first_failure,
+    note_finished,
+    note_started,
+)
 from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
 from citegraph.runs._placements import check_same_dtypes, model_placements
 from citegraph.runs._present import (
@@ -79,7 +94,10 @@ __all__ = [
     "SAMPLES_FILE",
     "Block",
     "Chart",
+    "CommandRuns",
+    "Failure",
     "FieldsBlock",
+    "FinishedRun",
     "GateCheck",
     "Mark",
     "MetricRow",
@@ -106,16 +124,23 @@ __all__ = [
     "canonical_json",
     "check_gates",
     "check_same_dtypes",
+    "collecting_runs",
     "differing_settings",
+    "exit_status",
     "export_run",
+    "failure_kind",
     "field_text",
     "finalize",
+    "first_failure",
     "given_or_loaded",
+    "graceful_interrupts",
     "in_id_order",
     "json_text",
     "merge_runs",
     "model_placements",
     "natural_key",
+    "note_finished",
+    "note_started",
     "opened",
     "package_versions",
     "parse_shard",
@@ -135,6 +160,7 @@ __all__ = [
     "sha256_file",
     "sha256_json",
     "sorted_records",
+    "stop_requested",
     "task_of_run",
     "task_type",
     "write_metrics",

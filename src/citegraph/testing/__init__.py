@@ -9,6 +9,9 @@ reaches a network.
 - :class:`FixedScores`, :class:`FixedPerplexity`: relevance / paragraph and LM scorers that
   return given numbers (released outputs of the papers' code, hand-worked values);
   :func:`metric_records` wraps metric values as ``conner score`` records for ``score_summary``.
+- :func:`assert_metrics`, :class:`RunMetrics`: assert that a run's metrics reach thresholds (the
+  gate of ``--fail-under``); the pytest plugin :mod:`citegraph.testing.pytest_plugin`
+  (registered as a ``pytest11`` entry point) gives them as the ``citegraph_run`` fixture.
 - Tiny seeded Hugging Face models saved to a folder (need torch, transformers and tokenizers,
   imported only when a model is built): :func:`build_tiny_nli_classifier` (NLI, three-way NLI,
   reranker), :func:`build_tiny_encoder` (embeddings), :func:`tiny_t5` with :func:`t5_tokenizer`
@@ -18,6 +21,7 @@ reaches a network.
 from citegraph.models import MockChat
 from citegraph.testing._fake_server import FakeOpenAIServer, FakeReply, ReceivedRequest
 from citegraph.testing._fixed_scores import FixedPerplexity, FixedScores, metric_records
+from citegraph.testing._metrics import RunMetrics, assert_metrics
 from citegraph.testing._tiny_hf import (
     NLI_LABELS,
     NLI_VOCAB,
@@ -45,6 +49,8 @@ __all__ = [
     "FixedScores",
     "MockChat",
     "ReceivedRequest",
+    "RunMetrics",
+    "assert_metrics",
     "build_tiny_encoder",
     "build_tiny_nli_classifier",
     "metric_records",
