@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 from rich.markup import escape
 
-from citegraph.cli._streams import command_line, err_console
+from citegraph.cli._streams import command_line, console, err_console
 from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
 from citegraph.runs import (
     CommandRuns,
@@ -145,7 +145,8 @@ def _interrupted(signum: int, runs: CommandRuns, exc: RunInterrupted | None) -> 
 
 def judge_runs(finished: Sequence[FinishedRun], policy: ExitPolicy) -> int:
     """The exit status of a command's finished runs (0, 2, 3 or 4), each reason said on stderr:
-    failed items first (unless allowed), then the ``--fail-under`` gates of every run."""
+    failed items first (unless allowed), then the ``--fail-under`` gates of every run (those
+    that pass are said on stdout)."""
     failed = [run for run in finished if run.n_failed and run.failure is not None]
     if failed and not policy.allow_failures:
         run = failed[0]
@@ -173,7 +174,11 @@ def judge_runs(finished: Sequence[FinishedRun], policy: ExitPolicy) -> int:
             _say(f"[bold red]error:[/] --fail-under: {escape(str(exc))}")
             return USAGE
         where = f" ({run.out})" if len(finished) > 1 else ""
-        short += [f"{check.describe()}{where}" for check in checks if not check.passed]
+        for check in checks:
+            if check.passed:
+                console.print(f"passed: {check.describe()}{where}", highlight=False, markup=False)
+            else:
+                short.append(f"{check.describe()}{where}")
     for line in short:
         _say(f"[bold red]fell short:[/] {escape(line)}")
     return GATE if short else OK

@@ -48,6 +48,10 @@ def failure_kind(error: object) -> FailureKind:
     return "input" if found is not None and found.group(1) in INPUT_ERRORS else "model"
 
 
+#: Where a failed record says why, by task: ``error`` (most), ``empty_reason`` (kalma run).
+_REASON_KEYS = ("error", "empty_reason", "reason")
+
+
 @dataclass(frozen=True)
 class Failure:
     """The first failed item of a run: its id, its record's ``error`` and :func:`failure_kind`."""
@@ -63,7 +67,8 @@ def first_failure(records: StoredRecords) -> Failure | None:
     for i, line in enumerate(records.lines):
         if line.failed:
             record = records[i]
-            error = str(record.get("error") or record.get("reason") or "no reason recorded")
+            why = (record.get(key) for key in _REASON_KEYS)
+            error = str(next((w for w in why if w), "no reason recorded"))
             return Failure(id=line.id, error=error, kind=failure_kind(error))
     return None
 
