@@ -95,30 +95,32 @@ async def run_pending_batches(
 
 async def _until_done_or_stopped(tasks: Sequence[asyncio.Future[None]]) -> int | None:
     """Wait for ``tasks``; the first error cancels the others and propagates (what was written
-    stays). When a stop is requested (:func:`stop_requested`), the tasks in flight get
-    :data:`GRACE_S` seconds, then the rest are cancelled; returns the signal (``None`` when every
-    task finished)."""
-    loop = asyncio.get_running_loop()
-    pending: set[asyncio.Future[None]] = set(tasks)
-    deadline: float | None = None
+    stays). When a stop is requested (:func:`stop_requested`, looked at every :data:`_POLL_S`
+    seconds by a watcher, not by touching every task), the tasks in flight get :data:`GRACE_S`
+    seconds, then the rest are cancelled; returns the signal (``None`` when every task
+    finished)."""
+    everything = asyncio.gather(*tasks)
+    watcher = asyncio.ensure_future(_stop_after_grace(tasks))
     try:
-        while pending:
-            timeout = _POLL_S if deadline is None else max(0.0, deadline - loop.time())
-            done, pending = await asyncio.wait(
-                pending, timeout=timeout, return_when=asyncio.FIRST_EXCEPTION
-            )
-            for task in done:
-                if not task.cancelled() and task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
-            if deadline is None and stop_requested() is not None:
-                deadline = loop.time() + GRACE_S
-            elif deadline is not None and loop.time() >= deadline:
-                break
-    except BaseException:
+        either: list[asyncio.Future[Any]] = [everything, watcher]
+        await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        if everything.done():
+            everything.result()  # the first error, if any
+            return None
+        return watcher.result()
+    finally:
+        watcher.cancel()
         await _cancel(tasks)
-        raise
-    await _cancel(tasks)
-    return None if deadline is None else stop_requested()
+        await asyncio.gather(everything, watcher, return_exceptions=True)
+
+
+async def _stop_after_grace(tasks: Sequence[asyncio.Future[None]]) -> int:
+    """Return once a stop was requested and the tasks in flight finished or had
+    :data:`GRACE_S` seconds (those not started return at once: they see the stop)."""
+    while (signum := stop_requested()) is None:
+        await asyncio.sleep(_POLL_S)
+    await asyncio.wait(tasks, timeout=GRACE_S)
+    return signum
 
 
 async def _cancel(tasks: Sequence[asyncio.Future[None]]) -> None:
