@@ -5,6 +5,7 @@ without an answer (3), ``--fail-under`` gates (4; 2 for an unknown metric), on `
 
 from __future__ import annotations
 
+import sys
 from importlib import resources
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from citegraph.cli import main
-from citegraph.cli._exit import ExitPolicy, judge_runs
+from citegraph.cli._exit import ExitPolicy, judge_runs, resume_command
 from citegraph.runs import Failure, FinishedRun
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
@@ -122,3 +123,10 @@ def test_unmeasured_metric_fails_unless_allowed(tmp_path: Path, data_dir: Path) 
         *args, "--out", tmp_path / "b", "--fail-under", "recall=0.1", "--allow-unmeasured"
     )
     assert allowed.exit_code == 0, allowed.output
+
+
+def test_the_resume_hint_drops_overwrite(monkeypatch: pytest.MonkeyPatch) -> None:
+    # --overwrite would wipe the finished records the hint promises to resume
+    argv = ["citegraph", "kalma", "score", "a b.jsonl", "--overwrite", "--out", "run"]
+    monkeypatch.setattr(sys, "argv", argv)
+    assert resume_command() == "citegraph kalma score 'a b.jsonl' --out run"

@@ -101,7 +101,7 @@ def test_first_sigint_keeps_records_prints_resume_hint_exits_130(
                 proc.kill()
         assert proc.returncode == 130, stderr
         assert "interrupted (SIGINT): 2 item(s) finished in this call are kept in" in stderr
-        assert "6 left; resume with the same command: citegraph kalma run" in stderr
+        assert "6 left; resume with: citegraph kalma run --model vllm/fake-model" in stderr
         assert "Aborted!" not in stderr + stdout
         assert not (out / "metrics.json").exists()
         kept = sorted(json.loads(line)["id"] for line in _lines(out / "samples.jsonl"))

@@ -19,6 +19,7 @@ status is explained by one line on stderr.
 
 from __future__ import annotations
 
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -28,7 +29,7 @@ from typing import Any, NoReturn
 from pydantic import ValidationError
 from rich.markup import escape
 
-from citegraph.cli._streams import command_line, console, err_console
+from citegraph.cli._streams import console, err_console
 from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
 from citegraph.runs import (
     CommandRuns,
@@ -124,19 +125,26 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     return result
 
 
+def resume_command() -> str:
+    """The command that resumes an interrupted run: this one, without ``--overwrite`` (which
+    would start the run afresh)."""
+    args = [a for a in sys.argv[1:] if a != "--overwrite"]
+    return " ".join(shlex.quote(a) for a in ["citegraph", *args])
+
+
 def _interrupted(signum: int, runs: CommandRuns, exc: RunInterrupted | None) -> NoReturn:
     name = signal.Signals(signum).name
     if exc is not None:
         kept = f"{exc.n_done_now} item(s) finished in this call are kept in {exc.out}"
         _say(
-            f"[yellow]interrupted ({name}):[/] {escape(kept)}, {exc.n_left} left; resume with "
-            f"the same command: {escape(command_line())}"
+            f"[yellow]interrupted ({name}):[/] {escape(kept)}, {exc.n_left} left; resume with: "
+            f"{escape(resume_command())}"
         )
     elif runs.started:
         _say(
             f"[yellow]interrupted ({name}):[/] the finished records are kept in "
-            f"{escape(str(runs.started[-1]))}; resume with the same command: "
-            f"{escape(command_line())}"
+            f"{escape(str(runs.started[-1]))}; resume with: "
+            f"{escape(resume_command())}"
         )
     else:
         _say(f"[yellow]interrupted ({name})[/]")
