@@ -58,6 +58,10 @@ def test_failed_model_calls_exit_3_with_the_first_reason_unless_allowed(
         allowed = invoke(*base, "--out", tmp_path / "b", "--allow-failures")
         assert allowed.exit_code == 0, allowed.output
         assert "2 questions have no answer" in allowed.output
+    # the finished run says the same when reported again, without a model
+    report = invoke("runs", "report", tmp_path / "a")
+    assert report.exit_code == 3 and "2 of 2 items failed" in report.stderr
+    assert invoke("runs", "report", tmp_path / "a", "--allow-failures").exit_code == 0
 
 
 def test_ask_without_an_answer_exits_3_with_the_reason_on_stderr(data_dir: Path) -> None:
