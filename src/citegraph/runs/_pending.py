@@ -119,7 +119,8 @@ async def _stop_after_grace(tasks: Sequence[asyncio.Future[None]]) -> int:
     :data:`GRACE_S` seconds (those not started return at once: they see the stop)."""
     while (signum := stop_requested()) is None:
         await asyncio.sleep(_POLL_S)
-    await asyncio.wait(tasks, timeout=GRACE_S)
+    if tasks:
+        await asyncio.wait(tasks, timeout=GRACE_S)
     return signum
 
 
