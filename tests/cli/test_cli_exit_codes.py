@@ -5,6 +5,7 @@ without an answer (3), ``--fail-under`` gates (4; 2 for an unknown metric), on `
 
 from __future__ import annotations
 
+import json
 import sys
 from importlib import resources
 from pathlib import Path
@@ -134,3 +135,26 @@ def test_the_resume_hint_drops_overwrite(monkeypatch: pytest.MonkeyPatch) -> Non
     argv = ["citegraph", "kalma", "score", "a b.jsonl", "--overwrite", "--out", "run"]
     monkeypatch.setattr(sys, "argv", argv)
     assert resume_command() == "citegraph kalma score 'a b.jsonl' --out run"
+
+
+def test_fail_under_on_a_caqa_judge_run(tmp_path: Path, data_dir: Path) -> None:
+    build = invoke(
+        "caqa", "build", "--questions", "simplequestions-wd", "--limit", "16",
+        "--splits", "0.3,0.2,0.5", "--data-dir", data_dir, "--out", tmp_path / "b",
+    )  # fmt: skip
+    assert build.exit_code == 0, build.output
+    judge = ["caqa", "judge", tmp_path / "b" / "test.jsonl", "--evaluator", "nli/lexical"]
+    judge += ["--bootstrap", "0", "--out", tmp_path / "j"]
+    # every micro-F1 is at most 1: a threshold above it falls short, naming the figure
+    short = invoke(*judge, "--fail-under", "micro_f1=1.01")
+    assert short.exit_code == 4, short.output
+    metrics = json.loads((tmp_path / "j" / "metrics.json").read_text())
+    assert metrics["micro_f1"] == metrics["n_correct"] / metrics["n_scored"]  # accuracy
+    assert f"fell short: micro_f1 = {metrics['micro_f1']:.4g} < 1.01" in short.stderr
+    # a label's F1, named by its label; a label without any gold sample is unmeasured
+    labels = {s["label"]: s["f1"] for s in metrics["per_label"]}
+    measured = next(label for label, f1 in labels.items() if f1 is not None)
+    report = invoke("runs", "report", tmp_path / "j", "--fail-under", f"{measured}.f1=0")
+    assert report.exit_code == 0, report.output
+    expected = f"passed: {measured}.f1 (per_label.{measured}.f1) = {labels[measured]:.4g} >= 0"
+    assert expected in report.stdout
