@@ -53,14 +53,17 @@ def kalma_group() -> None:
     "--gold",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="gold.jsonl with minimum knowledge sets (and optional 'absent').",
+    help="gold.jsonl with minimum knowledge sets (and optional 'absent'); with --kg, subjects "
+    "may be ids, IRIs, short ids or labels.",
 )
+@contact_option
 @data_dir_option
 @run_dir_options
 @reports_errors
 def score(
     answers: Path,
     gold: Path | None,
+    contact: str | None,
     data_dir: Path | None,
     out: Path,
     overwrite: bool,
@@ -68,12 +71,29 @@ def score(
 ) -> None:
     """Score attributed answers: citation quality, alignment and [NA] (KaLMA §4).
 
+    Answers to a benchmark's questions (--dataset, --split: ids like specific-0), or over your
+    own KG (--kg kg.ttl, sparql+<url>, codex-s...: your own ids, each answer's question and
+    optionally its 'entities'; the graphs come from retrieval over the KG). The README's "Your
+    own KG" section walks through examples/own-kg/.
+
     --batch-size answers go to the NLI model together (default 32; part of the run's config).
     """
+    if options.get("kg") is not None:
+        given = [
+            f"--{name}"
+            for name in ("dataset", "split")
+            if click.get_current_context().get_parameter_source(name)
+            != click.core.ParameterSource.DEFAULT
+        ]
+        if given:
+            raise click.UsageError(
+                f"--kg scores answers over your own KG; {' and '.join(given)} choose a "
+                "benchmark's questions instead: give one or the other"
+            )
     batch_size = options.pop("batch_size", None)
     runtime = runtime_from(options, overwrite=overwrite)
     config = ScoreConfig(**options, **({"batch_size": batch_size} if batch_size else {}))
-    run_score(config, answers, gold, data_dir, out, overwrite, runtime=runtime)
+    run_score(config, answers, gold, data_dir, out, overwrite, runtime=runtime, contact=contact)
 
 
 def run_score(
@@ -85,6 +105,7 @@ def run_score(
     overwrite: bool,
     *,
     runtime: Runtime | None = None,
+    contact: str | None = None,
 ) -> None:
     """Score, show progress, print the table (shared by ``kalma score`` and ``demo``)."""
     runtime = (runtime or Runtime(command=command_line())).model_copy(
@@ -98,6 +119,7 @@ def run_score(
             runtime=live,
             gold_path=gold,
             data_dir=data_dir,
+            contact=contact,
         )
     if result.n_resumed:
         console.print(f"Resumed: {result.n_resumed} answers were already scored in {out}.")
@@ -132,7 +154,20 @@ def print_metrics(metrics: dict[str, Any]) -> None:
             label, _pct(metrics[name]["micro"]), _pct(metrics[name]["macro"]), counted, why
         )
     console.print(table)
+    for line in input_warnings(metrics):
+        warn(line)
     note_progress(metrics)
+
+
+def input_warnings(metrics: dict[str, Any]) -> list[str]:
+    """One line per kind of input warning of ``metrics.json`` (``kalma score``'s
+    ``warnings``): how many, why, and the first ids."""
+    out = []
+    for kind, found in (metrics.get("warnings") or {}).items():
+        ids = ", ".join(found.get("ids") or [])
+        more = ", ..." if found.get("n", 0) > len(found.get("ids") or []) else ""
+        out.append(f"{found.get('n')} x {kind}: {found.get('reason')} ({ids}{more})")
+    return out
 
 
 #: Why a metric left an answer out when its denominator was 0 and ``unmeasured`` names no
