@@ -4,7 +4,13 @@ A bracket's text is cut at commas and semicolons into pieces, and each piece is 
 
 - a subject: ``Q206534`` or ``qid: Q206534`` (also ``QID=Q1``, lower-case ``q1``). It sets the
   subject of the facts after it, so ``[Q1, a: b, Q2, c: d]`` cites two subjects. At the start of a
-  bracket the QID may be followed by a fact without a comma (``[Q1: place of birth: Newark]``);
+  bracket the QID may be followed by a fact without a comma (``[Q1: place of birth: Newark]``).
+  Any other id is a subject when the whole piece (optionally led by ``qid:`` / ``id:``) is a
+  centre's full id, short id or unique local name (``ex:MarieCurie``, ``MarieCurie``; see
+  :meth:`GraphIndex.subject_of`), read as the full id; or an IRI written in full
+  (``http://...``, ``urn:...``), which names itself even when no graph is centred on it (it is
+  then cited, and counted wrong), unless it is the last piece of a bracket after a fact, where
+  it continues that fact's value. An IRI piece never starts a ``relation: value``;
 - a ``[NA]`` marker: ``NA``, ``N/A``, ``n.a.``, ``not applicable``, any case and spacing;
 - a subject label: pieces without a colon right after a subject (``Stephen Crane`` in
   ``[Q1, Stephen Crane, movement: X]``). Not a fact; it becomes the triples' ``subject_label``;
@@ -130,14 +136,19 @@ def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
             items.append(_Item("kg", subject, label, fact))
         run.clear()
 
-    for n, (a, b) in enumerate(_pieces(inner)):
+    pieces = _pieces(inner)
+    for n, (a, b) in enumerate(pieces):
         text = inner[a:b]
         match = _QID.match(text)
+        named = None if match else _named_subject(text, index, n == 0 or n + 1 < len(pieces))
         if match and (match.end() == len(text) or n == 0):
             flush()
             subject, label, saw_qid = match.group(1).upper(), None, True
             if match.end() < len(text):
                 run.append((a + match.end(), b))
+        elif named is not None:
+            flush()
+            subject, label, saw_qid = named, None, True
         elif _NA.fullmatch(norm_ws(text)):
             flush()
             items.append(_Item("na"))
@@ -145,6 +156,11 @@ def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
             run.append((a, b))
     flush()
     return items, saw_qid
+
+
+def _named_subject(text: str, index: GraphIndex, unknown_iri: bool) -> str | None:
+    """The full id of a non-QID subject piece (see the module docstring), or None."""
+    return index.subject_of(text, unknown_iri=unknown_iri)
 
 
 def _resolve(items: list[_Item], index: GraphIndex) -> str | None:

@@ -1,5 +1,10 @@
 """Lookups over the retrieved subgraphs that the paper parser uses to resolve ambiguous brackets.
 
+A bracket's subject may be written as a centre's full id (``Q206534``, an IRI), its short id
+(``Entity.short_id``, else the one :func:`citegraph.kg.compact_ids` gives over the centres, e.g.
+``ex:MarieCurie`` or ``MarieCurie``) or its local name when no other centre shares it, optionally
+led by ``qid:``, ``id:`` or ``QID=``: :meth:`GraphIndex.subject_of` maps each to the full id.
+
 Every comparison is made on whitespace-normalised text (runs of whitespace collapsed, ends
 stripped), case kept. A fact that matches a graph fact up to whitespace is returned with the
 graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) still matches.
@@ -7,9 +12,14 @@ graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) sti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from citegraph.kg import Subgraph, Triple
+from citegraph.kg import ShortIds, Subgraph, Triple
+from citegraph.kg._short_ids import iri_text, local_name_of
+
+#: ``qid:``, ``id:`` or ``QID=`` before a subject id.
+_ID_LEAD = re.compile(r"\s*(?:qid|id)\s*[:=]\s*", re.IGNORECASE)
 
 
 def norm_ws(text: str) -> str:
@@ -25,6 +35,7 @@ class GraphIndex:
         self._rel_values: dict[tuple[str, str], set[str]] = {}
         self._relations: set[str] = set()
         self._names: dict[str, str] = {}
+        self._aliases = _aliases(graphs)
         for graph in graphs:
             self._names.setdefault(graph.center.id, graph.center.name)
             for t in graph.triples:
@@ -41,6 +52,28 @@ class GraphIndex:
     def subjects(self) -> list[str]:
         """The centre ids, in the order the graphs were given."""
         return list(self._names)
+
+    def subject_of(self, text: str, *, unknown_iri: bool = True) -> str | None:
+        """The full id a bracket piece names as its subject, or ``None``.
+
+        ``text`` (optionally led by ``qid:``, ``id:`` or ``QID=``) must be, whole, a centre's
+        full id, short id or unique local name, or (with ``unknown_iri``) any IRI written in full
+        (``http(s)://...``, ``urn:...``, ``<...>``), which names itself. QIDs of the graphs are
+        found too, but the parsers read QIDs with their own rules first.
+        """
+        bare = text.strip()
+        lead = _ID_LEAD.match(bare)
+        if lead is not None:
+            bare = bare[lead.end() :].strip()
+        if not bare:
+            return None
+        known = self._aliases.get(bare)
+        if known is not None:
+            return known
+        iri = iri_text(bare)
+        if iri is None:
+            return None
+        return self._aliases.get(iri, iri if unknown_iri else None)
 
     def name(self, subject: str) -> str | None:
         """The centre name of ``subject``, if one of the graphs is centred on it."""
@@ -72,3 +105,19 @@ class GraphIndex:
         """The centre ids whose name equals ``label`` (up to whitespace)."""
         wanted = norm_ws(label)
         return [qid for qid, name in self._names.items() if norm_ws(name) == wanted]
+
+
+def _aliases(graphs: Sequence[Subgraph]) -> dict[str, str]:
+    """Each way a centre may be named -> its full id; a name two centres share is left out."""
+    centres = list(dict.fromkeys(g.center.id for g in graphs))
+    table = ShortIds(centres)
+    short = {g.center.id: g.center.short_id for g in graphs if g.center.short_id}
+    found: dict[str, set[str]] = {}
+    for centre in centres:
+        names = {centre, short.get(centre) or table.short(centre)}
+        local = local_name_of(centre)
+        if local is not None and table.resolve(local) == centre:
+            names.add(local)
+        for name in names:
+            found.setdefault(name, set()).add(centre)
+    return {name: next(iter(ids)) for name, ids in found.items() if len(ids) == 1}
