@@ -123,9 +123,11 @@ class KalmaScoreTask(Task[int, NLIModel]):
         kg: KnowledgeGraph | None = None,
         contact: str | None = None,
     ) -> None:
-        """Raises:
-        ConfigError: a KG is given with a dataset other than the default, or a KG object
-            without ``config.kg`` naming it.
+        """The task over ``answers_path`` (see :func:`score_answers_async` for the arguments).
+
+        Raises:
+            ConfigError: a KG is given with a dataset other than the default, or a KG object
+                without ``config.kg`` naming it.
         """
         if config.kg is not None and config.dataset != "biokalma":
             raise ConfigError(
@@ -142,6 +144,10 @@ class KalmaScoreTask(Task[int, NLIModel]):
         self._nli = nli
         self._kg = kg
         self._own: OwnKG | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The task without the KG it opened (a Ray worker opens its own in :meth:`open`)."""
+        return self.__dict__ | {"_own": None}
 
     @cached_property
     def inputs(self) -> _Inputs:
