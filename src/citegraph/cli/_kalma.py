@@ -26,7 +26,13 @@ from citegraph.cli._options import (
     runtime_from,
     showing_progress,
 )
-from citegraph.kalma import KalmaRules, RetrievalConfig, ScoreConfig, score_answers
+from citegraph.kalma import (
+    KalmaRules,
+    RetrievalConfig,
+    ScoreConfig,
+    score_answers,
+    warning_lines,
+)
 from citegraph.runs import Runtime
 
 _LABELS = {
@@ -154,20 +160,9 @@ def print_metrics(metrics: dict[str, Any]) -> None:
             label, _pct(metrics[name]["micro"]), _pct(metrics[name]["macro"]), counted, why
         )
     console.print(table)
-    for line in input_warnings(metrics):
+    for line in warning_lines(metrics.get("warnings")):
         warn(line)
     note_progress(metrics)
-
-
-def input_warnings(metrics: dict[str, Any]) -> list[str]:
-    """One line per kind of input warning of ``metrics.json`` (``kalma score``'s
-    ``warnings``): how many, why, and the first ids."""
-    out = []
-    for kind, found in (metrics.get("warnings") or {}).items():
-        ids = ", ".join(found.get("ids") or [])
-        more = ", ..." if found.get("n", 0) > len(found.get("ids") or []) else ""
-        out.append(f"{found.get('n')} x {kind}: {found.get('reason')} ({ids}{more})")
-    return out
 
 
 #: Why a metric left an answer out when its denominator was 0 and ``unmeasured`` names no

@@ -13,6 +13,7 @@ from typing import Any
 from citegraph.kalma._view_charts import kalma_charts
 from citegraph.kalma._view_sample import citation_refs, sample_blocks, triple_key
 from citegraph.kalma.score._config import ScoringOptions
+from citegraph.kalma.score._inputs import warning_lines
 from citegraph.runs import (
     Block,
     Chart,
@@ -238,4 +239,5 @@ def _notes(metrics: Mapping[str, Any], mode: str, stand_in: str | None) -> list[
             f"retrieval ablation: accuracy {experiment['retrieval_accuracy_requested']}% "
             f"requested, {experiment.get('retrieval_accuracy_achieved')} achieved"
         )
+    notes += [f"input warning: {line}" for line in warning_lines(metrics.get("warnings"))]
     return notes

@@ -19,6 +19,7 @@ from citegraph.cli import main
 from citegraph.datasets import load_biokalma
 from citegraph.errors import DataError
 from citegraph.kalma import score_answers
+from citegraph.kalma._view import KalmaPresenter
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
 
@@ -34,12 +35,13 @@ def _write(path: Path, rows: list[dict[str, object]]) -> Path:
 
 def _answers_with_questions(tmp_path: Path, data_dir: Path) -> Path:
     """The demo answers with their questions: specific-0's is specific-1's (a mismatch),
-    specific-1's its own in upper case with doubled spaces (the same after folding)."""
+    specific-1's its own in upper case with doubled spaces and specific-3's its own with
+    BioKaLMA's 'question: ' prefix (both the same after folding)."""
     questions = {s.id: s.question for s in load_biokalma("specific", data_dir)[:7]}
     rows = _rows(DEMO / "answers.jsonl")
     rows[0]["question"] = questions["specific-1"]
     rows[1]["question"] = "  " + questions["specific-1"].upper().replace(" ", "  ")
-    rows[2]["question"] = questions["specific-3"]
+    rows[2]["question"] = "Question: " + questions["specific-3"]
     return _write(tmp_path / "answers.jsonl", rows)
 
 
@@ -50,6 +52,9 @@ def test_question_of_another_entry_is_a_counted_warning(tmp_path: Path, data_dir
     assert (mismatch["n"], mismatch["ids"]) == (1, ["specific-0"])
     assert "scored against the entry's graphs" in mismatch["reason"]
     assert set(metrics["warnings"]) == {"question_mismatch"}
+    info = json.loads((tmp_path / "run" / "run.json").read_text())
+    notes = KalmaPresenter.metrics(metrics, info).notes
+    assert any(n.startswith("input warning: 1 x question_mismatch: answer's") for n in notes)
 
 
 def test_cli_prints_the_warnings(tmp_path: Path, data_dir: Path) -> None:

@@ -21,6 +21,7 @@ from citegraph.kalma.score._citations import (
     score_citations,
 )
 from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
+from citegraph.kalma.score._inputs import WARNINGS, warning_lines
 from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._na import (
     AnswerNAScores,
@@ -66,6 +67,7 @@ __all__ = [
     "GEVAL_VERSION",
     "JUDGE_CONFIG",
     "METRICS",
+    "WARNINGS",
     "AlignedPair",
     "AlignmentMode",
     "AlignmentReport",
@@ -107,4 +109,5 @@ __all__ = [
     "score_citations",
     "score_items",
     "score_na",
+    "warning_lines",
 ]
