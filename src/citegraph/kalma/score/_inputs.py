@@ -98,7 +98,8 @@ def check_dataset_answers(
     """Every answer id is in the split; a ``question`` that is not its entry's is a warning.
 
     Raises:
-        DataError: an id is not in the split (names the file, line and field).
+        DataError: an id is not in the split, or an answer gives ``entities`` (they are read
+            over your own KG only); names the file, line and field.
     """
     for position, sid in enumerate(answers.ids):
         if split.index_of(sid) is None:
@@ -111,6 +112,15 @@ def check_dataset_answers(
                 field="id",
             )
     for records in chunks(answers):
+        for record in records:
+            if record.entities is not None:
+                raise DataError(
+                    "'entities' choose graphs from your own KG (--kg); over a dataset each "
+                    "answer is scored against its entry's graphs",
+                    path=answers.path,
+                    line=record.line,
+                    field="entities",
+                )
         asked = [r for r in records if r.question is not None]
         samples = split.samples([r.id for r in asked])
         for record, sample in zip(asked, samples, strict=True):
