@@ -93,8 +93,9 @@ def score(
         ]
         if given:
             raise click.UsageError(
-                f"--kg scores answers over your own KG; {' and '.join(given)} choose a "
-                "benchmark's questions instead: give one or the other"
+                f"--kg scores answers over your own KG; {' and '.join(given)} "
+                f"{'choose' if len(given) > 1 else 'chooses'} a benchmark's questions instead: "
+                "give one or the other"
             )
     batch_size = options.pop("batch_size", None)
     runtime = runtime_from(options, overwrite=overwrite)

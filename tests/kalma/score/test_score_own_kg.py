@@ -142,7 +142,7 @@ def test_cli_kg_with_a_dataset_is_a_usage_error(tmp_path: Path, flag: list[str])
     args = ["kalma", "score", str(EXAMPLE / "answers.jsonl"), "--kg", KG, *flag]
     result = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "run")])
     assert result.exit_code == 2
-    assert f"{flag[0]} choose a benchmark's questions" in result.output
+    assert f"{flag[0]} chooses a benchmark's questions" in result.output
     assert not (tmp_path / "run").exists()
 
 
@@ -206,3 +206,9 @@ def test_gold_for_ids_without_answers_is_a_warning_or_an_error(tmp_path: Path) -
     none = _write(tmp_path / "none.jsonl", [{"id": "q1", "knowledge": []}])
     with pytest.raises(DataError, match="none of the 1 gold ids is the id of an answer"):
         score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run2", kg=KG, gold_path=none)
+
+
+def test_a_kg_file_given_as_the_dataset_points_to_kg(tmp_path: Path) -> None:
+    # The first error: the KG passed where a dataset directory is expected.
+    with pytest.raises(DataError, match=r"not a dataset directory.*give it as --kg"):
+        score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", ScoreConfig(dataset=KG))
