@@ -10,6 +10,7 @@ the answers file. ``metrics.json`` is aggregated from the records alone.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from functools import cached_property
@@ -47,7 +48,7 @@ from citegraph.kalma.score._own_kg import (
     prepare_own_kg,
 )
 from citegraph.kalma.score._report import build_metrics
-from citegraph.kg import KnowledgeGraph
+from citegraph.kg import KnowledgeGraph, Subgraph
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     Record,
@@ -218,42 +219,39 @@ class KalmaScoreTask(Task[int, NLIModel]):
         return {"warnings": warnings} if warnings else {}
 
     async def work(self, batch: Sequence[int], models: NLIModel) -> list[Record]:
-        inputs = self.inputs
+        """The batch's records: each answer with its graphs (its dataset entry's, or over your
+        own KG the retrieved ones, kept in the record as ``retrieval`` and ``kg_triples``),
+        scored together (the alignment pairs go to the NLI model in one call)."""
+        inputs, own = self.inputs, self._own
         records = inputs.answers.read(batch)
-        gold = _gold_of(inputs, self._own, [r.id for r in records])
+        gold = _gold_of(inputs, own, [r.id for r in records])
+        found: list[tuple[tuple[Subgraph, ...], dict[str, Any]]] = []
         if inputs.split is None:
-            assert self._own is not None
-            return [await self._score_own(record, gold, models) for record in records]
-        samples = inputs.split.samples([r.id for r in records])
+            assert own is not None
+            found = list(await asyncio.gather(*(graphs_of(r, own) for r in records)))
+            questions = [r.question or "" for r in records]
+        else:
+            samples = inputs.split.samples([r.id for r in records])
+            found = [(sample.graphs, {}) for sample in samples]
+            questions = [r.question or s.question for r, s in zip(records, samples, strict=True)]
         items = [
             ScoreItem(
                 id=record.id,
-                question=record.question or sample.question,
+                question=question,
                 answer=record.answer,
-                graphs=sample.graphs,
+                graphs=graphs,
                 gold=gold.get(record.id),
                 gold_given=inputs.gold is not None,
             )
-            for record, sample in zip(records, samples, strict=True)
+            for record, question, (graphs, _) in zip(records, questions, found, strict=True)
         ]
-        return await score_items(items, self.config, models)
-
-    async def _score_own(
-        self, record: AnswerRecord, gold: dict[str, GoldRecord], models: NLIModel
-    ) -> Record:
-        """One answer over your own KG: its graphs from the KG, then the usual scores."""
-        assert self._own is not None
-        graphs, retrieval = await graphs_of(record, self._own)
-        item = ScoreItem(
-            id=record.id,
-            question=record.question or "",
-            answer=record.answer,
-            graphs=graphs,
-            gold=gold.get(record.id),
-            gold_given=self.inputs.gold is not None,
-        )
-        [scored] = await score_items([item], self.config, models)
-        return scored | {"retrieval": retrieval, "kg_triples": graph_facts(graphs)}
+        scored = await score_items(items, self.config, models)
+        if own is None:
+            return scored
+        return [
+            record | {"retrieval": retrieval, "kg_triples": graph_facts(graphs)}
+            for record, (graphs, retrieval) in zip(scored, found, strict=True)
+        ]
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
