@@ -12,6 +12,7 @@ the graphs held (``kg_triples``), so the viewer shows them.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -40,7 +41,10 @@ class OwnKG(BaseModel):
 
 
 def open_own_kg(
-    spec: str | KnowledgeGraph, *, data_dir: Any = None, contact: str | None = None
+    spec: str | KnowledgeGraph,
+    *,
+    data_dir: str | Path | None = None,
+    contact: str | None = None,
 ) -> tuple[KnowledgeGraph, str]:
     """The KG ``spec`` names (:func:`citegraph.kg.open_kg`), or a KG object as given, with
     what identifies it (``run.json`` ``data.kg``)."""
