@@ -16,8 +16,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from citegraph.kg import compact_ids
-from citegraph.kg._short_ids import is_iri
+from citegraph.kg import compact_ids, is_iri
 from citegraph.runs import (
     Block,
     FieldsBlock,

@@ -15,8 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from citegraph.kg import ShortIds, Subgraph, Triple
-from citegraph.kg._short_ids import iri_text, local_name_of
+from citegraph.kg import ShortIds, Subgraph, Triple, iri_text, local_name_of
 
 #: ``qid:``, ``id:`` or ``QID=`` before a subject id.
 _ID_LEAD = re.compile(r"\s*(?:qid|id)\s*[:=]\s*", re.IGNORECASE)
