@@ -85,9 +85,13 @@ def test_reference_parser_maps_every_form_to_the_full_iri(
 def test_reference_parser_keeps_the_authors_reading_of_qids(graphs: list[Subgraph]) -> None:
     # QIDs are read exactly as the authors' regex does, graphs or not: '[qid: Q1, ...]' gives the
     # subject 'qid: Q1' and a lower-case 'q1' stays as written.
-    answer = "A [qid: Q1, award received: X]. B [q1, award received: X]. C [Q7186, name: M]."
+    answer = (
+        "A [qid: Q1, award received: X]. B [q1, award received: X]. C [Q7186, name: M]. "
+        "D [id: Q7186, name: M]."
+    )
     expected = [("qid: Q1", "award received", "X"), ("q1", "award received", "X")]
-    expected.append(("Q7186", "name", "M"))
+    expected += [("Q7186", "name", "M"), ("id: Q7186", "name", "M")]
+    graphs = [*graphs, Subgraph.from_entity_dict({"qid": "Q7186", "name": "M"})]
     assert keys(parse_answer_reference(answer, graphs)) == expected
     assert keys(parse_answer_reference(answer)) == expected
     # Without graphs nothing is mapped: the authors' qid string is the subject.
