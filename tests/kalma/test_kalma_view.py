@@ -374,3 +374,28 @@ def test_iri_ids_show_their_short_id_and_the_full_iri(tmp_path: Path) -> None:
     blocks = KalmaPresenter.sample(rec, {})
     [kg] = [b for b in blocks if isinstance(b, TableBlock) and b.title.startswith("KG")]
     assert (kg.rows[0][3].text, kg.rows[0][3].tip) == ("MarieCurie", full)
+
+
+def test_kalma_run_over_iri_ids_prompts_and_records_short_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A dataset directory (the 'kalma build' layout) whose entity ids are IRIs.
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    full = "http://example.org/kg/MarieCurie"
+    entity = {"name": "Marie Curie", "spouse": "Pierre Curie", "qid": full}
+    data = tmp_path / "mydata"
+    data.mkdir()
+    for name in ("simple_question_graph.json", "complex_question_graph.json"):
+        (data / name).write_text(json.dumps([["Who did Marie Curie marry?", [entity]]]))
+    model = MockChat(lambda request: "She married Pierre Curie [MarieCurie, spouse: Pierre Curie].")
+    config = RunConfig(model="mock", dataset=str(data))
+    run_kalma(tmp_path / "run", config, runtime=RunRuntime(limit=1), model=model)
+    [record] = [
+        json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
+    ]
+    prompt = model.requests[0].messages[-1].content
+    assert "{name: Marie Curie, spouse: Pierre Curie, qid: MarieCurie}" in prompt
+    assert record["short_ids"] == {full: "MarieCurie"}
+    # The citation is read back to the full IRI and is in the KG: correctness 1 of 1.
+    assert [v["triple"]["subject"] for v in record["citations"]["verdicts"]] == [full]
+    assert record["scores"]["correctness"] == 1.0
