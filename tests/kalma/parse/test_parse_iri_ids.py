@@ -62,6 +62,9 @@ FORMS = [
 
 
 PAPER_ONLY_FORMS = [
+    "[ex:MarieCurie: award received: Nobel Prize in Physics]",
+    "[MarieCurie: award received: Nobel Prize in Physics]",
+    "[qid: http://example.org/kg/MarieCurie: award received: Nobel Prize in Physics]",
     "[QID=MarieCurie, award received: Nobel Prize in Physics]",
     "[id: ex:MarieCurie, award received: Nobel Prize in Physics]",
 ]

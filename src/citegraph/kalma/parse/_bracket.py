@@ -11,7 +11,9 @@ A bracket's text is cut at commas and semicolons into pieces, and each piece is 
   (``http://...``, ``urn:...``), which names itself even when no graph is centred on it (it is
   then cited, and counted wrong): first in a bracket any IRI, later only one in the namespace of
   a centre (elsewhere it continues the value before it, as a web address in a list of them
-  does). An IRI piece never starts a ``relation: value``;
+  does). At the start of a bracket such an id may be followed by a colon and a fact
+  (``[ex:MarieCurie: spouse: Pierre Curie]``), as a QID may. An IRI piece never starts a
+  ``relation: value``;
 - a ``[NA]`` marker: ``NA``, ``N/A``, ``n.a.``, ``not applicable``, any case and spacing;
 - a subject label: pieces without a colon right after a subject (``Stephen Crane`` in
   ``[Q1, Stephen Crane, movement: X]``). Not a fact; it becomes the triples' ``subject_label``;
@@ -149,6 +151,10 @@ def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
         elif named is not None:
             flush()
             subject, label, saw_qid = named, None, True
+        elif n == 0 and (head := index.subject_prefix(text)) is not None:
+            flush()
+            subject, label, saw_qid = head[0], None, True
+            run.append((a + head[1], b))
         elif _NA.fullmatch(norm_ws(text)):
             flush()
             items.append(_Item("na"))

@@ -19,6 +19,7 @@ from citegraph.kg import ShortIds, Subgraph, Triple, iri_text, local_name_of
 
 #: ``qid:``, ``id:`` or ``QID=`` before a subject id.
 _ID_LEAD = re.compile(r"\s*(?:qid|id)\s*[:=]\s*", re.IGNORECASE)
+_SUBJECT_COLON = re.compile(r"\s*:\s*")
 
 
 def norm_ws(text: str) -> str:
@@ -35,6 +36,7 @@ class GraphIndex:
         self._relations: set[str] = set()
         self._names: dict[str, str] = {}
         self._aliases = _aliases(graphs)
+        self._by_length = sorted(self._aliases, key=len, reverse=True)
         self._namespaces = {_namespace(g.center.id) for g in graphs if iri_text(g.center.id)}
         for graph in graphs:
             self._names.setdefault(graph.center.id, graph.center.name)
@@ -79,6 +81,19 @@ class GraphIndex:
         if known is not None:
             return known
         return iri if any_iri or _namespace(iri) in self._namespaces else None
+
+    def subject_prefix(self, text: str) -> tuple[str, int] | None:
+        """A centre named (as :meth:`subject_of` reads it, IRIs of no centre aside) at the start
+        of ``text`` and followed by a colon and more text, as in ``MarieCurie: spouse: Pierre``:
+        its full id and the offset where the rest starts; ``None`` otherwise."""
+        lead = _ID_LEAD.match(text)
+        start = lead.end() if lead is not None else len(text) - len(text.lstrip())
+        for alias in self._by_length:
+            if text.startswith(alias, start):
+                sep = _SUBJECT_COLON.match(text, start + len(alias))
+                if sep is not None and text[sep.end() :].strip():
+                    return self._aliases[alias], sep.end()
+        return None
 
     def name(self, subject: str) -> str | None:
         """The centre name of ``subject``, if one of the graphs is centred on it."""
