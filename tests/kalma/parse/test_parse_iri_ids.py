@@ -62,6 +62,9 @@ FORMS = [
 
 
 PAPER_ONLY_FORMS = [
+    "[ex:MarieCurie: award received: Nobel Prize in Physics]",
+    "[MarieCurie: award received: Nobel Prize in Physics]",
+    "[qid: http://example.org/kg/MarieCurie: award received: Nobel Prize in Physics]",
     "[QID=MarieCurie, award received: Nobel Prize in Physics]",
     "[id: ex:MarieCurie, award received: Nobel Prize in Physics]",
 ]
@@ -85,9 +88,13 @@ def test_reference_parser_maps_every_form_to_the_full_iri(
 def test_reference_parser_keeps_the_authors_reading_of_qids(graphs: list[Subgraph]) -> None:
     # QIDs are read exactly as the authors' regex does, graphs or not: '[qid: Q1, ...]' gives the
     # subject 'qid: Q1' and a lower-case 'q1' stays as written.
-    answer = "A [qid: Q1, award received: X]. B [q1, award received: X]. C [Q7186, name: M]."
+    answer = (
+        "A [qid: Q1, award received: X]. B [q1, award received: X]. C [Q7186, name: M]. "
+        "D [id: Q7186, name: M]."
+    )
     expected = [("qid: Q1", "award received", "X"), ("q1", "award received", "X")]
-    expected.append(("Q7186", "name", "M"))
+    expected += [("Q7186", "name", "M"), ("id: Q7186", "name", "M")]
+    graphs = [*graphs, Subgraph.from_entity_dict({"qid": "Q7186", "name": "M"})]
     assert keys(parse_answer_reference(answer, graphs)) == expected
     assert keys(parse_answer_reference(answer)) == expected
     # Without graphs nothing is mapped: the authors' qid string is the subject.
@@ -102,8 +109,8 @@ def test_several_subjects_and_facts_in_one_bracket(graphs: list[Subgraph]) -> No
     assert keys(parse_answer(answer, graphs)) == [
         (CURIE_ID, "spouse", "Pierre Curie"),
         (CURIE_ID, "date_of_birth", "1867"),
-        # Pierre is not a centre of the graphs: his IRI is still the subject (cited, and
-        # counted wrong by the scorer), never a phantom 'http: //...' fact.
+        # Pierre is not a centre of the graphs, but his IRI is in the namespace of one: it is
+        # the subject (cited, and counted wrong by the scorer), never a phantom 'http: //...'.
         (EX + "PierreCurie", "award received", PRIZE),
     ]
     # 'date_of_birth:1867' and 'spouse:Pierre Curie' have colons but are neither a known short
@@ -115,11 +122,18 @@ def test_several_subjects_and_facts_in_one_bracket(graphs: list[Subgraph]) -> No
     ]
 
 
-def test_iri_as_the_last_piece_continues_the_value() -> None:
-    # A value listing web pages: without graphs to tell, the final IRI piece is part of the
-    # value (before, it was a new fact ('Q1', 'http', '//b.org')).
-    answer = "See [Q1, website: http://a.org, http://b.org]."
-    assert keys(parse_answer(answer)) == [("Q1", "website", "http://a.org, http://b.org")]
+def test_a_web_address_in_a_value_continues_the_value(graphs: list[Subgraph]) -> None:
+    # A value listing web pages: the IRI pieces after the first are part of the value (before,
+    # each was a new fact ('Q1', 'http', '//b.org')); a later IRI is a subject only in the
+    # namespace of a centre (http://example.org/kg/ here), the first piece of a bracket always.
+    answer = "See [Q1, website: http://a.org, http://b.org]. And [Q1, w: http://a.org, http://b.org/x, occupation: poet]."  # noqa: E501
+    expected = [("Q1", "website", "http://a.org, http://b.org")]
+    expected += [("Q1", "w", "http://a.org, http://b.org/x"), ("Q1", "occupation", "poet")]
+    assert keys(parse_answer(answer)) == expected
+    assert keys(parse_answer(answer, graphs)) == expected
+    assert keys(parse_answer("X [http://b.org/x, occupation: poet].", graphs)) == [
+        ("http://b.org/x", "occupation", "poet")
+    ]
 
 
 def test_graphs_from_json_with_iri_qids_get_compact_ids() -> None:

@@ -42,7 +42,7 @@ from citegraph.kalma.build._select import (
 from citegraph.kalma.build._templates import fact_sentence
 from citegraph.kalma.parse._brackets import strip_citations
 from citegraph.kalma.parse._paper import parse_answer
-from citegraph.kg import Subgraph, Triple
+from citegraph.kg import Subgraph, Triple, with_short_ids
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 
 MAX_SENTENCE_CHARS = 400
@@ -138,7 +138,9 @@ async def evolve(
     """
     config = config or EvolveConfig()
     gen = config.generate
+    pool = with_short_ids(pool)  # IRI ids are shown (and read back) by their short ids
     names = {g.center.id: g.center.name for g in pool}
+    shown = {g.center.id: g.center.display_id for g in pool}
     pool_facts = {t for g in pool for t in g.triples}
 
     reply = await _ask(model, annotate_messages(seed, pool), gen)
@@ -174,9 +176,10 @@ async def evolve(
             coherence=config.coherence,
         )
         fact = selection.chosen
-        reply = await _ask(model, extend_messages(paragraph, fact, names[fact.subject]), gen)
+        messages = extend_messages(paragraph, fact, names[fact.subject], shown[fact.subject])
+        reply = await _ask(model, messages, gen)
         extension = clean_paragraph(reply)
-        paragraph, fallback = _extended(paragraph, extension, fact, names)
+        paragraph, fallback = _extended(paragraph, extension, fact, names, shown[fact.subject])
         injected.append(fact)
         rounds.append(
             Round(
@@ -204,7 +207,7 @@ async def evolve(
 
 
 def _extended(
-    previous: str, reply: str, fact: Triple, names: Mapping[str, str]
+    previous: str, reply: str, fact: Triple, names: Mapping[str, str], shown_id: str
 ) -> tuple[str, str | None]:
     """The paragraph after an extension, and the fallback used if the reply was not usable."""
     before, after = plain(previous).strip(), plain(reply).strip()
@@ -215,5 +218,5 @@ def _extended(
         return f"{previous} {reply.strip()}", "appended: the reply is taken as the new sentence"
     why = "the reply rewrote the paragraph" if after else "the reply was empty"
     sentence = fact_sentence(fact, names[fact.subject])
-    cite = f"[qid: {fact.subject}, {fact.relation}: {fact.value}]"
+    cite = f"[qid: {shown_id}, {fact.relation}: {fact.value}]"
     return f"{previous} {sentence.rstrip('.')} {cite}.", f"template: {why}"

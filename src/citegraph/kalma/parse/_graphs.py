@@ -15,11 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from citegraph.kg import ShortIds, Subgraph, Triple
-from citegraph.kg._short_ids import iri_text, local_name_of
+from citegraph.kg import ShortIds, Subgraph, Triple, iri_text, local_name_of
 
 #: ``qid:``, ``id:`` or ``QID=`` before a subject id.
 _ID_LEAD = re.compile(r"\s*(?:qid|id)\s*[:=]\s*", re.IGNORECASE)
+_SUBJECT_COLON = re.compile(r"\s*:\s*")
 
 
 def norm_ws(text: str) -> str:
@@ -36,6 +36,8 @@ class GraphIndex:
         self._relations: set[str] = set()
         self._names: dict[str, str] = {}
         self._aliases = _aliases(graphs)
+        self._by_length = sorted(self._aliases, key=len, reverse=True)
+        self._namespaces = {_namespace(g.center.id) for g in graphs if iri_text(g.center.id)}
         for graph in graphs:
             self._names.setdefault(graph.center.id, graph.center.name)
             for t in graph.triples:
@@ -53,13 +55,15 @@ class GraphIndex:
         """The centre ids, in the order the graphs were given."""
         return list(self._names)
 
-    def subject_of(self, text: str, *, unknown_iri: bool = True) -> str | None:
+    def subject_of(self, text: str, *, any_iri: bool = True) -> str | None:
         """The full id a bracket piece names as its subject, or ``None``.
 
         ``text`` (optionally led by ``qid:``, ``id:`` or ``QID=``) must be, whole, a centre's
-        full id, short id or unique local name, or (with ``unknown_iri``) any IRI written in full
-        (``http(s)://...``, ``urn:...``, ``<...>``), which names itself. QIDs of the graphs are
-        found too, but the parsers read QIDs with their own rules first.
+        full id, short id or unique local name, or an IRI written in full (``http(s)://...``,
+        ``urn:...``, ``<...>``), which names itself: with ``any_iri`` any IRI, else only one in
+        the namespace of a centre (the IRI up to its last ``/`` or ``#``), so a web address in a
+        value is not taken for an entity. QIDs of the graphs are found too, but the parsers read
+        QIDs with their own rules first.
         """
         bare = text.strip()
         lead = _ID_LEAD.match(bare)
@@ -73,7 +77,23 @@ class GraphIndex:
         iri = iri_text(bare)
         if iri is None:
             return None
-        return self._aliases.get(iri, iri if unknown_iri else None)
+        known = self._aliases.get(iri)
+        if known is not None:
+            return known
+        return iri if any_iri or _namespace(iri) in self._namespaces else None
+
+    def subject_prefix(self, text: str) -> tuple[str, int] | None:
+        """A centre named (as :meth:`subject_of` reads it, IRIs of no centre aside) at the start
+        of ``text`` and followed by a colon and more text, as in ``MarieCurie: spouse: Pierre``:
+        its full id and the offset where the rest starts; ``None`` otherwise."""
+        lead = _ID_LEAD.match(text)
+        start = lead.end() if lead is not None else len(text) - len(text.lstrip())
+        for alias in self._by_length:
+            if text.startswith(alias, start):
+                sep = _SUBJECT_COLON.match(text, start + len(alias))
+                if sep is not None and text[sep.end() :].strip():
+                    return self._aliases[alias], sep.end()
+        return None
 
     def name(self, subject: str) -> str | None:
         """The centre name of ``subject``, if one of the graphs is centred on it."""
@@ -121,3 +141,8 @@ def _aliases(graphs: Sequence[Subgraph]) -> dict[str, str]:
         for name in names:
             found.setdefault(name, set()).add(centre)
     return {name: next(iter(ids)) for name, ids in found.items() if len(ids) == 1}
+
+
+def _namespace(iri: str) -> str:
+    """The IRI up to and including its last ``/`` or ``#``."""
+    return iri[: max(iri.rfind("/"), iri.rfind("#")) + 1]

@@ -46,7 +46,8 @@ REFERENCE_PARSER = "reference"
 _BRACKET = re.compile(r"\[.*?\]")  # original: re.findall('\[.*?\]',answer)
 _SENTENCE_SEP = re.compile(r"(?<=[^A-Z].[.?]) +(?=[A-Z])")
 _PLAIN_BRACKET = re.compile(r"[\[].*?[\]]")
-_QID_FORM = re.compile(r"\s*(?:qid\s*[:=]?\s*)?q[1-9][0-9]*\s*", re.IGNORECASE)
+#: A qid string that is a QID, led or not by ``qid`` / ``id`` (the authors' reading is kept).
+_QID_FORM = re.compile(r"\s*(?:q?id\s*[:=]?\s*)?q[1-9][0-9]*\s*", re.IGNORECASE)
 
 
 def reference_triples(citation: str) -> list[list[str]]:

@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citegraph.kalma.parse._graphs import GraphIndex, norm_ws
-from citegraph.kg._short_ids import iri_text
+from citegraph.kg import iri_text
 
 #: Above this many colon pieces in one bracket, only the default rule is used.
 MAX_SEARCH = 40

@@ -22,7 +22,7 @@ from citegraph.kalma.run._ablations import remove_knowledge
 from citegraph.kalma.run._config import RunConfig
 from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._text_quality import judge_text_quality
-from citegraph.kg import KnowledgeGraph, Subgraph
+from citegraph.kg import KnowledgeGraph, Subgraph, with_short_ids
 from citegraph.models import ChatModel, NLIModel
 from citegraph.runs import FAILED
 
@@ -95,6 +95,9 @@ async def answer_and_score(
     [scored] = await score_items([item], config.score_config(), models.nli)
     record |= scored | _generation_fields(answer)
     record["graph_qids"] = [g.center.id for g in graphs]
+    shown = {g.center.id: g.center.display_id for g in with_short_ids(graphs)}
+    if any(short != full for full, short in shown.items()):  # IRI ids: what the prompt showed
+        record["short_ids"] = {full: short for full, short in shown.items() if short != full}
     record["kg_given"] = [t.as_list() for g in graphs for t in g.triples]
     record["kg_triples"] = prompt_triples(graphs, answer.prompt_version)
     if models.judge is not None and not answer.error and (judged is None or sample.id in judged):
