@@ -96,6 +96,7 @@ def test_records_keep_the_graphs_and_the_run_the_kg_identity(tmp_path: Path) -> 
     # Marie Curie has 8 facts in people.ttl, each shown with her name.
     assert len(curie["kg_triples"]) == 8
     assert {t["subject_label"] for t in curie["kg_triples"]} == {"Marie Curie"}
+    assert curie["short_ids"] == {"http://example.org/kg/MarieCurie": "ex:MarieCurie"}
     kelvin = records["kelvin-birth"]["retrieval"]
     assert kelvin == {
         "source": "entities",

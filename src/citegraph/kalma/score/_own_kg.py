@@ -5,8 +5,8 @@ resolved against it once (:mod:`._resolve`): the answers' ``entities`` and the g
 (ids, IRIs, short ids or labels), so a bad reference stops the run before anything is scored.
 Then per answer, its graphs are the one-hop graphs of its ``entities`` when it lists them, else
 what ``kalma run --retrieval ner`` retrieves for its question (the same :class:`Retriever`: NER ->
-label lookup -> re-ranking). The record keeps what was retrieved (``retrieval``) and the facts
-the graphs held (``kg_triples``), so the viewer shows them.
+label lookup -> re-ranking). The record keeps what was retrieved (``retrieval``), the facts the
+graphs held (``kg_triples``) and the centres' short ids (``short_ids``), so the viewer shows them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._inputs import SubjectMap, chunks, gold_references
 from citegraph.kalma.score._resolve import Reference, resolve_in_kg
-from citegraph.kg import KnowledgeGraph, Subgraph, open_kg
+from citegraph.kg import KnowledgeGraph, Subgraph, open_kg, with_short_ids
 
 
 class OwnKG(BaseModel):
@@ -143,14 +143,19 @@ async def graphs_of(
     }
 
 
-def graph_facts(graphs: Sequence[Subgraph]) -> list[dict[str, Any]]:
-    """The facts of ``graphs`` with their subject's name (``kg_triples``: the viewer's KG table)."""
-    out = []
+def graph_fields(graphs: Sequence[Subgraph], retrieval: dict[str, Any]) -> dict[str, Any]:
+    """What an answer's record keeps of its graphs: how they were found (``retrieval``), their
+    facts with their subject's name (``kg_triples``: the viewer's KG table) and, for IRI ids,
+    the short id each centre is shown by (``short_ids``, as ``kalma run`` records it)."""
+    facts = []
     for graph in graphs:
         for triple in graph.triples:
             label = triple.subject_label
             if label is None and triple.subject == graph.center.id:
                 label = graph.center.name
             row = triple.model_dump(mode="json", exclude_none=True)
-            out.append(row | ({"subject_label": label} if label else {}))
-    return out
+            facts.append(row | ({"subject_label": label} if label else {}))
+    out = {"retrieval": retrieval, "kg_triples": facts}
+    shown = {g.center.id: g.center.display_id for g in with_short_ids(graphs)}
+    short_ids = {full: short for full, short in shown.items() if short != full}
+    return out | ({"short_ids": short_ids} if short_ids else {})

@@ -42,7 +42,7 @@ from citegraph.kalma.score._item import ScoreItem, score_items
 from citegraph.kalma.score._own_kg import (
     OwnKG,
     check_questions,
-    graph_facts,
+    graph_fields,
     graphs_of,
     open_own_kg,
     prepare_own_kg,
@@ -249,7 +249,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         if own is None:
             return scored
         return [
-            record | {"retrieval": retrieval, "kg_triples": graph_facts(graphs)}
+            record | graph_fields(graphs, retrieval)
             for record, (graphs, retrieval) in zip(scored, found, strict=True)
         ]
 
