@@ -117,3 +117,19 @@ def test_gold_for_ids_without_an_answer(tmp_path: Path, data_dir: Path) -> None:
     with pytest.raises(DataError, match="none of the 3 gold ids is the id of an answer") as e:
         score_answers(DEMO / "answers.jsonl", tmp_path / "r2", gold_path=none, data_dir=data_dir)
     assert (e.value.line, e.value.field) == (1, "id")
+
+
+def test_gold_subject_id_outside_the_entry_graphs_is_kept_and_counted(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    rows = _rows(DEMO / "gold.jsonl")
+    # specific-1 (Q58051) gets one more gold fact about Q1 (not one of its graphs): kept, so
+    # recall's denominator grows by one: 8 hits of 14 gold facts -> 8 of 15.
+    rows[1]["knowledge"].append(["Q1", "spouse", "Nobody"])  # type: ignore[attr-defined]
+    gold = _write(tmp_path / "gold.jsonl", rows)
+    metrics = score_answers(
+        DEMO / "answers.jsonl", tmp_path / "run", gold_path=gold, data_dir=data_dir
+    ).metrics
+    outside = metrics["warnings"]["gold_subject_outside_graphs"]
+    assert (outside["n"], outside["ids"]) == (1, ["specific-1"])
+    assert metrics["recall"]["micro"] == pytest.approx(8 / 15)

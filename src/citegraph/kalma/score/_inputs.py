@@ -9,6 +9,9 @@ first ids, the reason) that the CLI prints:
 - ``gold_subject_label`` (dataset mode): a gold fact's subject is the name of one of the entry's
   graphs rather than its id; it is taken as that id. A name shared by several of the entry's
   graphs, or a subject that is neither an id nor a name of them, is a DataError.
+- ``gold_subject_outside_graphs`` (dataset mode): a gold fact's subject is an entity id (a QID or
+  an IRI) of none of the entry's graphs; kept as given, so no citation of the graphs can match it
+  and it counts against recall.
 - ``gold_unmatched``: gold records for ids that have no answer (not used). When no gold id has
   an answer at all, it is a DataError.
 """
@@ -23,7 +26,7 @@ from citegraph.datasets import AnswerRecord, GoldRecord, KalmaSplit
 from citegraph.errors import DataError
 from citegraph.io import JsonlIndex
 from citegraph.kalma.score._resolve import Reference, resolve_in_graphs
-from citegraph.kg import Triple
+from citegraph.kg import Triple, is_iri, is_qid
 
 #: Warning kind -> what it means (``metrics.json`` ``warnings.<kind>.reason``).
 WARNINGS = {
@@ -31,6 +34,8 @@ WARNINGS = {
     "against the entry's graphs)",
     "gold_subject_label": "gold subject given as a label, taken as the id of the entry graph "
     "of that name",
+    "gold_subject_outside_graphs": "gold subject is an entity id of none of the entry's graphs "
+    "(kept; no citation of the graphs can match it, so it counts against recall)",
     "gold_unmatched": "gold record for an id that has no answer (not used)",
 }
 #: Ids a warning lists.
@@ -177,8 +182,8 @@ def resolve_dataset_gold(
     Only gold records of ids in the split whose entry has graphs are looked at.
 
     Raises:
-        DataError: a subject is the name of several of the entry's graphs, or neither the id
-            nor the name of any (names the file, line and field).
+        DataError: a subject is the name of several of the entry's graphs, or neither an
+            entity id nor the name of any (names the file, line and field).
     """
     out: SubjectMap = {}
     for start in range(0, len(gold), _CHUNK):
@@ -190,6 +195,9 @@ def resolve_dataset_gold(
             ids = {g.center.id for g in sample.graphs}
             for ref in gold_references(gold, position, record):
                 if ref.text in ids:
+                    continue
+                if is_qid(ref.text) or is_iri(ref.text):
+                    warnings.add("gold_subject_outside_graphs", record.id)
                     continue
                 out.setdefault(record.id, {})[ref.text] = resolve_in_graphs(ref, sample.graphs)
                 warnings.add("gold_subject_label", record.id)
