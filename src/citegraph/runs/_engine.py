@@ -247,6 +247,7 @@ def write_metrics(
     written = metrics | {"progress": progress_of(run, records)}
     if run.info.get("models"):  # where the models ran: dtype moves numbers
         written["models"] = run.info["models"]
+    written = run.with_samples_record(written)
     run.write_metrics(written)
     task_type.write_outputs(run.path, records, metrics, run.info)
     return written

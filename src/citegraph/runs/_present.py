@@ -252,7 +252,9 @@ class Presenter:
         return {}
 
 
-_NOT_FIGURES = frozenset({"config", "setup", "details", "unmeasured", "notes", "how", "seconds"})
+_NOT_FIGURES = frozenset(
+    {"config", "setup", "details", "unmeasured", "notes", "how", "seconds", "samples_file"}
+)
 
 
 def _metric_row(name: str, value: Any, reasons: Any) -> MetricRow | None:
