@@ -6,9 +6,26 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any, ClassVar
 
-from citegraph.runs import METRICS_FILE, SAMPLES_FILE, RunDir, run_state, samples_fingerprint
+from pydantic import BaseModel, ConfigDict
+
+from citegraph.runs import (
+    METRICS_FILE,
+    SAMPLES_FILE,
+    Record,
+    RunDir,
+    Runtime,
+    Task,
+    register_task,
+    run_state,
+    run_sync,
+    run_task,
+    samples_fingerprint,
+)
 
 
 def _finished_run(path: Path) -> Path:
@@ -85,3 +102,53 @@ def test_an_old_run_without_the_record_is_judged_by_counts(tmp_path: Path) -> No
     assert not state.finished
     assert state.reason == "samples.jsonl holds 3 samples, metrics.json counted 2"
     assert run_state(copy, n_samples=2).finished  # the viewer's own count is used when given
+
+
+class _RewriteConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int = 3
+
+
+@register_task
+class _RewritingTask(Task[int, None]):
+    """Rewrites samples.jsonl in its outputs, as conner select does (one canonical file)."""
+
+    name: ClassVar[str] = "testing.state-rewrite"
+
+    def __init__(self, config: _RewriteConfig) -> None:
+        self.config = config
+
+    def items(self) -> Sequence[tuple[str, int]]:
+        return [(f"r-{i}", i) for i in range(self.config.n)]
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[None]:
+        yield None
+
+    def open(self, runtime: Runtime) -> Any:
+        return self._open()
+
+    async def work(self, batch: Sequence[int], models: None) -> list[Record]:
+        return [{"id": f"r-{i}", "value": i} for i in batch]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        return {"n": len(records)}
+
+    @classmethod
+    def write_outputs(
+        cls, path: Path, records: Sequence[Record], metrics: dict[str, Any], info: dict[str, Any]
+    ) -> None:
+        lines = "".join(
+            json.dumps(r, sort_keys=True, separators=(",", ":")) + "\n" for r in records
+        )
+        (path / SAMPLES_FILE).write_text(lines, encoding="utf-8")
+
+
+def test_a_task_that_rewrites_its_samples_is_still_finished(tmp_path: Path) -> None:
+    """The engine records samples.jsonl again after the task's outputs replaced it."""
+    outcome = run_sync(run_task(_RewritingTask(_RewriteConfig()), tmp_path / "run"))
+    assert (tmp_path / "run" / SAMPLES_FILE).read_text().startswith('{"id":"r-0","value":0}')
+    assert outcome.metrics["samples_file"] == samples_fingerprint(tmp_path / "run" / SAMPLES_FILE)
+    assert run_state(tmp_path / "run").finished

@@ -122,3 +122,25 @@ def test_without_gold_precision_and_recall_stay_unmeasured(tmp_path: Path, data_
     recomputed = _recomputed(samples)
     assert recomputed["precision"] == {"micro": None, "macro": None} == metrics["precision"]
     assert recomputed["correctness"]["micro"] == pytest.approx(metrics["correctness"]["micro"])
+
+
+DOCS = Path(__file__).resolve().parents[3] / "docs" / "export.md"
+
+
+def test_the_docs_pandas_query_gives_the_precision_of_metrics_json(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    """docs/export.md's pandas block (the same query as its DuckDB one), run as written on an
+    exported run: precision micro 8/22 and macro mean(3/9, 3/6, 2/7) (test_kalma_score.py)."""
+    text = DOCS.read_text(encoding="utf-8")
+    after = text.split("The same in pandas", 1)[1]
+    block = after.split("```python\n", 1)[1].split("```", 1)[0]
+    _, metrics = _export(tmp_path, data_dir, ScoreConfig())
+    code = block.replace(
+        "runs/na1/export/samples.parquet", str(tmp_path / "out" / "samples.parquet")
+    )
+    scope: dict[str, Any] = {}
+    exec(compile(code, str(DOCS), "exec"), scope)
+    assert scope["precision_micro"] == pytest.approx(8 / 22) == metrics["precision"]["micro"]
+    macro = (3 / 9 + 3 / 6 + 2 / 7) / 3
+    assert scope["precision_macro"] == pytest.approx(macro) == metrics["precision"]["macro"]
