@@ -338,3 +338,26 @@ def test_a_presenter_that_fails_is_named_with_the_record(
     with pytest.raises(ConfigError, match="gives a table named 'samples'"):
         export_run(run_dir, tmp_path / "out", "jsonl")
     assert not (tmp_path / "out").exists()
+
+
+def test_run_columns_come_from_run_json() -> None:
+    from citegraph.runs._export import run_columns
+
+    info = {
+        "run_id": "abc",
+        "task": "kalma.run",
+        "config": {"model": "local", "model_name": "local/SmolLM2", "mode": "reference",
+                   "nli": "hf", "nli_name": "hf:t5", "seed": 3},
+        "models": {"nli": {"dtype": "bfloat16"}, "answer": {"dtype": "float32"}},
+    }  # fmt: skip
+    assert run_columns(info) == {
+        "run_id": "abc", "task": "kalma.run", "model": "local/SmolLM2", "mode": "reference",
+        "nli_model": "hf:t5", "lm_model": None, "dtype": "nli=bfloat16,answer=float32", "seed": 3,
+    }  # fmt: skip
+    same = info | {"models": {"nli": {"dtype": "float16"}, "lm": {"dtype": "float16"}}}
+    assert run_columns(same)["dtype"] == "float16"
+    judge = {"config": {"evaluator": "nli/lexical", "extraction": "paper", "seed": True}}
+    assert run_columns(judge, "caqa.judge") | {"run_id": None} == {
+        "run_id": None, "task": "caqa.judge", "model": "nli/lexical", "mode": "paper",
+        "nli_model": None, "lm_model": None, "dtype": None, "seed": None,
+    }  # fmt: skip

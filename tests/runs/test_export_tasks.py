@@ -155,7 +155,8 @@ def test_conner_score_means_come_back_from_the_export(tmp_path: Path) -> None:
             assert values.mean() == pytest.approx(figure["mean"]), metric
     labels = files["metrics.json"]["metrics"]["factuality"]["labels"]
     assert samples["factuality_non_verified"].mean() == pytest.approx(labels["mean_non_verified"])
-    assert set(samples["lm_model"]) == {"local/SmolLM2-135M-Instruct"}
+    assert set(samples["lm_model"]) == {"local/SmolLM2-135M-Instruct"}  # not config's "local"
+    assert set(samples["model"]) == {"mock/mock"}  # the answer model, as resolved
     assert set(samples["nli_model"]) == {"lexical"}
     assert pq.read_table(out["metrics"]).column_names[-4:] == [
         "metric", "value", "reason", "metric_model"

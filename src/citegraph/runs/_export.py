@@ -63,17 +63,23 @@ SAMPLE_COLUMNS = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
 #: The first columns of a presenter table's rows.
 TABLE_COLUMNS = (*RUN_COLUMNS, "sample_id")
 
-#: Where each run-level column is looked for in ``run.json`` ``config`` (first found wins).
+#: Where each run-level column is looked for in ``run.json`` ``config`` (first found wins):
+#: ``models.<role>`` is the ``models`` dict of a CONNER score config (resolved names).
 _RUN_KEYS: dict[str, tuple[str, ...]] = {
-    "model": ("model_name", "evaluator_name", "model", "evaluator", "answer_model"),
+    "model": (
+        "model_name",
+        "evaluator_name",
+        "models.answer_model",
+        "model",
+        "evaluator",
+        "answer_model",
+    ),
     "mode": ("mode", "extraction"),
-    "nli_model": ("nli_name", "nli"),
-    "lm_model": ("lm_name", "lm"),
+    "nli_model": ("nli_name", "models.nli", "nli"),
+    "lm_model": ("lm_name", "models.lm", "lm"),
     "dtype": ("dtype",),
     "seed": ("seed",),
 }
-#: Roles of ``config["models"]`` (conner score) that name the NLI and LM models.
-_MODEL_ROLES = {"nli_model": "nli", "lm_model": "lm", "model": "answer_model"}
 
 _SUFFIX = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
 _TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
@@ -141,10 +147,11 @@ def run_columns(info: Mapping[str, Any], task: str | None = None) -> dict[str, A
     models = models if isinstance(models, Mapping) else {}
     out: dict[str, Any] = {"run_id": info.get("run_id"), "task": task or info.get("task")}
     for column, keys in _RUN_KEYS.items():
-        value = next((config[k] for k in keys if config.get(k) not in (None, "")), None)
-        role = _MODEL_ROLES.get(column)
-        if role and isinstance(models.get(role), str) and (column != "model" or value is None):
-            value = models[role]
+        found = (
+            models.get(key[len("models.") :]) if key.startswith("models.") else config.get(key)
+            for key in keys
+        )
+        value = next((v for v in found if v is not None and v != ""), None)
         out[column] = value if value is None or column == "seed" else str(value)
     if not isinstance(out["seed"], int) or isinstance(out["seed"], bool):
         out["seed"] = None
