@@ -1,8 +1,9 @@
 """Whether a run is finished, read from the run itself (never from file times).
 
 ``metrics.json`` records what it was computed from: under ``samples_file`` the byte size, line
-count and SHA-256 of ``samples.jsonl`` when the metrics were written (:func:`samples_fingerprint`,
-added by :meth:`~citegraph.runs.RunDir.write_metrics`). A run is *finished* while
+count and an order-free SHA-256 of the lines of ``samples.jsonl`` when the metrics were written
+(:func:`~citegraph.runs.samples_fingerprint`, added by
+:meth:`~citegraph.runs.RunDir.write_metrics`). A run is *finished* while
 ``samples.jsonl`` still matches that record, wherever the directory was copied or moved (``cp
 -r``, ``rsync``, a git checkout give new modification times, not new contents); it is *in
 progress* when ``samples.jsonl`` changed after the metrics were written (records appended by a
