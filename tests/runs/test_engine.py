@@ -30,6 +30,7 @@ from citegraph.runs import (
     run_bounded,
     run_sync,
     run_task,
+    samples_fingerprint,
     task_of_run,
     task_type,
 )
@@ -137,6 +138,7 @@ def test_a_run_writes_records_metrics_and_outputs(tmp_path: Path) -> None:
         "total": 55,
         "ids": [f"x-{i}" for i in range(6)],
         "progress": whole(6),
+        "samples_file": samples_fingerprint(tmp_path / "samples.jsonl"),
     }
     assert json.loads((tmp_path / "metrics.json").read_text()) == outcome.metrics
     assert sorted(calls.batches) == [[0, 1], [2, 3], [4, 5]]
@@ -249,6 +251,7 @@ def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
     assert shard0.metrics["progress"] == whole(3, 3)  # a shard's share is all it holds
     merged = merge_runs([tmp_path / "s1", tmp_path / "s0"], tmp_path / "merged")
     metrics = finalize(task_of_run(merged.info), merged)
+    # the merged samples.jsonl holds the same lines in another order: the same fingerprint
     assert metrics == whole_run.metrics
     assert (tmp_path / "merged" / "report.txt").read_text() == "total 55\n"
     alone = merge_runs([tmp_path / "s0"], tmp_path / "alone")

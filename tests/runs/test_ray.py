@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError, MissingDependency
-from citegraph.runs import Runtime, run_task
+from citegraph.runs import Runtime, run_task, samples_fingerprint
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'citegraph[ray]')")
 pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'citegraph[ray]')")
@@ -119,6 +119,7 @@ def test_a_poisoned_item_is_one_failed_record(tmp_path: Path) -> None:
         "sum": 2 * (45 - 3),
         "n_failed": 1,
         "progress": progress | {"torn_lines_dropped": 0},
+        "samples_file": samples_fingerprint(tmp_path / "samples.jsonl"),
     }
     assert outcome.n_failed == 1
 

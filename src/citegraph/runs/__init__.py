@@ -12,7 +12,9 @@ A public entry point builds its task, calls :func:`run_task` and returns a :clas
 subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
 A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
 ``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
-:func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
+A run is finished while ``samples.jsonl`` matches what ``metrics.json`` was computed from
+(:func:`run_state`, never file times). :func:`differing_settings` names the config keys that
+tell runs apart (``runs compare``).
 """
 
 from citegraph.runs._compare import differing_settings, setting_text
@@ -55,8 +57,16 @@ from citegraph.runs._provenance import (
 )
 from citegraph.runs._registry import register_task, registered_tasks, task_of_run, task_type
 from citegraph.runs._result import TaskResult
-from citegraph.runs._rundir import FAILED, METRICS_FILE, RUN_FILE, SAMPLES_FILE, RunDir
+from citegraph.runs._rundir import (
+    FAILED,
+    METRICS_FILE,
+    RUN_FILE,
+    SAMPLES_FILE,
+    RunDir,
+    samples_fingerprint,
+)
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
+from citegraph.runs._state import RunState, run_state
 from citegraph.runs._stored import StoredRecords, sorted_records
 from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
 
@@ -79,6 +89,7 @@ __all__ = [
     "RunDir",
     "RunOutcome",
     "RunPresentation",
+    "RunState",
     "Runtime",
     "SampleSummary",
     "Segment",
@@ -111,8 +122,10 @@ __all__ = [
     "run_bounded",
     "run_pending",
     "run_pending_batches",
+    "run_state",
     "run_sync",
     "run_task",
+    "samples_fingerprint",
     "setting_text",
     "sha256_file",
     "sha256_json",

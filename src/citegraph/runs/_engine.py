@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.runs._pending import run_pending_batches
-from citegraph.runs._rundir import FAILED, RunDir, torn_lines_dropped
+from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
@@ -247,6 +247,21 @@ def write_metrics(
     written = metrics | {"progress": progress_of(run, records)}
     if run.info.get("models"):  # where the models ran: dtype moves numbers
         written["models"] = run.info["models"]
+    written = run.with_samples_record(written)
     run.write_metrics(written)
+    before = _file_state(run.path / SAMPLES_FILE)
     task_type.write_outputs(run.path, records, metrics, run.info)
+    if _file_state(run.path / SAMPLES_FILE) != before:  # the task rewrote samples.jsonl
+        written = run.with_samples_record(written)
+        run.write_metrics(written)
     return written
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """Inode, size and modification time of ``path`` (None when missing): whether a task's
+    outputs replaced it just now."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)

@@ -21,6 +21,7 @@ one run therefore share a ``run_id``, which is what ``citegraph runs merge`` che
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -38,6 +39,9 @@ RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
 METRICS_FILE = "metrics.json"
 FAILED = "failed"
+SAMPLES_RECORD_KEY = "samples_file"
+"""``metrics.json`` key: the ``samples.jsonl`` the metrics were computed from (its byte size,
+line count and SHA-256; see :func:`samples_fingerprint` and :func:`citegraph.runs.run_state`)."""
 TORN_KEY = "torn_lines_dropped"
 """``run.json`` key: how many torn last lines of ``samples.jsonl`` were dropped so far (absent
 when none was)."""
@@ -213,10 +217,21 @@ class RunDir:
         self._note(record, offset, len(line))
 
     def write_metrics(self, metrics: dict[str, Any]) -> Path:
-        """Write ``metrics.json`` atomically."""
+        """Write ``metrics.json`` atomically, as :meth:`with_samples_record` gives it (unless
+        ``metrics`` already holds that record)."""
+        if SAMPLES_RECORD_KEY not in metrics:
+            metrics = self.with_samples_record(metrics)
         target = self.path / METRICS_FILE
         atomic_write(target, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
         return target
+
+    def with_samples_record(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """``metrics`` with the ``samples_file`` they are computed from: the
+        :func:`samples_fingerprint` of ``samples.jsonl`` now (a run is finished while its
+        ``samples.jsonl`` still matches, wherever the directory is copied)."""
+        if self._fh is not None:
+            self._fh.flush()
+        return metrics | {SAMPLES_RECORD_KEY: samples_fingerprint(self.path / SAMPLES_FILE)}
 
     def close(self) -> None:
         """Flush and close the samples file."""
@@ -231,6 +246,30 @@ class RunDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def samples_fingerprint(path: Path) -> dict[str, Any]:
+    """``{"bytes", "lines", "sha256"}`` of a ``samples.jsonl``: what ``metrics.json``
+    ``samples_file`` records (0, 0 and the digest of no line when the file is missing).
+
+    ``sha256`` digests the *set of lines* (with repeats), not their order: the SHA-256 of the
+    sorted SHA-256 digests of the lines. Metrics are computed from the records in the task's
+    order, whatever their order in the file, so a merge of shards that holds the same lines as
+    the unsharded run has the same fingerprint; any changed, added or removed line changes it.
+    """
+    digests: list[bytes] = []
+    size = 0
+    if path.is_file():
+        with path.open("rb") as handle:
+            for line in handle:
+                size += len(line)
+                digests.append(hashlib.sha256(line.rstrip(b"\r\n")).digest())
+    digests.sort()
+    return {
+        "bytes": size,
+        "lines": len(digests),
+        "sha256": hashlib.sha256(b"".join(digests)).hexdigest(),
+    }
 
 
 def load_run_file(run_file: Path) -> dict[str, Any]:
