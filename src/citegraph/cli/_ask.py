@@ -18,7 +18,7 @@ from rich.text import Text
 
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._options import contact_option, data_dir_option, device_options, kg_option
-from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
+from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask_async
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
     ChatModel,
@@ -130,7 +130,7 @@ async def _ask(
     on_progress: ProgressCallback | None = None,
 ) -> AskResult:
     try:
-        return await ask(
+        return await ask_async(
             question, kg, chat, config=config, prompt_version=prompt, on_progress=on_progress
         )
     finally:

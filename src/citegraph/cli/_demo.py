@@ -41,7 +41,7 @@ from citegraph.cli._kalma import print_metrics, run_score
 from citegraph.cli._options import data_dir_option, device_options
 from citegraph.cli._run import print_run_extras, run_one
 from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
-from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
+from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask_async
 from citegraph.kg import open_kg
 from citegraph.models import chat_model, default_generate_config
 from citegraph.runs import Runtime
@@ -86,7 +86,7 @@ def demo(
     with err_console.status("Retrieving and generating...") as status:
         config = default_generate_config(model, {"max_tokens": max_tokens})
         on_progress = progress_line(lambda line: status.update(line))
-        result = asyncio.run(ask(QUESTION, kg, chat, config=config, on_progress=on_progress))
+        result = asyncio.run(ask_async(QUESTION, kg, chat, config=config, on_progress=on_progress))
     show_answer(result)
 
     console.rule(f"2. citegraph kalma run --limit {questions} --model {model}")

@@ -46,6 +46,7 @@ from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models import LMScorer, TokenScores
+from citegraph.runs import sync_twin
 
 __all__ = [
     "HELPFULNESS_PROMPT",
@@ -210,7 +211,7 @@ def _resolve_prompt(prompt: str | Mapping[ConnerTask, str], task: ConnerTask) ->
     return prompt[task]
 
 
-async def helpfulness(
+async def helpfulness_async(
     samples: Sequence[ConnerSample],
     knowledge: Sequence[Knowledge],
     scorer: LMScorer,
@@ -294,3 +295,6 @@ async def helpfulness(
         if progress is not None:
             progress(len(results), len(plans))
     return results
+
+
+helpfulness = sync_twin(helpfulness_async)

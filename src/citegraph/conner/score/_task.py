@@ -34,7 +34,7 @@ from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
 from citegraph.conner.score._models import ScoreModels, load_score_models
 from citegraph.conner.score._summary import score_summary
-from citegraph.conner.score._work import score_batch
+from citegraph.conner.score._work import score_batch_async
 from citegraph.datasets import ConnerSample
 from citegraph.runs import (
     Record,
@@ -44,7 +44,7 @@ from citegraph.runs import (
     given_or_loaded,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
 )
 
 __all__ = ["ConnerScoreResult", "ScoreTask", "score_knowledge", "score_knowledge_async"]
@@ -114,7 +114,7 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
     async def work(self, batch: Sequence[ConnerSample], models: ScoreModels) -> list[Record]:
         """The records of one batch (see :func:`~citegraph.conner.score._work.score_batch`)."""
         inputs, _ = self.inputs
-        return await score_batch(batch, inputs, self.samples, models, self.config, self.rules)
+        return await score_batch_async(batch, inputs, self.samples, models, self.config, self.rules)
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +163,7 @@ async def score_knowledge_async(
         MissingDependency, ModelError: A model cannot be loaded.
     """
     task = ScoreTask(config, data_dir=data_dir, models=models)
-    return ConnerScoreResult.of(await run_task(task, out, runtime))
+    return ConnerScoreResult.of(await run_task_async(task, out, runtime))
 
 
 score_knowledge = blocking(score_knowledge_async)

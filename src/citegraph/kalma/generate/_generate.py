@@ -16,6 +16,7 @@ from citegraph.errors import EndpointError, MissingDependency, ModelError
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.runs import sync_twin
 
 
 class GeneratedAnswer(BaseModel):
@@ -38,7 +39,7 @@ class GeneratedAnswer(BaseModel):
         return None
 
 
-async def generate_answer(
+async def generate_answer_async(
     question: str,
     graphs: Sequence[Subgraph],
     model: ChatModel,
@@ -65,3 +66,6 @@ async def generate_answer(
     return GeneratedAnswer(
         text=generation.text.strip(), prompt_version=prompt_version, generation=generation
     )
+
+
+generate_answer = sync_twin(generate_answer_async)

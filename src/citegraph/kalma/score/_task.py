@@ -29,7 +29,7 @@ from citegraph.errors import DataError
 from citegraph.io import JsonlIndex
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
-from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._report import build_metrics
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
@@ -43,7 +43,7 @@ from citegraph.runs import (
     opened,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
     sha256_file,
 )
 
@@ -151,7 +151,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
             )
             for record, sample in zip(records, samples, strict=True)
         ]
-        return await score_items(items, self.config, models)
+        return await score_items_async(items, self.config, models)
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
@@ -221,7 +221,7 @@ async def score_answers_async(
     if runtime.batch_size is None:
         runtime = runtime.model_copy(update={"batch_size": config.batch_size})
     task = KalmaScoreTask(config, answers_path, gold_path=gold_path, data_dir=data_dir, nli=nli)
-    outcome = await run_task(task, out, runtime)
+    outcome = await run_task_async(task, out, runtime)
     return ScoreResult.of(outcome)
 
 
