@@ -57,7 +57,8 @@ async def ask_async(
         kg: Any :class:`~citegraph.kg.KnowledgeGraph` (embedded store or SPARQL endpoint).
         model: The answering model.
         retriever: NER + lookup + rerank (default: spaCy, the paper's settings).
-        config: Sampling parameters.
+        config: Sampling parameters (default: the model's, as ``citegraph ask`` uses them:
+            :func:`~citegraph.models.generate_config_for`).
         prompt_version: The prompt template version.
         on_progress: Called after each generated token, for models that report it (local
             transformers models have a ``progress`` attribute); ignored by the others.

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import EndpointError, MissingDependency, ModelError
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
-from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation, generate_config_for
 from citegraph.runs import sync_twin
 
 
@@ -51,10 +51,12 @@ async def generate_answer_async(
     """Ask ``model`` for an answer citing ``graphs`` (Table 13 prompt by default).
 
     Model failures (:class:`EndpointError`, :class:`ModelError`) are returned in ``error``;
-    configuration errors still raise.
+    configuration errors still raise. Without ``config`` the model's own defaults apply
+    (:func:`~citegraph.models.generate_config_for`: the embedded ``local`` model's short answers,
+    stop sequences and repetition penalty, as on the command line).
     """
     messages = build_messages(question, graphs, version=prompt_version, split=split)
-    request = ChatRequest(messages=tuple(messages), config=config or GenerateConfig())
+    request = ChatRequest(messages=tuple(messages), config=config or generate_config_for(model))
     try:
         generation = await model.generate(request)
     except MissingDependency:
