@@ -2,7 +2,8 @@
 
 Sampling options left unset take the model's defaults (:func:`generate_config_for`, as from
 Python: the embedded ``local`` model answers in at most 128 tokens, with stop sequences and a
-repetition penalty). While a local model generates, the status line shows tokens so far and tokens/s.
+repetition penalty). While a local model generates, the status line shows tokens so far and
+tokens/s.
 """
 
 from __future__ import annotations
