@@ -240,6 +240,18 @@ def test_another_config_is_refused_naming_what_changed(tmp_path: Path) -> None:
     assert overwritten.metrics["total"] == 1 + 4 + 9 + 16 + 25 + 36
 
 
+def test_a_run_that_finished_nothing_starts_over_with_a_note(tmp_path: Path) -> None:
+    run(tmp_path, Calls(fail={0, 1, 2, 3, 4, 5}))  # every item failed: nothing finished
+    notes: list[str] = []
+    again = run(tmp_path, Calls(), Runtime(notify=notes.append), offset=1)
+    # 1 + 4 + 9 + 16 + 25 + 36 = 91: the new config's squares, none of the old failures
+    assert again.metrics["total"] == 91 and again.n_failed == 0
+    assert notes == [
+        f"{tmp_path} held a run of another configuration (differs in: config.offset) with "
+        "no finished record; started over with this one"
+    ]
+
+
 def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
     whole_run = run(tmp_path / "whole", Calls())
     shard0 = run(tmp_path / "s0", Calls(), Runtime(shard="0/2"))

@@ -133,6 +133,8 @@ async def run_task_async(
                 notes=task.run_notes(models),
                 models=task.run_models(models),
             )
+            if run.started_over is not None and runtime.notify is not None:
+                runtime.notify(run.started_over)
             try:
                 if ray_session is not None:
                     from citegraph.runs._ray import run_pending_ray

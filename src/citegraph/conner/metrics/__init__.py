@@ -43,6 +43,8 @@ from citegraph.conner.metrics._helpfulness import (
     answer_demonstrations,
     helpfulness,
     helpfulness_async,
+    max_negatives,
+    too_few_negatives,
 )
 from citegraph.conner.metrics._informativeness import (
     INFO_PROMPT,
@@ -122,6 +124,7 @@ __all__ = [
     "informativeness",
     "informativeness_async",
     "informativeness_prefix",
+    "max_negatives",
     "metric_query",
     "nli_metric_value",
     "open_validity",
@@ -142,6 +145,7 @@ __all__ = [
     "span_validity_batch_async",
     "split_sentences",
     "summarize_nli",
+    "too_few_negatives",
     "truncate_words",
     "validity_summary",
 ]
