@@ -16,7 +16,7 @@ from citegraph.kalma import RunConfig, RunRuntime, run_kalma
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.run._task import KalmaRunTask
 from citegraph.kalma.score._config import ScoringOptions
-from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._task import KalmaScoreTask
 from citegraph.kg import Subgraph, Triple, load_rdf_kg
 from citegraph.models import MockChat, nli_model
@@ -52,7 +52,7 @@ def record() -> dict[str, Any]:
         gold=gold,
         gold_given=True,
     )
-    [scored] = asyncio.run(score_items([item], ScoringOptions(), nli_model("lexical")))
+    [scored] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
     return scored
 
 
@@ -101,7 +101,7 @@ def test_multi_fact_bracket_and_line_breaks_are_kept() -> None:
     graph = Subgraph.from_entity_dict({"qid": "Q1", "name": "A", "occupation": "poet"})
     answer = "Intro line.\n\nA was a poet and a pilot [Q1, occupation: poet, occupation: pilot]."
     item = ScoreItem(id="specific-0", question="q", answer=answer, graphs=(graph,))
-    [rec] = asyncio.run(score_items([item], ScoringOptions(), nli_model("lexical")))
+    [rec] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
     [text] = [b for b in KalmaPresenter.sample(rec, {}) if isinstance(b, TextBlock)]
     assert "\n".join("".join(s.text for s in p) for p in text.paragraphs) == answer
     assert [[s.text for s in p] for p in text.paragraphs][:2] == [["Intro line."], []]
@@ -353,7 +353,7 @@ def test_iri_ids_show_their_short_id_and_the_full_iri(tmp_path: Path) -> None:
     graph = load_rdf_kg([ttl], use_cache=False).subgraph_sync(full)
     answer = "She married Pierre [ex:MarieCurie, spouse: Pierre Curie]."
     item = ScoreItem(id="specific-0", question="q", answer=answer, graphs=(graph,))
-    [rec] = asyncio.run(score_items([item], ScoringOptions(), nli_model("lexical")))
+    [rec] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
     # What kalma run writes for such graphs (the prompt's short ids) and its retrieval fields.
     rec |= {"short_ids": {full: "ex:MarieCurie"}, "retrieval": {"qids": [full], "gold_qids": []}}
     blocks = KalmaPresenter.sample(rec, {})

@@ -25,7 +25,7 @@ from citegraph.runs import (
     export_run,
     register_task,
     run_sync,
-    run_task,
+    run_task_async,
 )
 
 
@@ -120,8 +120,8 @@ def run_dir(tmp_path: Path) -> Path:
     """A run whose item 2 failed first, then succeeded (two records), whose item 3 failed
     twice, and whose last line is torn (a run killed mid-write)."""
     out = tmp_path / "run"
-    run_sync(run_task(ExportTask(ExportConfig(), {2, 3}), out))
-    run_sync(run_task(ExportTask(ExportConfig(), {3}), out))
+    run_sync(run_task_async(ExportTask(ExportConfig(), {2, 3}), out))
+    run_sync(run_task_async(ExportTask(ExportConfig(), {3}), out))
     with (out / "samples.jsonl").open("a", encoding="utf-8") as fh:
         fh.write('{"id": "s-9", "value": ')
     return out
@@ -245,7 +245,7 @@ def test_csv_rows_with_joined_tags_and_empty_nulls(run_dir: Path, tmp_path: Path
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
 def test_a_run_without_records_gives_an_empty_samples_table(tmp_path: Path, fmt: str) -> None:
-    run_sync(run_task(ExportTask(ExportConfig(n=0), set()), tmp_path / "run"))
+    run_sync(run_task_async(ExportTask(ExportConfig(n=0), set()), tmp_path / "run"))
     written = export_run(tmp_path / "run", tmp_path / "out", fmt)
     assert list(written) == ["samples"]
     text = written["samples"].read_text("utf-8") if fmt != "parquet" else ""

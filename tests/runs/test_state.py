@@ -23,7 +23,7 @@ from citegraph.runs import (
     register_task,
     run_state,
     run_sync,
-    run_task,
+    run_task_async,
     samples_fingerprint,
 )
 
@@ -148,7 +148,7 @@ class _RewritingTask(Task[int, None]):
 
 def test_a_task_that_rewrites_its_samples_is_still_finished(tmp_path: Path) -> None:
     """The engine records samples.jsonl again after the task's outputs replaced it."""
-    outcome = run_sync(run_task(_RewritingTask(_RewriteConfig()), tmp_path / "run"))
+    outcome = run_sync(run_task_async(_RewritingTask(_RewriteConfig()), tmp_path / "run"))
     assert (tmp_path / "run" / SAMPLES_FILE).read_text().startswith('{"id":"r-0","value":0}')
     assert outcome.metrics["samples_file"] == samples_fingerprint(tmp_path / "run" / SAMPLES_FILE)
     assert run_state(tmp_path / "run").finished

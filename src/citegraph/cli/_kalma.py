@@ -251,7 +251,7 @@ def retrieve_command(
     import json
 
     from citegraph.datasets import load_biokalma
-    from citegraph.kalma import evaluate_retrieval
+    from citegraph.kalma import evaluate_retrieval_async
     from citegraph.kg import open_kg
 
     samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
@@ -260,7 +260,7 @@ def retrieve_command(
     config = RetrievalConfig.for_mode(rules).model_copy(update={"ner": ner})
     with progress_bar("retrieving") as update:
         report, results = asyncio.run(
-            evaluate_retrieval(samples, kg, config, mode=rules, progress=update)
+            evaluate_retrieval_async(samples, kg, config, mode=rules, progress=update)
         )
     table = Table(title=f"Retrieval on BioKaLMA {split}: {report.n_measured} questions measured")
     for column in ("", "micro", "macro"):

@@ -392,12 +392,46 @@ def _entailment_table(
     return TableBlock(title=title, columns=columns, rows=rows, row_marks=marks)
 
 
+#: Why a citation score is unmeasured when the record names no reason: its ratio is 0 / 0.
+NO_CITATIONS = "no citations (the answer cites no KG triple: 0 / 0)"
+EMPTY_GOLD = "empty gold set (0 / 0)"
+
+
+def unmeasured_reason(record: Record, name: str) -> str:
+    """Why score ``name`` of ``record`` is unmeasured: the recorded reason, else the 0 / 0 its
+    counts show (a zero-citation answer's correctness and precision, an empty gold set's
+    recall), else "no reason recorded"."""
+    given = (record.get("unmeasured") or {}).get(name)
+    if given:
+        return str(given)
+    citations = record.get("citations") or {}
+    if name in ("correctness", "precision") and citations.get("n_citations") == 0:
+        return NO_CITATIONS
+    if name == "recall" and citations.get("n_gold") == 0:
+        return EMPTY_GOLD
+    return "no reason recorded"
+
+
 def scores_fields(record: Record) -> FieldsBlock:
-    """Each score or why it is unmeasured, parse issues, and the [NA] edge-case fields."""
-    unmeasured = record.get("unmeasured") or {}
+    """The citation counts, each score or why it is unmeasured, parse issues, and the [NA]
+    edge-case fields."""
     fields = []
+    citations = record.get("citations") or {}
+    if isinstance(citations.get("n_citations"), int):
+        n = citations["n_citations"]
+        correct = citations.get("n_correct")
+        fields.append(
+            (
+                "citations",
+                f"{n} ({correct} in the KG)" if n else "0 (the answer cites no KG triple)",
+            )
+        )
     for name, value in (record.get("scores") or {}).items():
-        text = percent(value) if value is not None else f"unmeasured: {unmeasured.get(name, '?')}"
+        text = (
+            percent(value)
+            if value is not None
+            else f"unmeasured: {unmeasured_reason(record, name)}"
+        )
         fields.append((str(name), text))
     parsed = record.get("parsed") or {}
     for issue in parsed.get("issues") or []:

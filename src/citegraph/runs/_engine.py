@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
-from citegraph.runs._pending import run_pending_batches
+from citegraph.runs._pending import run_pending_batches_async
 from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
+from citegraph.runs._twin import sync_twin
 
 if TYPE_CHECKING:
     from citegraph.runs._ray import RaySession
@@ -91,7 +92,7 @@ class RunOutcome(BaseModel, Generic[ItemT]):
         return RunDir.read(self.out).newest(self.ids)
 
 
-async def run_task(
+async def run_task_async(
     task: Task[ItemT, ModelsT], out: str | Path, runtime: Runtime | None = None
 ) -> RunOutcome[ItemT]:
     """Run ``task`` into the run directory ``out``, resuming what it holds.
@@ -132,6 +133,8 @@ async def run_task(
                 notes=task.run_notes(models),
                 models=task.run_models(models),
             )
+            if run.started_over is not None and runtime.notify is not None:
+                runtime.notify(run.started_over)
             try:
                 if ray_session is not None:
                     from citegraph.runs._ray import run_pending_ray
@@ -142,7 +145,7 @@ async def run_task(
                     async def work(batch: Sequence[ItemT]) -> list[Record]:
                         return await task.work(batch, models)
 
-                    n_resumed, n_now = await run_pending_batches(
+                    n_resumed, n_now = await run_pending_batches_async(
                         run,
                         pairs,
                         work,
@@ -166,6 +169,9 @@ async def run_task(
         n_done_now=n_now,
         n_failed=selected.n_failed,
     )
+
+
+run_task = sync_twin(run_task_async)
 
 
 def _every_record(task: Task[Any, Any], run: RunDir, ids: Sequence[str]) -> Sequence[Record]:

@@ -9,12 +9,13 @@ from typing import Any, TypeVar
 from citegraph.errors import ConfigError
 from citegraph.runs._rundir import RunDir
 from citegraph.runs._runtime import Progress
+from citegraph.runs._twin import sync_twin
 
 T = TypeVar("T")
 R = TypeVar("R")
 
 
-async def run_pending(
+async def run_pending_async(
     run: RunDir,
     items: Sequence[tuple[str, T]],
     work: Callable[[T], Awaitable[dict[str, Any]]],
@@ -43,12 +44,15 @@ async def run_pending(
     async def one(batch: Sequence[T]) -> list[dict[str, Any]]:
         return [await work(batch[0])]
 
-    return await run_pending_batches(
+    return await run_pending_batches_async(
         run, items, one, batch_size=1, concurrency=concurrency, progress=progress
     )
 
 
-async def run_pending_batches(
+run_pending = sync_twin(run_pending_async)
+
+
+async def run_pending_batches_async(
     run: RunDir,
     items: Sequence[tuple[str, T]],
     work: Callable[[Sequence[T]], Awaitable[list[dict[str, Any]]]],
@@ -86,6 +90,9 @@ async def run_pending_batches(
     return n_resumed, len(todo)
 
 
+run_pending_batches = sync_twin(run_pending_batches_async)
+
+
 def unfinished(
     run: RunDir, items: Sequence[tuple[str, T]], progress: Progress | None
 ) -> list[tuple[str, T]]:
@@ -98,7 +105,7 @@ def unfinished(
     return todo
 
 
-async def run_bounded(
+async def run_bounded_async(
     items: Sequence[T],
     work: Callable[[T], Awaitable[R]],
     *,
@@ -128,3 +135,6 @@ async def run_bounded(
         return result
 
     return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+run_bounded = sync_twin(run_bounded_async)

@@ -5,8 +5,10 @@ A run directory is resumable: re-running the same command skips samples already 
 ``samples.jsonl``. A run killed mid-write loses nothing already written: each record is one
 flushed line, and a torn last line is dropped on resume (and counted in ``run.json``
 ``torn_lines_dropped``, which ``metrics.json`` reports under ``progress``). Re-using a
-directory with a different configuration is refused, so results of two configurations never
-mix.
+directory with a different configuration is refused when it holds finished records, so results
+of two configurations never mix; a directory with no finished record (a run that failed at its
+first item, say) simply starts over with the new configuration, noting it in ``run.json``
+(``started_over``).
 
 A record whose ``status`` is ``"failed"`` (say, the model server was down) is kept, but it does not
 count as done: a resumed run tries that sample again and appends a new record. The newest record
@@ -45,6 +47,14 @@ line count and SHA-256; see :func:`samples_fingerprint` and :func:`citegraph.run
 TORN_KEY = "torn_lines_dropped"
 """``run.json`` key: how many torn last lines of ``samples.jsonl`` were dropped so far (absent
 when none was)."""
+STARTED_OVER_KEY = "started_over"
+"""``run.json`` key, present when the directory held a run of another configuration with no
+finished record (an aborted start, say) and this run replaced it: the old ``run_id``, the keys
+that differed and the note shown (:attr:`RunDir.started_over`)."""
+STARTED_OVER_NOTE = (
+    "{path} held a run of another configuration (differs in: {changed}) with no finished "
+    "record; started over with this one"
+)
 
 
 def torn_lines_dropped(info: dict[str, Any]) -> int:
@@ -77,6 +87,9 @@ class RunDir:
         for line in TolerantScan(path / SAMPLES_FILE) if lines is None else lines:
             self._note(line.record, line.offset, line.length)
         self._fh: BinaryIO | None = None
+        #: Set by :meth:`open` when it replaced a run of another configuration that had no
+        #: finished record: the note saying so (the engine passes it to ``Runtime.notify``).
+        self.started_over: str | None = None
 
     @classmethod
     def read(cls, path: str | Path) -> RunDir:
@@ -146,8 +159,10 @@ class RunDir:
                 whose records were made in one dtype is not resumed in another.
 
         Raises:
-            ConfigError: the directory holds a run with a different configuration or data, or
-                its records were made with a model in another dtype.
+            ConfigError: the directory holds finished records of a run with a different
+                configuration or data (with none, the run starts over and
+                :attr:`started_over` says so), or its records were made with a model in
+                another dtype.
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -157,16 +172,29 @@ class RunDir:
         if overwrite:
             for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
                 (path / name).unlink(missing_ok=True)
+        started_over: dict[str, Any] | None = None
         if run_file.exists():
             previous = load_run_file(run_file)
             if previous.get("run_id") != run_id:
                 changed = _changed_keys(previous, identity)
                 if not (changed and _only_new_unset_fields(previous, identity, changed)):
-                    raise ConfigError(
-                        f"{path} holds a run with a different configuration or input "
-                        f"(differs in: {', '.join(changed) or 'unknown'}); use another --out, "
-                        "or --overwrite to replace it"
-                    )
+                    if _holds_a_finished_record(path):
+                        raise ConfigError(
+                            f"{path} holds a run with a different configuration or input "
+                            f"(differs in: {', '.join(changed) or 'unknown'}) and finished "
+                            "records of it; use another --out, or --overwrite to replace it"
+                        )
+                    started_over = {
+                        "previous_run_id": previous.get("run_id"),
+                        "differs_in": changed,
+                        "note": STARTED_OVER_NOTE.format(
+                            path=path, changed=", ".join(changed) or "unknown"
+                        ),
+                    }
+                    for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
+                        (path / name).unlink(missing_ok=True)
+        if run_file.exists():
+            previous = load_run_file(run_file)
             info = previous
             if runtime is not None and previous.get("runtime") != runtime:
                 info = info | {"runtime": runtime}
@@ -196,9 +224,12 @@ class RunDir:
                 info["notes"] = notes
             if models:
                 info["models"] = models
+            if started_over is not None:
+                info[STARTED_OVER_KEY] = started_over
             atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         scan = TolerantScan(path / SAMPLES_FILE)
         run = cls(path, info, scan)  # one pass over the records, keeping where they are
+        run.started_over = None if started_over is None else started_over["note"]
         if scan.torn:
             os.truncate(path / SAMPLES_FILE, scan.end)
             run.info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
@@ -309,3 +340,8 @@ def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[st
             if key not in old or key not in new or old[key] != new[key]:
                 changed.append(f"{section}.{key}")
     return changed
+
+
+def _holds_a_finished_record(path: Path) -> bool:
+    """Whether ``samples.jsonl`` in ``path`` holds a record that is not ``status: failed``."""
+    return any(line.record.get("status") != FAILED for line in TolerantScan(path / SAMPLES_FILE))

@@ -37,13 +37,14 @@ from citegraph.kalma.build._select import (
     PerplexityFn,
     RelationCounts,
     candidate_facts,
-    select_fact,
+    select_fact_async,
 )
 from citegraph.kalma.build._templates import fact_sentence
 from citegraph.kalma.parse._brackets import strip_citations
 from citegraph.kalma.parse._paper import parse_answer
 from citegraph.kg import Subgraph, Triple, with_short_ids
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.runs import sync_twin
 
 MAX_SENTENCE_CHARS = 400
 """A reply that does not extend the paragraph is taken as the new sentence up to this length."""
@@ -115,7 +116,7 @@ def _cited(paragraph: str, pool: Sequence[Subgraph]) -> list[Triple]:
     return [c.triple for c in parsed.kg_citations if c.triple is not None]
 
 
-async def evolve(
+async def evolve_async(
     seed: str,
     pool: Sequence[Subgraph],
     model: ChatModel,
@@ -166,7 +167,7 @@ async def evolve(
         if not candidates:
             stopped = f"no unused pool fact left before round {number}"
             break
-        selection = await select_fact(
+        selection = await select_fact_async(
             plain(paragraph),
             candidates,
             counts,
@@ -204,6 +205,9 @@ async def evolve(
         specific_question=specific,
         stopped_early=stopped,
     )
+
+
+evolve = sync_twin(evolve_async)
 
 
 def _extended(

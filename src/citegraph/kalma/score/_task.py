@@ -38,7 +38,7 @@ from citegraph.kalma.score._inputs import (
     resolve_dataset_gold,
     with_subjects,
 )
-from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._own_kg import (
     OwnKG,
     check_questions,
@@ -61,7 +61,7 @@ from citegraph.runs import (
     opened,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
     sha256_file,
 )
 
@@ -245,7 +245,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
             )
             for record, question, (graphs, _) in zip(records, questions, found, strict=True)
         ]
-        scored = await score_items(items, self.config, models)
+        scored = await score_items_async(items, self.config, models)
         if own is None:
             return scored
         return [
@@ -349,7 +349,7 @@ async def score_answers_async(
         kg=given,
         contact=contact,
     )
-    outcome = await run_task(task, out, runtime)
+    outcome = await run_task_async(task, out, runtime)
     return ScoreResult.of(outcome)
 
 
