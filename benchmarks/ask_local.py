@@ -29,7 +29,7 @@ from typing import Any
 
 import torch
 
-from citegraph.kalma import ask
+from citegraph.kalma import ask_async
 from citegraph.kalma.generate._prompt import build_messages
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kg import open_kg
@@ -83,7 +83,7 @@ def prefill_decode(
 def run_ask(question: str, kg: Any, chat: Any, config: GenerateConfig, label: str) -> None:
     """One ``ask`` call and its line of the table."""
     start, cpu = time.perf_counter(), time.process_time()
-    result = asyncio.run(ask(question, kg, chat, config=config))
+    result = asyncio.run(ask_async(question, kg, chat, config=config))
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     gen = result.answer.generation
     tokens = gen.usage.completion_tokens if gen else 0

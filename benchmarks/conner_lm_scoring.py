@@ -35,9 +35,9 @@ import torch
 from citegraph.conner import (
     Knowledge,
     MetricValue,
-    helpfulness,
-    informativeness,
-    sentence_coherence,
+    helpfulness_async,
+    informativeness_async,
+    sentence_coherence_async,
 )
 from citegraph.datasets import load_conner
 from citegraph.models import LMScorer, TokenScores, causal_lm_scorer
@@ -153,9 +153,9 @@ def main() -> None:
     texts = [s.gold_knowledge for s in samples]
     knowledge = [Knowledge(id=s.id, text=s.gold_knowledge, source="gold") for s in samples]
     every: dict[str, Metric] = {
-        "coherence": lambda lm, k: sentence_coherence(texts[:k], lm),
-        "informativeness": lambda lm, k: informativeness(samples[:k], texts[:k], lm),
-        "helpfulness": lambda lm, k: helpfulness(samples[:k], knowledge[:k], lm, u=3),
+        "coherence": lambda lm, k: sentence_coherence_async(texts[:k], lm),
+        "informativeness": lambda lm, k: informativeness_async(samples[:k], texts[:k], lm),
+        "helpfulness": lambda lm, k: helpfulness_async(samples[:k], knowledge[:k], lm, u=3),
     }
     names = [x.strip() for x in args.metrics.split(",")]
     if unknown := [x for x in names if x not in every]:

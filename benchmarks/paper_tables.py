@@ -33,7 +33,7 @@ from citegraph.kalma import (
     TABLE3,
     KalmaRules,
     RetrievalConfig,
-    evaluate_retrieval,
+    evaluate_retrieval_async,
 )
 from citegraph.kalma.retrieve import Retrieval, Retriever
 from citegraph.kalma.run import summarise_seeds
@@ -69,7 +69,7 @@ def _retrieve(
     if nlp is not None:
         model = f"{model} {nlp.meta.get('version', '')}".strip()
     start = time.perf_counter()
-    report, results = asyncio.run(evaluate_retrieval(samples, kg, config, mode=rules))
+    report, results = asyncio.run(evaluate_retrieval_async(samples, kg, config, mode=rules))
     return report, results, model, time.perf_counter() - start
 
 

@@ -37,15 +37,15 @@ from citegraph.conner import (
     ConnerScoreConfig,
     Knowledge,
     MetricValue,
-    generate_knowledge,
+    generate_knowledge_async,
     load_score_models,
-    paragraph_coherence,
-    relevance,
-    score_batch,
+    paragraph_coherence_async,
+    relevance_async,
+    score_batch_async,
     score_summary,
     select_best_demonstrations,
     select_knowledge,
-    sentence_coherence,
+    sentence_coherence_async,
     split_sentences,
 )
 from citegraph.datasets import NO_PASSAGE, ConnerSample, load_conner
@@ -90,7 +90,7 @@ def _sent_ppl_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obje
         dict(zip(texts, ppls, strict=True)), name="released", nan_reason="NaN in the release"
     )
     values = asyncio.run(
-        sentence_coherence(texts, lm, mode="reference", ppl_cap=100, splitter=lambda t: [t])
+        sentence_coherence_async(texts, lm, mode="reference", ppl_cap=100, splitter=lambda t: [t])
     )
     config = ConnerScoreConfig(
         knowledge="gold", metrics=("coherence_sent",), mode="reference", ppl_cap=100
@@ -142,10 +142,10 @@ def _coh_para_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obje
     top, bottom = map(float, lines[1].split("\t"))
     texts = [s.gold_knowledge for s in nq]
     released = FixedScores(raw, name="released")
-    values = asyncio.run(paragraph_coherence(texts, released))
+    values = asyncio.run(paragraph_coherence_async(texts, released))
     hi, lo = values[0].details["max"], values[0].details["min"]
     assert isinstance(hi, float) and isinstance(lo, float)
-    none = asyncio.run(paragraph_coherence(texts, released, normalize="none"))
+    none = asyncio.run(paragraph_coherence_async(texts, released, normalize="none"))
     config = ConnerScoreConfig(knowledge="gold", metrics=("coherence_para",))
     summary = score_summary(metric_records("coherence_para", none), config)
     para = summary["metrics"]["coherence_para"]
@@ -173,11 +173,11 @@ def _relevance_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obj
     texts = [s.gold_knowledge for s in nq]
     released = FixedScores(probs, name="released")
     try:
-        asyncio.run(relevance(queries, texts, released))
+        asyncio.run(relevance_async(queries, texts, released))
         refused = "accepted (!)"
     except ModelError as exc:
         refused = f"`relevance` refuses: {exc}"
-    values = asyncio.run(relevance(queries[: len(probs)], texts[: len(probs)], released))
+    values = asyncio.run(relevance_async(queries[: len(probs)], texts[: len(probs)], released))
     config = ConnerScoreConfig(knowledge="gold", metrics=("relevance",))
     rel = score_summary(metric_records("relevance", values), config)["metrics"]["relevance"]
     diagnostic = "MiniLM not available: not run"
@@ -186,7 +186,7 @@ def _relevance_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obj
 
         scorer = relevance_scorer("embedding:minilm")
         k = len(probs) + 1
-        ours = asyncio.run(relevance(queries[:k], texts[:k], scorer))
+        ours = asyncio.run(relevance_async(queries[:k], texts[:k], scorer))
         mine = [v.value or 0.0 for v in ours]
         aligned = _spearman(probs, mine[: len(probs)])
         shifted = _spearman(probs, mine[1 : len(probs) + 1])
@@ -285,7 +285,7 @@ async def _intrinsic(
         s.id: Knowledge(id=s.id, text=t, source="candidate")
         for s, t in zip(samples, texts, strict=True)
     }
-    records = await score_batch(samples, inputs, samples, models, config)
+    records = await score_batch_async(samples, inputs, samples, models, config)
     return [
         {m: MetricValue(**v) for m, v in (r.get("metrics") or {}).items() if v is not None}
         for r in records
@@ -315,11 +315,11 @@ async def _table7(n: int, data_dir: Path, chat: Any, models: Any) -> tuple[str, 
     )
     rows = []
     for label, demos in (("random 8 of the 30", drawn[:N_DEMOS]), ("best 8 by Q_know", chosen)):
-        made = await generate_knowledge(
+        made = await generate_knowledge_async(
             items, chat, prompt="few-shot", pool=demos, shots=N_DEMOS, max_tokens=MAX_TOKENS
         )
         inputs = {g.id: g.knowledge or Knowledge(id=g.id, text="", source="failed") for g in made}
-        records = await score_batch(items, inputs, items, models, full)
+        records = await score_batch_async(items, inputs, items, models, full)
         summary = score_summary(records, full)
         fact = summary["metrics"]["factuality"]["labels"]["factual_consistent"]
         rows.append(
@@ -348,9 +348,9 @@ async def _table8(n: int, data_dir: Path, chat: Any, models: Any) -> tuple[str, 
     start = time.perf_counter()
     nq = load_conner("nq", data_dir)
     items = nq[:n]
-    greedy = await generate_knowledge(items, chat, max_tokens=MAX_TOKENS)
+    greedy = await generate_knowledge_async(items, chat, max_tokens=MAX_TOKENS)
     candidates = [
-        await generate_knowledge(
+        await generate_knowledge_async(
             items, chat, temperature=1.0, top_p=TOP_P, seed=seed, max_tokens=MAX_TOKENS
         )
         for seed in range(R_CANDIDATES)
@@ -382,7 +382,7 @@ async def _table8(n: int, data_dir: Path, chat: Any, models: Any) -> tuple[str, 
         ("SmolLM2 select knowledge", {c.knowledge.id: c.knowledge for c in chosen}),
     )
     for label, inputs in runs:
-        records = await score_batch(items, dict(inputs), items, models, extrinsic)
+        records = await score_batch_async(items, dict(inputs), items, models, extrinsic)
         summary = score_summary(records, extrinsic)
         share = summary["metrics"]["validity"]["labels"]["factual_consistent"]
         valid = "-" if share is None else f"{share:.2%}"

@@ -45,7 +45,7 @@ from typing import Any
 from citegraph.kalma import ScoreConfig
 from citegraph.kalma.score._task import KalmaScoreTask
 from citegraph.models import LexicalNLI, NLIPair, NLIVerdict
-from citegraph.runs import RunDir, Runtime, run_task
+from citegraph.runs import RunDir, Runtime, run_task_async
 
 
 class SlowNLI:
@@ -136,7 +136,7 @@ def run_one(
     timed = Timed()
     runtime = runtime.model_copy(update={"progress": timed.progress})
     task = KalmaScoreTask(config, answers, gold_path=gold, nli=nli)
-    outcome = asyncio.run(run_task(task, out, runtime))
+    outcome = asyncio.run(run_task_async(task, out, runtime))
     wall = time.perf_counter() - timed.start
     return wall, timed.to_first(), timed.steady_rate(), outcome
 

@@ -280,8 +280,9 @@ def test_build_presenter() -> None:
     assert [c.text for c in facts.rows[1]] == ["Franz Liszt", "genre", "piano"]
     assert any(isinstance(b, RawBlock) and b.title == "Query (JSON)" for b in blocks)
     tables = BUILD.tables(BUILD_RECORD)
-    assert [r["sample_id"] for r in tables["samples"]] == ["q1:insufficient"]
+    assert [r["caqa_id"] for r in tables["caqa_samples"]] == ["q1:insufficient"]
     assert tables["facts"][0]["object_label"] == "symphony"
+    assert tables["facts"][0]["caqa_id"] == "q1:insufficient"
     assert len(BUILD.sample(skipped, {})) == 2
 
 

@@ -50,3 +50,19 @@ def test_caqa_commands_take_the_engine_options() -> None:
         help_text = _cli("caqa", command, "--help")
         for option in ("--limit", "--shard", "--concurrency", "--batch-size", "--no-cache"):
             assert option in help_text, (command, option)
+
+
+def test_runs_export_of_caqa_build_and_judge(tmp_path: Path, data_dir: Path) -> None:
+    """``runs export`` of a real caqa build (it failed: its presenter's per-sample table was
+    named ``samples``) and of the judge run on its test split, in CSV."""
+    _cli("caqa", "build", "--questions", "simplequestions-wd", "--limit", "6",
+         "--splits", "0.2,0.2,0.6", "--data-dir", data_dir, "--out", tmp_path / "b")  # fmt: skip
+    printed = _cli("runs", "export", tmp_path / "b", "--format", "csv")
+    for table in ("samples", "caqa_samples", "facts"):
+        assert f"Wrote {tmp_path / 'b' / 'export' / table}.csv" in printed
+    _cli("caqa", "judge", tmp_path / "b" / "test.jsonl", "--evaluator", "nli/lexical",
+         "--bootstrap", "0", "--out", tmp_path / "j")  # fmt: skip
+    printed = _cli("runs", "export", tmp_path / "j", "--format", "csv")
+    header = (tmp_path / "j" / "export" / "samples.csv").read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("run_id,task,model,mode,nli_model,lm_model,dtype,seed,id,")
+    assert "score_correct" in header and "gold_label" in header

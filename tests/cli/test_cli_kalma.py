@@ -225,7 +225,7 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
     repetition penalty reach the model call; the progress callback is handed to the model."""
     from citegraph.cli import _ask as ask_cli
     from citegraph.models import GenerationProgress, MockChat
-    from citegraph.models._chat_local import LOCAL_STOP
+    from citegraph.models._chat_local import LOCAL_STOP, local_generate_config
 
     class ReportingMock(MockChat):
         progress = None
@@ -243,6 +243,7 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
 
     def fake_chat_model(spec: str, **options: Any) -> MockChat:
         opened.append({"spec": spec, **options})
+        mock.default_config = local_generate_config()  # as chat_model("local") builds it
         return mock
 
     monkeypatch.setattr(ask_cli, "chat_model", fake_chat_model)

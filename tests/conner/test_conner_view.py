@@ -277,10 +277,10 @@ def test_scatter_against_human_ratings_when_records_hold_them() -> None:
 def test_export_tables() -> None:
     tables = P.tables(record())
     assert tables["metrics"] == [
-        {"metric": "factuality", "value": 0.05, "reason": None, "model": "nli-x"},
-        {"metric": "relevance", "value": 0.8, "reason": None, "model": "rer"},
+        {"metric": "factuality", "value": 0.05, "reason": None, "metric_model": "nli-x"},
+        {"metric": "relevance", "value": 0.8, "reason": None, "metric_model": "rer"},
         {"metric": "coherence_para", "value": None,
-         "reason": "no paragraph model", "model": "none"},
+         "reason": "no paragraph model", "metric_model": "none"},
     ]  # fmt: skip
     assert tables["sentences"][2] == ROWS[2]
     assert len(tables["sentences"]) == 3

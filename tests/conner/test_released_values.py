@@ -22,10 +22,10 @@ import pytest
 from citegraph.conner import (
     ConnerScoreConfig,
     MetricValue,
-    paragraph_coherence,
-    relevance,
+    paragraph_coherence_async,
+    relevance_async,
     score_summary,
-    sentence_coherence,
+    sentence_coherence_async,
     split_sentences,
 )
 from citegraph.datasets import load_conner
@@ -75,7 +75,7 @@ def test_sentence_ppl_file_through_the_score_summary(data_dir: Path) -> None:
     for text, ppl in zip(texts, ppls, strict=True):
         assert by_text.setdefault(text, ppl) == ppl or math.isnan(ppl)
     values = asyncio.run(
-        sentence_coherence(
+        sentence_coherence_async(
             texts,
             FixedPerplexity(by_text, name="released-gpt-neo-2.7B", nan_reason="one token"),
             mode="reference",
@@ -108,10 +108,10 @@ def test_paragraph_coherence_file_through_the_score_summary(data_dir: Path) -> N
     top, bottom = map(float, lines[1].split("\t"))
     assert (top, bottom) == (20.347864151000977, -26.26762580871582)
     texts = [s.gold_knowledge for s in load_conner("nq", data_dir)]
-    minmax = asyncio.run(paragraph_coherence(texts, FixedScores(raw, name="released")))
+    minmax = asyncio.run(paragraph_coherence_async(texts, FixedScores(raw, name="released")))
     assert {(v.details["max"], v.details["min"]) for v in minmax} == {(top, bottom)}
     unnormalised = asyncio.run(
-        paragraph_coherence(texts, FixedScores(raw, name="released"), normalize="none")
+        paragraph_coherence_async(texts, FixedScores(raw, name="released"), normalize="none")
     )
     records = metric_records("coherence_para", unnormalised)
     for mode in ("paper", "reference"):
@@ -152,8 +152,10 @@ def test_relevance_file_cannot_be_aligned_and_citegraph_refuses(data_dir: Path) 
     queries = [s.query for s in samples]
     texts = [s.gold_knowledge for s in samples]
     with pytest.raises(ModelError, match="368 scores for 500 pairs"):
-        asyncio.run(relevance(queries, texts, FixedScores(probs, name="released")))
-    values = asyncio.run(relevance(queries[:368], texts[:368], FixedScores(probs, name="released")))
+        asyncio.run(relevance_async(queries, texts, FixedScores(probs, name="released")))
+    values = asyncio.run(
+        relevance_async(queries[:368], texts[:368], FixedScores(probs, name="released"))
+    )
     assert [v.value for v in values] == probs
     config = ConnerScoreConfig(knowledge="gold", metrics=("relevance",))
     rel = score_summary(metric_records("relevance", values), config)["metrics"]["relevance"]

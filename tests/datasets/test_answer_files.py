@@ -29,6 +29,17 @@ def test_reads_answers_with_null_and_question(tmp_path: Path) -> None:
     assert records[1].answer is None and records[1].question == "Who?"
 
 
+def test_reads_own_ids_and_entities(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path / "a.jsonl",
+        '{"id": "my question 7", "question": "Who?", "answer": "x", '
+        '"entities": [" ex:MarieCurie", "Pierre Curie"]}',
+    )
+    [record] = read_answers(path)
+    assert record.id == "my question 7"
+    assert record.entities == ("ex:MarieCurie", "Pierre Curie")
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
@@ -38,6 +49,9 @@ def test_reads_answers_with_null_and_question(tmp_path: Path) -> None:
         ('{"id": "x", "answer": "y"', r"a.jsonl:2: not valid JSON"),
         ('["x"]', r"a.jsonl:2: expected a JSON object"),
         ('{"id": "ok", "answer": "again"}', r"a.jsonl:2: duplicate id 'ok' \(first on line 1\)"),
+        ('{"id": "x", "answer": "y", "entities": "Q1"}', r"a.jsonl:2, field 'entities': must be"),
+        ('{"id": "x", "answer": "y", "entities": []}', r"a.jsonl:2, field 'entities': must be"),
+        ('{"id": "x", "answer": "y", "entities": ["Q1", " "]}', r"a.jsonl:2, field 'entities'"),
     ],
 )
 def test_bad_answer_lines_name_file_line_field(tmp_path: Path, line: str, message: str) -> None:

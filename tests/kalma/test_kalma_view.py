@@ -16,9 +16,9 @@ from citegraph.kalma import RunConfig, RunRuntime, run_kalma
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.run._task import KalmaRunTask
 from citegraph.kalma.score._config import ScoringOptions
-from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._task import KalmaScoreTask
-from citegraph.kg import Subgraph, Triple
+from citegraph.kg import Subgraph, Triple, load_rdf_kg
 from citegraph.models import MockChat, nli_model
 from citegraph.runs import FieldsBlock, RunData, TableBlock, TextBlock
 
@@ -52,7 +52,7 @@ def record() -> dict[str, Any]:
         gold=gold,
         gold_given=True,
     )
-    [scored] = asyncio.run(score_items([item], ScoringOptions(), nli_model("lexical")))
+    [scored] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
     return scored
 
 
@@ -101,7 +101,7 @@ def test_multi_fact_bracket_and_line_breaks_are_kept() -> None:
     graph = Subgraph.from_entity_dict({"qid": "Q1", "name": "A", "occupation": "poet"})
     answer = "Intro line.\n\nA was a poet and a pilot [Q1, occupation: poet, occupation: pilot]."
     item = ScoreItem(id="specific-0", question="q", answer=answer, graphs=(graph,))
-    [rec] = asyncio.run(score_items([item], ScoringOptions(), nli_model("lexical")))
+    [rec] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
     [text] = [b for b in KalmaPresenter.sample(rec, {}) if isinstance(b, TextBlock)]
     assert "\n".join("".join(s.text for s in p) for p in text.paragraphs) == answer
     assert [[s.text for s in p] for p in text.paragraphs][:2] == [["Intro line."], []]
@@ -337,3 +337,65 @@ def test_kalma_run_records_hold_the_given_triples(
     assert marks[("place of birth", "Newark")] is None  # given, not cited ([NA] only)
     gen = [b for b in KalmaPresenter.sample(record, {}) if b.title == "Generation"]
     assert gen and dict(gen[0].fields)["model"] == "mock"
+
+
+def test_iri_ids_show_their_short_id_and_the_full_iri(tmp_path: Path) -> None:
+    # A KG from a Turtle file: the entity id is the IRI, its short id the CURIE 'ex:MarieCurie'.
+    ttl = tmp_path / "curie.ttl"
+    ttl.write_text(
+        "@prefix ex: <http://example.org/kg/> .\n"
+        "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+        'ex:MarieCurie rdfs:label "Marie Curie"@en ; ex:spouse ex:PierreCurie .\n'
+        'ex:PierreCurie rdfs:label "Pierre Curie"@en .\n',
+        encoding="utf-8",
+    )
+    full = "http://example.org/kg/MarieCurie"
+    graph = load_rdf_kg([ttl], use_cache=False).subgraph_sync(full)
+    answer = "She married Pierre [ex:MarieCurie, spouse: Pierre Curie]."
+    item = ScoreItem(id="specific-0", question="q", answer=answer, graphs=(graph,))
+    [rec] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
+    # What kalma run writes for such graphs (the prompt's short ids) and its retrieval fields.
+    rec |= {"short_ids": {full: "ex:MarieCurie"}, "retrieval": {"qids": [full], "gold_qids": []}}
+    blocks = KalmaPresenter.sample(rec, {})
+    [text] = [b for b in blocks if isinstance(b, TextBlock)]
+    [bracket] = [s for p in text.paragraphs for s in p if s.mark]
+    assert bracket.mark == "correct"
+    assert bracket.tip is not None and bracket.tip.startswith(
+        f"Marie Curie · spouse · Pierre Curie (ex:MarieCurie = {full})"
+    )
+    [kg] = [b for b in blocks if isinstance(b, TableBlock) and b.title.startswith("KG")]
+    assert kg.columns[3] == "id"
+    [row] = kg.rows
+    assert (row[3].text, row[3].tip) == ("ex:MarieCurie", full)
+    fields = {b.title: dict(b.fields) for b in blocks if isinstance(b, FieldsBlock)}
+    assert fields["Generation"]["retrieved graphs"] == f"ex:MarieCurie = {full}"
+    # Without the record's short ids, the page compacts the record's own ids (local name).
+    del rec["short_ids"]
+    blocks = KalmaPresenter.sample(rec, {})
+    [kg] = [b for b in blocks if isinstance(b, TableBlock) and b.title.startswith("KG")]
+    assert (kg.rows[0][3].text, kg.rows[0][3].tip) == ("MarieCurie", full)
+
+
+def test_kalma_run_over_iri_ids_prompts_and_records_short_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A dataset directory (the 'kalma build' layout) whose entity ids are IRIs.
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    full = "http://example.org/kg/MarieCurie"
+    entity = {"name": "Marie Curie", "spouse": "Pierre Curie", "qid": full}
+    data = tmp_path / "mydata"
+    data.mkdir()
+    for name in ("simple_question_graph.json", "complex_question_graph.json"):
+        (data / name).write_text(json.dumps([["Who did Marie Curie marry?", [entity]]]))
+    model = MockChat(lambda request: "She married Pierre Curie [MarieCurie, spouse: Pierre Curie].")
+    config = RunConfig(model="mock", dataset=str(data))
+    run_kalma(tmp_path / "run", config, runtime=RunRuntime(limit=1), model=model)
+    [record] = [
+        json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
+    ]
+    prompt = model.requests[0].messages[-1].content
+    assert "{name: Marie Curie, spouse: Pierre Curie, qid: MarieCurie}" in prompt
+    assert record["short_ids"] == {full: "MarieCurie"}
+    # The citation is read back to the full IRI and is in the KG: correctness 1 of 1.
+    assert [v["triple"]["subject"] for v in record["citations"]["verdicts"]] == [full]
+    assert record["scores"]["correctness"] == 1.0

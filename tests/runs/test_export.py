@@ -25,7 +25,7 @@ from citegraph.runs import (
     export_run,
     register_task,
     run_sync,
-    run_task,
+    run_task_async,
 )
 
 
@@ -120,8 +120,8 @@ def run_dir(tmp_path: Path) -> Path:
     """A run whose item 2 failed first, then succeeded (two records), whose item 3 failed
     twice, and whose last line is torn (a run killed mid-write)."""
     out = tmp_path / "run"
-    run_sync(run_task(ExportTask(ExportConfig(), {2, 3}), out))
-    run_sync(run_task(ExportTask(ExportConfig(), {3}), out))
+    run_sync(run_task_async(ExportTask(ExportConfig(), {2, 3}), out))
+    run_sync(run_task_async(ExportTask(ExportConfig(), {3}), out))
     with (out / "samples.jsonl").open("a", encoding="utf-8") as fh:
         fh.write('{"id": "s-9", "value": ')
     return out
@@ -137,16 +137,19 @@ def _snapshot(path: Path) -> dict[str, bytes]:
     }
 
 
+#: Run-level columns; this task's config names no model, mode, NLI / LM model, dtype or seed.
+RUN_COLUMNS = ["run_id", "task", "model", "mode", "nli_model", "lm_model", "dtype", "seed"]
+NO_SETTINGS = dict.fromkeys(RUN_COLUMNS[2:])
 SAMPLE_COLUMNS = [
-    "run_id", "task", "id", "status", "title", "tags",
+    *RUN_COLUMNS, "id", "status", "title", "tags",
     "score_f1", "score_recall", "score_precision",
     "question", "value", "note", "flag", "error",
 ]  # fmt: skip
-CITE_COLUMNS = ["run_id", "task", "sample_id", "n", "triple", "ok", "weight"]
+CITE_COLUMNS = [*RUN_COLUMNS, "sample_id", "n", "triple", "ok", "weight"]
 
 
 def _expected(run_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    base = {"run_id": run_id, "task": "testing.export"}
+    base = {"run_id": run_id, "task": "testing.export"} | NO_SETTINGS
     samples = [
         base | {"id": "s-0", "status": "ok", "title": "q0", "tags": ["has-cites"],
                 "score_f1": 1.0, "score_recall": 0.5, "score_precision": None,
@@ -223,7 +226,7 @@ def test_csv_rows_with_joined_tags_and_empty_nulls(run_dir: Path, tmp_path: Path
         rows = list(csv.reader(fh))
     run_id = _run_id(run_dir)
     assert rows[0] == SAMPLE_COLUMNS
-    b = [run_id, "testing.export"]
+    b = [run_id, "testing.export", "", "", "", "", "", ""]
     assert rows[1:] == [
         [*b, "s-0", "ok", "q0", "has-cites", "1.0", "0.5", "", "q0", "1.0", "a", "true", ""],
         [*b, "s-1", "ok", "q1", "unmeasured;has-cites", "", "", "", "q1", "2.5", "3", "", ""],
@@ -234,20 +237,20 @@ def test_csv_rows_with_joined_tags_and_empty_nulls(run_dir: Path, tmp_path: Path
         rows = list(csv.reader(fh))
     assert rows == [
         CITE_COLUMNS,
-        [run_id, "testing.export", "s-0", "0", "a|b|c", "true", "2.0"],
-        [run_id, "testing.export", "s-1", "0", "d|e|f", "false", "0.5"],
-        [run_id, "testing.export", "s-1", "1", "g|h|i", "", ""],
+        [*b, "s-0", "0", "a|b|c", "true", "2.0"],
+        [*b, "s-1", "0", "d|e|f", "false", "0.5"],
+        [*b, "s-1", "1", "g|h|i", "", ""],
     ]
 
 
 @pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
 def test_a_run_without_records_gives_an_empty_samples_table(tmp_path: Path, fmt: str) -> None:
-    run_sync(run_task(ExportTask(ExportConfig(n=0), set()), tmp_path / "run"))
+    run_sync(run_task_async(ExportTask(ExportConfig(n=0), set()), tmp_path / "run"))
     written = export_run(tmp_path / "run", tmp_path / "out", fmt)
     assert list(written) == ["samples"]
     text = written["samples"].read_text("utf-8") if fmt != "parquet" else ""
     if fmt == "csv":
-        assert text == ",".join(SAMPLE_COLUMNS[:6]) + "\n"  # read_text turns \r\n into \n
+        assert text == ",".join(SAMPLE_COLUMNS[:12]) + "\n"  # read_text turns \r\n into \n
     elif fmt == "jsonl":
         assert text == ""
     else:
@@ -255,8 +258,9 @@ def test_a_run_without_records_gives_an_empty_samples_table(tmp_path: Path, fmt:
 
         table = pq.read_table(written["samples"])
         assert table.num_rows == 0
-        assert table.column_names == SAMPLE_COLUMNS[:6]
+        assert table.column_names == SAMPLE_COLUMNS[:12]
         assert str(table.schema.field("tags").type) == "list<element: string>"
+        assert str(table.schema.field("seed").type) == "int64"
 
 
 def test_a_directory_without_run_json_is_refused(tmp_path: Path) -> None:
@@ -334,3 +338,26 @@ def test_a_presenter_that_fails_is_named_with_the_record(
     with pytest.raises(ConfigError, match="gives a table named 'samples'"):
         export_run(run_dir, tmp_path / "out", "jsonl")
     assert not (tmp_path / "out").exists()
+
+
+def test_run_columns_come_from_run_json() -> None:
+    from citegraph.runs._export import run_columns
+
+    info = {
+        "run_id": "abc",
+        "task": "kalma.run",
+        "config": {"model": "local", "model_name": "local/SmolLM2", "mode": "reference",
+                   "nli": "hf", "nli_name": "hf:t5", "seed": 3},
+        "models": {"nli": {"dtype": "bfloat16"}, "answer": {"dtype": "float32"}},
+    }  # fmt: skip
+    assert run_columns(info) == {
+        "run_id": "abc", "task": "kalma.run", "model": "local/SmolLM2", "mode": "reference",
+        "nli_model": "hf:t5", "lm_model": None, "dtype": "nli=bfloat16,answer=float32", "seed": 3,
+    }  # fmt: skip
+    same = info | {"models": {"nli": {"dtype": "float16"}, "lm": {"dtype": "float16"}}}
+    assert run_columns(same)["dtype"] == "float16"
+    judge = {"config": {"evaluator": "nli/lexical", "extraction": "paper", "seed": True}}
+    assert run_columns(judge, "caqa.judge") | {"run_id": None} == {
+        "run_id": None, "task": "caqa.judge", "model": "nli/lexical", "mode": "paper",
+        "nli_model": None, "lm_model": None, "dtype": None, "seed": None,
+    }  # fmt: skip

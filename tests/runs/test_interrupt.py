@@ -1,4 +1,4 @@
-"""Stopping a run: cancelling ``run_task`` (a Python caller's Ctrl-C) and the command line's
+"""Stopping a run: cancelling ``run_task_async`` (a Python caller's Ctrl-C) and the command line's
 graceful first signal both keep every finished record, and a resumed run skips them.
 
 The task has six items; ``x-0`` and ``x-1`` finish at once, the others wait for their gate (an
@@ -24,8 +24,8 @@ from citegraph.runs import (
     Task,
     _pending,
     opened,
-    run_sync,
     run_task,
+    run_task_async,
 )
 from citegraph.runs._interrupt import graceful_interrupts, stop_requested
 
@@ -95,7 +95,7 @@ def test_cancelling_run_task_keeps_the_finished_records(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         running = asyncio.ensure_future(
-            run_task(GatedTask(gates), tmp_path, Runtime(concurrency=4))
+            run_task_async(GatedTask(gates), tmp_path, Runtime(concurrency=4))
         )
         # x-0, x-1 are written; x-2 .. x-5 wait in flight (concurrency 4)
         await until(lambda: len(ids_in(tmp_path)) == 2 and len(gates.started) == 6)
@@ -107,7 +107,7 @@ def test_cancelling_run_task_keeps_the_finished_records(tmp_path: Path) -> None:
     assert sorted(ids_in(tmp_path)) == ["x-0", "x-1"]
     assert sorted(gates.cancelled) == [2, 3, 4, 5]  # the work in flight was cancelled
     assert not (tmp_path / "metrics.json").exists()
-    again = run_sync(run_task(GatedTask(Gates(set(), open_all=True)), tmp_path))
+    again = run_task(GatedTask(Gates(set(), open_all=True)), tmp_path)
     assert (again.n_resumed, again.n_done_now) == (2, 4)  # 6 items: 2 kept, 4 done now
 
 
@@ -119,7 +119,7 @@ def test_a_first_signal_stops_starting_items_and_cancels_the_rest_after_the_grac
 
     async def scenario() -> None:
         running = asyncio.ensure_future(
-            run_task(GatedTask(gates), tmp_path, Runtime(concurrency=3))
+            run_task_async(GatedTask(gates), tmp_path, Runtime(concurrency=3))
         )
         # x-0, x-1 written; x-2 in flight, then x-3 and x-4 take the freed places
         await until(lambda: len(ids_in(tmp_path)) == 2 and len(gates.started) == 5)
@@ -139,7 +139,7 @@ def test_a_first_signal_stops_starting_items_and_cancels_the_rest_after_the_grac
     assert sorted(ids_in(tmp_path)) == ["x-0", "x-1", "x-3"]
     assert gates.started == [0, 1, 2, 3, 4]  # x-5 was never started
     assert sorted(gates.cancelled) == [2, 4]
-    again = run_sync(run_task(GatedTask(Gates(set(), open_all=True)), tmp_path))
+    again = run_task(GatedTask(Gates(set(), open_all=True)), tmp_path)
     assert (again.n_resumed, again.n_done_now) == (3, 3)
     assert sorted(ids_in(tmp_path)) == [f"x-{i}" for i in range(6)]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError, MissingDependency
-from citegraph.runs import Runtime, run_task
+from citegraph.runs import Runtime, run_task_async, samples_fingerprint
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'citegraph[ray]')")
 pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'citegraph[ray]')")
@@ -71,9 +71,9 @@ def test_kalma_score_on_ray_equals_local(tmp_path: Path, data_dir: Path) -> None
         return KalmaScoreTask(ScoreConfig(), DEMO / "answers.jsonl",
                               gold_path=DEMO / "gold.jsonl", data_dir=data_dir)  # fmt: skip
 
-    local = asyncio.run(run_task(task(), tmp_path / "local", Runtime(batch_size=1)))
+    local = asyncio.run(run_task_async(task(), tmp_path / "local", Runtime(batch_size=1)))
     on_ray = asyncio.run(
-        run_task(task(), tmp_path / "ray", RAY.model_copy(update={"batch_size": 1}))
+        run_task_async(task(), tmp_path / "ray", RAY.model_copy(update={"batch_size": 1}))
     )
     assert records(tmp_path / "ray") == records(tmp_path / "local")
     assert on_ray.metrics == local.metrics
@@ -106,7 +106,7 @@ def test_caqa_judge_on_ray_equals_local(tmp_path: Path, data_dir: Path) -> None:
 
 
 def test_a_poisoned_item_is_one_failed_record(tmp_path: Path) -> None:
-    outcome = asyncio.run(run_task(EchoTask(EchoConfig(n=10, poison="e-3")), tmp_path, RAY))
+    outcome = asyncio.run(run_task_async(EchoTask(EchoConfig(n=10, poison="e-3")), tmp_path, RAY))
     by_id = records(tmp_path)
     assert set(by_id) == {f"e-{i}" for i in range(10)}
     failed = [k for k, r in by_id.items() if r.get("status") == "failed"]
@@ -119,6 +119,7 @@ def test_a_poisoned_item_is_one_failed_record(tmp_path: Path) -> None:
         "sum": 2 * (45 - 3),
         "n_failed": 1,
         "progress": progress | {"torn_lines_dropped": 0},
+        "samples_file": samples_fingerprint(tmp_path / "samples.jsonl"),
     }
     assert outcome.n_failed == 1
 
@@ -126,7 +127,7 @@ def test_a_poisoned_item_is_one_failed_record(tmp_path: Path) -> None:
 def test_a_killed_actor_is_survived(tmp_path: Path) -> None:
     marker = tmp_path / "killed"
     config = EchoConfig(n=12, delay=0.2, kill_at="e-5", marker=str(marker))
-    outcome = asyncio.run(run_task(EchoTask(config), tmp_path / "run", RAY))
+    outcome = asyncio.run(run_task_async(EchoTask(config), tmp_path / "run", RAY))
     assert marker.exists(), "the actor was never killed"
     assert ids_in(tmp_path / "run") == Counter({f"e-{i}": 1 for i in range(12)})
     assert outcome.n_failed == 0 and outcome.metrics["sum"] == 2 * sum(range(12))
@@ -135,7 +136,7 @@ def test_a_killed_actor_is_survived(tmp_path: Path) -> None:
 def test_a_worker_that_always_dies_ends_as_failed_records_not_a_dead_run(
     tmp_path: Path,
 ) -> None:
-    outcome = asyncio.run(run_task(EchoTask(EchoConfig(n=6, die_at="e-4")), tmp_path, RAY))
+    outcome = asyncio.run(run_task_async(EchoTask(EchoConfig(n=6, die_at="e-4")), tmp_path, RAY))
     by_id = records(tmp_path)
     assert ids_in(tmp_path) == Counter({f"e-{i}": 1 for i in range(6)})
     assert by_id["e-4"]["status"] == "failed"
@@ -151,9 +152,9 @@ sys.path.insert(0, {here!r})
 import ray, _ray_tasks
 ray.cloudpickle.register_pickle_by_value(_ray_tasks)
 from _ray_tasks import EchoConfig, EchoTask
-from citegraph.runs import Runtime, run_task
+from citegraph.runs import Runtime, run_task_async
 runtime = Runtime(engine="ray", ray_address={address!r}, ray_actors=2, batch_size=1)
-asyncio.run(run_task(EchoTask(EchoConfig(n=40, delay=0.3)), {out!r}, runtime))
+asyncio.run(run_task_async(EchoTask(EchoConfig(n=40, delay=0.3)), {out!r}, runtime))
 """
 
 
@@ -179,15 +180,15 @@ def test_a_killed_driver_loses_nothing_and_writes_nothing_twice(
     driver.wait()
     before = ids_in(out)
     assert 6 <= sum(before.values()) < 40 and max(before.values()) == 1
-    outcome = asyncio.run(run_task(EchoTask(EchoConfig(n=40, delay=0.3)), out, RAY))
+    outcome = asyncio.run(run_task_async(EchoTask(EchoConfig(n=40, delay=0.3)), out, RAY))
     assert outcome.n_resumed == len(before)
     assert ids_in(out) == Counter({f"e-{i}": 1 for i in range(40)})
 
 
 def test_a_run_started_locally_resumes_on_ray(tmp_path: Path) -> None:
     task = EchoTask(EchoConfig(n=8))
-    asyncio.run(run_task(task, tmp_path, Runtime(limit=3)))
-    outcome = asyncio.run(run_task(task, tmp_path, RAY))
+    asyncio.run(run_task_async(task, tmp_path, Runtime(limit=3)))
+    outcome = asyncio.run(run_task_async(task, tmp_path, RAY))
     assert outcome.n_resumed == 3 and outcome.n_done_now == 5
     assert ids_in(tmp_path) == Counter({f"e-{i}": 1 for i in range(8)})
 
@@ -200,7 +201,7 @@ def test_ray_options_need_the_ray_engine() -> None:
 def test_without_ray_the_extra_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(MissingDependency, match=r"pip install 'citegraph\[ray\]'"):
-        asyncio.run(run_task(EchoTask(EchoConfig(n=2)), tmp_path, Runtime(engine="ray")))
+        asyncio.run(run_task_async(EchoTask(EchoConfig(n=2)), tmp_path, Runtime(engine="ray")))
 
 
 def test_every_task_command_takes_the_ray_options() -> None:

@@ -55,8 +55,9 @@ def test_a_dropped_torn_line_is_counted_in_run_json(tmp_path: Path) -> None:
 
 
 def test_other_config_is_refused_unless_overwrite(tmp_path: Path) -> None:
-    RunDir.open(tmp_path, {"mode": "paper"}).close()
-    with pytest.raises(ConfigError, match=r"differs in: config.mode"):
+    with RunDir.open(tmp_path, {"mode": "paper"}) as first:
+        first.append({"id": "a"})
+    with pytest.raises(ConfigError, match=r"differs in: config.mode\) and finished records"):
         RunDir.open(tmp_path, {"mode": "reference"})
     run = RunDir.open(tmp_path, {"mode": "reference"}, overwrite=True)
     assert run.done == set()
@@ -84,11 +85,38 @@ def test_a_run_made_before_an_option_existed_resumes_while_the_option_is_unset(
 
 
 def test_a_run_json_whose_id_was_edited_is_refused(tmp_path: Path) -> None:
-    RunDir.open(tmp_path, {"mode": "paper"}).close()
+    with RunDir.open(tmp_path, {"mode": "paper"}) as first:
+        first.append({"id": "a"})
     info = json.loads((tmp_path / "run.json").read_text())
     (tmp_path / "run.json").write_text(json.dumps(info | {"run_id": "0" * 64}))
     with pytest.raises(ConfigError, match=r"differs in: unknown"):
         RunDir.open(tmp_path, {"mode": "paper"})
+
+
+@pytest.mark.parametrize("held", [[], [{"id": "a", "status": "failed"}]], ids=["empty", "failed"])
+def test_another_config_over_no_finished_record_starts_over(
+    tmp_path: Path, held: list[dict[str, str]]
+) -> None:
+    """A run that finished nothing (aborted at its first item, every item failed) is no
+    result to protect: a new configuration replaces it, and says so, instead of demanding
+    --overwrite."""
+    with RunDir.open(tmp_path, {"u": 3}) as first:
+        for record in held:
+            first.append(record)
+    old_id = first.info["run_id"]
+    run = RunDir.open(tmp_path, {"u": 2})
+    assert run.info["config"] == {"u": 2} and run.info["run_id"] != old_id
+    assert run.ids == [] and (tmp_path / "samples.jsonl").exists() is False
+    assert run.info["started_over"]["previous_run_id"] == old_id
+    assert run.info["started_over"]["differs_in"] == ["config.u"]
+    assert run.started_over == (
+        f"{tmp_path} held a run of another configuration (differs in: config.u) with no "
+        "finished record; started over with this one"
+    )
+    assert json.loads((tmp_path / "run.json").read_text())["started_over"]["differs_in"] == [
+        "config.u"
+    ]
+    assert RunDir.open(tmp_path, {"u": 2}).started_over is None  # the same run resumes
 
 
 @pytest.mark.parametrize(

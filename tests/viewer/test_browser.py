@@ -136,3 +136,19 @@ def test_the_report_opens_from_disk(browser, runs_root: Path) -> None:
     correct = _by_css(browser, ".seg.mark-correct")
     assert correct and correct[0].value_of_css_property("background-color") == GREEN
     _shot(browser, "report.png")
+
+
+def test_the_run_table_fits_a_900px_window(browser, viewer_url: str) -> None:
+    """Issue 26: at 900 px the run table made the whole page scroll sideways; now the table
+    scrolls inside its own box and the page keeps the window's width."""
+    browser.set_window_size(900, 900)
+    try:
+        browser.get(viewer_url + "/")
+        page = browser.execute_script(
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+        )
+        assert page[0] <= page[1], f"the page is {page[0]} px wide in a {page[1]} px window"
+        box = _by_css(browser, "div.scroll")[0]
+        assert _by_css(box, "table.runs"), "the run table is not in its scroll box"
+    finally:
+        browser.set_window_size(1300, 1600)

@@ -31,6 +31,8 @@ FactMark = Literal["cited", "absent", "gold", "neutral"]
 
 #: The columns of a citation-subgraph table and of the ``facts`` export rows.
 FACT_KEYS = ("subject", "relation", "object", "subject_label", "relation_label", "object_label")
+#: The columns of a ``caqa build`` run's ``caqa_samples`` export table.
+BUILT_COLUMNS = ("caqa_id", "label", "complexity", "question", "answer", "citation")
 
 
 def fact_rows_of(sample: Mapping[str, Any]) -> list[dict[str, str]] | None:
@@ -218,20 +220,25 @@ class CaqaBuildPresenter(Presenter):
 
     @classmethod
     def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
-        """``samples``: one row per CAQA sample built; ``facts``: one row per fact of each
-        sample's citation subgraph (its ``sample_id`` the CAQA sample's id)."""
+        """``caqa_samples``: one row per CAQA sample built (``caqa_id`` its id); ``facts``: one
+        row per fact of each sample's citation subgraph (``caqa_id`` the CAQA sample it belongs
+        to). ``sample_id`` is the build record's id (the KGQA question), as in every table."""
         rows, facts = [], []
         for sample in _samples_of(record):
-            sample_id = str(sample.get("id"))
+            caqa_id = str(sample.get("id"))
             rows.append(
-                {
-                    "question_id": str(record.get("id")),
-                    "sample_id": sample_id,
-                    **{
-                        k: sample.get(k)
-                        for k in ("label", "complexity", "question", "answer", "citation")
-                    },
-                }
+                {"caqa_id": caqa_id} | {k: sample.get(k) for k in BUILT_COLUMNS if k != "caqa_id"}
             )
-            facts += fact_export_rows(sample_id, fact_rows_of(sample) or [])
-        return {"samples": rows, "facts": facts}
+            facts += [
+                {"caqa_id": caqa_id} | {k: row[k] for k in FACT_KEYS}
+                for row in fact_rows_of(sample) or []
+            ]
+        return {"caqa_samples": rows, "facts": facts}
+
+    @classmethod
+    def export_schema(cls) -> dict[str, dict[str, str]]:
+        """``caqa_samples`` and ``facts``: every column a string."""
+        return {
+            "caqa_samples": dict.fromkeys(BUILT_COLUMNS, "string"),
+            "facts": dict.fromkeys(("caqa_id", *FACT_KEYS), "string"),
+        }

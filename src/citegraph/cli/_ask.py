@@ -1,8 +1,9 @@
 """``citegraph ask``: answer one question with citations to KG facts, offline by default.
 
-Sampling options left unset take the model's defaults (:func:`default_generate_config`: the
-embedded ``local`` model answers in at most 128 tokens, with stop sequences and a repetition
-penalty). While a local model generates, the status line shows tokens so far and tokens/s.
+Sampling options left unset take the model's defaults (:func:`generate_config_for`, as from
+Python: the embedded ``local`` model answers in at most 128 tokens, with stop sequences and a
+repetition penalty). While a local model generates, the status line shows tokens so far and
+tokens/s.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from rich.text import Text
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._exit import MODEL
 from citegraph.cli._options import contact_option, data_dir_option, device_options, kg_option
-from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask
+from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask_async
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
     ChatModel,
@@ -29,7 +30,8 @@ from citegraph.models import (
     GenerationProgress,
     ProgressCallback,
     chat_model,
-    default_generate_config,
+    generate_config_for,
+    parse_model_spec,
 )
 
 
@@ -90,8 +92,12 @@ def ask_command(
 
     Exits 3, saying why on stderr, when the model gave no answer (an unreachable server, a
     failed generation)."""
-    config = default_generate_config(
-        model,
+    parse_model_spec(model)  # a bad spec fails before the KG opens
+    with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
+        opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
+        chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
+    config = generate_config_for(
+        chat,
         {
             "temperature": temperature,
             "max_tokens": max_tokens,
@@ -100,9 +106,6 @@ def ask_command(
             "seed": seed,
         },
     )
-    with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
-        opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
-        chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     with err_console.status("Retrieving and generating...") as status:
         on_progress = progress_line(lambda line: status.update(line))
         result = asyncio.run(_ask(question, opened.kg, chat, config, prompt, on_progress))
@@ -149,7 +152,7 @@ async def _ask(
     on_progress: ProgressCallback | None = None,
 ) -> AskResult:
     try:
-        return await ask(
+        return await ask_async(
             question, kg, chat, config=config, prompt_version=prompt, on_progress=on_progress
         )
     finally:

@@ -41,9 +41,9 @@ from citegraph.cli._kalma import print_metrics, run_score
 from citegraph.cli._options import data_dir_option, device_options
 from citegraph.cli._run import print_run_extras, run_one
 from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
-from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask
+from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask_async
 from citegraph.kg import open_kg
-from citegraph.models import chat_model, default_generate_config
+from citegraph.models import chat_model, generate_config_for
 from citegraph.runs import Runtime
 from citegraph.viewer import write_report
 
@@ -84,9 +84,9 @@ def demo(
         kg = open_kg("biokalma", data_dir=data_dir).kg
         chat = chat_model(model, device=device, dtype=dtype)
     with err_console.status("Retrieving and generating...") as status:
-        config = default_generate_config(model, {"max_tokens": max_tokens})
+        config = generate_config_for(chat, {"max_tokens": max_tokens})
         on_progress = progress_line(lambda line: status.update(line))
-        result = asyncio.run(ask(QUESTION, kg, chat, config=config, on_progress=on_progress))
+        result = asyncio.run(ask_async(QUESTION, kg, chat, config=config, on_progress=on_progress))
     show_answer(result)
 
     console.rule(f"2. citegraph kalma run --limit {questions} --model {model}")

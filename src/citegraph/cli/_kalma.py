@@ -26,7 +26,13 @@ from citegraph.cli._options import (
     runtime_from,
     showing_progress,
 )
-from citegraph.kalma import KalmaRules, RetrievalConfig, ScoreConfig, score_answers
+from citegraph.kalma import (
+    KalmaRules,
+    RetrievalConfig,
+    ScoreConfig,
+    score_answers,
+    warning_lines,
+)
 from citegraph.runs import Runtime
 
 _LABELS = {
@@ -53,14 +59,17 @@ def kalma_group() -> None:
     "--gold",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     default=None,
-    help="gold.jsonl with minimum knowledge sets (and optional 'absent').",
+    help="gold.jsonl with minimum knowledge sets (and optional 'absent'); with --kg, subjects "
+    "may be ids, IRIs, short ids or labels.",
 )
+@contact_option
 @data_dir_option
 @run_dir_options
 @reports_errors
 def score(
     answers: Path,
     gold: Path | None,
+    contact: str | None,
     data_dir: Path | None,
     out: Path,
     overwrite: bool,
@@ -68,12 +77,30 @@ def score(
 ) -> None:
     """Score attributed answers: citation quality, alignment and [NA] (KaLMA §4).
 
+    Answers to a benchmark's questions (--dataset, --split: ids like specific-0), or over your
+    own KG (--kg kg.ttl, sparql+<url>, codex-s...: your own ids, each answer's question and
+    optionally its 'entities'; the graphs come from retrieval over the KG). The README's "Your
+    own KG" section walks through examples/own-kg/.
+
     --batch-size answers go to the NLI model together (default 32; part of the run's config).
     """
+    if options.get("kg") is not None:
+        given = [
+            f"--{name}"
+            for name in ("dataset", "split")
+            if click.get_current_context().get_parameter_source(name)
+            != click.core.ParameterSource.DEFAULT
+        ]
+        if given:
+            raise click.UsageError(
+                f"--kg scores answers over your own KG; {' and '.join(given)} "
+                f"{'choose' if len(given) > 1 else 'chooses'} a benchmark's questions instead: "
+                "give one or the other"
+            )
     batch_size = options.pop("batch_size", None)
     runtime = runtime_from(options, overwrite=overwrite)
     config = ScoreConfig(**options, **({"batch_size": batch_size} if batch_size else {}))
-    run_score(config, answers, gold, data_dir, out, overwrite, runtime=runtime)
+    run_score(config, answers, gold, data_dir, out, overwrite, runtime=runtime, contact=contact)
 
 
 def run_score(
@@ -85,6 +112,7 @@ def run_score(
     overwrite: bool,
     *,
     runtime: Runtime | None = None,
+    contact: str | None = None,
 ) -> None:
     """Score, show progress, print the table (shared by ``kalma score`` and ``demo``)."""
     runtime = (runtime or Runtime(command=command_line())).model_copy(
@@ -98,6 +126,7 @@ def run_score(
             runtime=live,
             gold_path=gold,
             data_dir=data_dir,
+            contact=contact,
         )
     if result.n_resumed:
         console.print(f"Resumed: {result.n_resumed} answers were already scored in {out}.")
@@ -132,6 +161,8 @@ def print_metrics(metrics: dict[str, Any]) -> None:
             label, _pct(metrics[name]["micro"]), _pct(metrics[name]["macro"]), counted, why
         )
     console.print(table)
+    for line in warning_lines(metrics.get("warnings")):
+        warn(line)
     note_progress(metrics)
 
 
@@ -220,7 +251,7 @@ def retrieve_command(
     import json
 
     from citegraph.datasets import load_biokalma
-    from citegraph.kalma import evaluate_retrieval
+    from citegraph.kalma import evaluate_retrieval_async
     from citegraph.kg import open_kg
 
     samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
@@ -229,7 +260,7 @@ def retrieve_command(
     config = RetrievalConfig.for_mode(rules).model_copy(update={"ner": ner})
     with progress_bar("retrieving") as update:
         report, results = asyncio.run(
-            evaluate_retrieval(samples, kg, config, mode=rules, progress=update)
+            evaluate_retrieval_async(samples, kg, config, mode=rules, progress=update)
         )
     table = Table(title=f"Retrieval on BioKaLMA {split}: {report.n_measured} questions measured")
     for column in ("", "micro", "macro"):

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import BaseModel
 
-from citegraph.cli._console import command_line, progress_bar
+from citegraph.cli._console import command_line, progress_bar, warn
 from citegraph.models import DEVICE_HELP, DTYPE_HELP
 from citegraph.runs import Runtime
 
@@ -233,12 +233,14 @@ def runtime_from(
         overwrite=overwrite,
         command=command_line(),
         progress=progress,
+        notify=warn,
     )
 
 
 @contextmanager
 def showing_progress(runtime: Runtime, description: str) -> Iterator[Runtime]:
     """``runtime`` reporting its progress to a :func:`~citegraph.cli._console.progress_bar`
-    labelled ``description``, shown while the block runs."""
+    labelled ``description``, shown while the block runs, and printing the run's notes
+    (``Runtime.notify``) as warnings."""
     with progress_bar(description) as update:
-        yield runtime.model_copy(update={"progress": update})
+        yield runtime.model_copy(update={"progress": update, "notify": runtime.notify or warn})

@@ -27,17 +27,18 @@ def view_command(run_dirs: tuple[Path, ...], port: int, host: str) -> None:
     RUN_DIRS are run directories or folders of runs (default: ./runs). Read-only: the viewer
     never writes, and serves nothing outside these directories.
     """
-    from citegraph.viewer import require_viewer, serve
+    from citegraph.viewer import open_port, require_viewer, serve
 
     require_viewer()
     roots = list(run_dirs) or [Path("runs")]
+    sock = open_port(host, port)  # a busy port fails here, before the URL is printed
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(
             f"[yellow]warning:[/] serving on {host}: anyone who can reach this address can "
             "read these runs"
         )
     console.print(f"citegraph viewer on http://{host}:{port}/ (Ctrl+C to stop)")
-    serve([str(r) for r in roots], host=host, port=port)
+    serve([str(r) for r in roots], host=host, port=port, sock=sock)
 
 
 @click.command("report")

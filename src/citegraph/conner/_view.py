@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from citegraph.conner._types import METRICS
 from citegraph.conner._view_charts import score_charts
 from citegraph.conner.acquire._view import number, shorten
 from citegraph.conner.score._config import (
@@ -217,7 +218,8 @@ class ConnerScorePresenter(Presenter):
 
     @classmethod
     def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
-        """``metrics``: one row per metric (metric, value, reason, model); ``sentences``: one
+        """``metrics``: one row per metric (metric, value, reason, metric_model: what decided it;
+        ``model`` is the run's answering model in every table); ``sentences``: one
         row per factuality sentence (index, text, label, entailment, evidence). ``runs export``
         adds the sample's id (``sample_id``)."""
         metrics = [
@@ -225,13 +227,65 @@ class ConnerScorePresenter(Presenter):
                 "metric": name,
                 "value": number(v.get("value")),
                 "reason": v.get("reason"),
-                "model": v.get("model"),
+                "metric_model": v.get("model"),
             }
             for name, v in _metrics(record).items()
         ]
         keys = ("index", "text", "label", "entailment", "evidence_index", "evidence")
         sentences = [{k: row.get(k) for k in keys} for row in sentence_rows(record)]
         return {"metrics": metrics, "sentences": sentences}
+
+    @classmethod
+    def export_columns(cls, record: Record, info: Mapping[str, Any]) -> dict[str, Any]:
+        """Per metric, why it is unmeasured (``unmeasured_<metric>``; each metric's run value is
+        the mean of ``score_<metric>`` over the samples that have one), and for factuality and
+        validity the sample's label fractions (``<metric>_consistent``,
+        ``<metric>_inconsistent``, ``<metric>_non_verified``) behind the run's label shares."""
+        values = _metrics(record)
+        out: dict[str, Any] = {}
+        for metric in METRICS:
+            reason = values.get(metric, {}).get("reason")
+            out[f"unmeasured_{metric}"] = None if reason is None else str(reason)
+        for labelled in _LABELLED:
+            details = values.get(labelled, {}).get("details")
+            details = details if isinstance(details, Mapping) else {}
+            for column, key in _LABEL_KEYS.items():
+                out[f"{labelled}_{column}"] = number(details.get(key))
+        return out
+
+    @classmethod
+    def export_schema(cls) -> dict[str, dict[str, str]]:
+        """The ``samples`` columns (a score and an unmeasured reason per metric, the label
+        fractions), ``metrics`` and ``sentences``."""
+        samples = {f"score_{name}": "float" for name in METRICS}
+        samples |= {f"unmeasured_{name}": "string" for name in METRICS}
+        samples |= {f"{n}_{c}": "float" for n in _LABELLED for c in _LABEL_KEYS}
+        return {
+            "samples": samples,
+            "metrics": {
+                "metric": "string",
+                "value": "float",
+                "reason": "string",
+                "metric_model": "string",
+            },
+            "sentences": {
+                "index": "int",
+                "text": "string",
+                "label": "string",
+                "entailment": "float",
+                "evidence_index": "int",
+                "evidence": "string",
+            },
+        }
+
+
+#: The metrics whose per-sample details hold factual label fractions, and those fractions.
+_LABELLED = ("factuality", "validity")
+_LABEL_KEYS = {
+    "consistent": "factual_consistent",
+    "inconsistent": "factual_inconsistent",
+    "non_verified": "non_verified",
+}
 
 
 def _sentence_table(rows: Sequence[Mapping[str, Any]]) -> TableBlock:

@@ -2,7 +2,10 @@
 
 ``answers.jsonl``: one ``{"id": "specific-0", "answer": "..."}`` per line; ``question`` is
 optional. ``answer`` may be ``""`` or ``null`` for an empty generation: it is scored as the chosen
-mode says, never dropped.
+mode says, never dropped. Answers over your own KG (``kalma score --kg``) carry your own ids (any
+non-empty string, unique), their ``question``, and optionally ``entities``: the entities the
+question is about (ids, IRIs, short ids or labels), whose one-hop graphs are then used instead of
+retrieving them from the question.
 
 ``gold.jsonl``: one ``{"id": "...", "knowledge": [["Q206534", "place of birth", "Newark"], ...]}``
 per line: the question's minimum knowledge set. An optional ``"absent"`` list of triples in the
@@ -32,6 +35,11 @@ class AnswerRecord(BaseModel):
     id: str
     answer: str | None = Field(description="The attributed answer; None for an empty generation.")
     question: str | None = None
+    entities: tuple[str, ...] | None = Field(
+        default=None,
+        description="The entities the question is about (ids, IRIs, short ids or labels), when "
+        "given: their graphs are used instead of retrieval (own-KG scoring).",
+    )
     line: int = Field(description="Line in the answers file, for error messages.")
 
 
@@ -115,7 +123,27 @@ def _answer(obj: dict[str, Any], path: Path, lineno: int) -> AnswerRecord:
     question = obj.get("question")
     if question is not None and not isinstance(question, str):
         raise DataError("must be a string", path=path, line=lineno, field="question")
-    return AnswerRecord(id=sid, answer=answer, question=question, line=lineno)
+    return AnswerRecord(
+        id=sid, answer=answer, question=question, entities=_entities(obj, path, lineno), line=lineno
+    )
+
+
+def _entities(obj: dict[str, Any], path: Path, lineno: int) -> tuple[str, ...] | None:
+    entities = obj.get("entities")
+    if entities is None:
+        return None
+    if not (
+        isinstance(entities, list)
+        and entities
+        and all(isinstance(e, str) and e.strip() for e in entities)
+    ):
+        raise DataError(
+            "must be a non-empty list of entity ids, IRIs, short ids or labels (strings)",
+            path=path,
+            line=lineno,
+            field="entities",
+        )
+    return tuple(e.strip() for e in entities)
 
 
 def _gold(obj: dict[str, Any], path: Path, lineno: int) -> GoldRecord:

@@ -106,7 +106,7 @@ def kalma_dataset_path(
     if not directory.is_dir():
         raise DataNotFoundError(
             "not a dataset directory: give 'biokalma' or a directory written by "
-            "'citegraph kalma build'",
+            "'citegraph kalma build' (to score answers over your own KG, give it as --kg)",
             path=directory,
         )
     path = directory / SPLIT_FILES[split]

@@ -5,7 +5,11 @@ One folder per stage: :mod:`.parse` (reading answers), :mod:`.retrieve` (NER, lo
 :mod:`.run` (the experiments and the ``kalma.run`` task), :mod:`.build` (benchmark building and
 the ``kalma.build`` task). Paper vs reference mode is one :class:`KalmaRules`.
 
-This face is every stage's face (its ``__all__``), plus :func:`ask` and the rules.
+This face is every stage's face (its ``__all__``), plus :func:`ask` / :func:`ask_async` and the
+rules.
+
+API rule: every coroutine function is named ``..._async`` and has a blocking twin with the plain
+name (``score_alignment_async`` / ``score_alignment``); see :func:`citegraph.runs.sync_twin`.
 """
 
 from citegraph.kalma import build as _build
@@ -14,7 +18,7 @@ from citegraph.kalma import parse as _parse
 from citegraph.kalma import retrieve as _retrieve
 from citegraph.kalma import run as _run
 from citegraph.kalma import score as _score
-from citegraph.kalma._ask import AskResult, ask
+from citegraph.kalma._ask import AskResult, ask, ask_async
 from citegraph.kalma._published import (
     PAPER_RETRIEVAL_ACCURACY,
     TABLE3,
@@ -40,6 +44,7 @@ __all__ = [
     "Table3Cells",
     "Table3Row",
     "ask",
+    "ask_async",
 ]
 __all__ += _build.__all__
 __all__ += _generate.__all__

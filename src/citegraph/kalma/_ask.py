@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer
+from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer_async
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT
 from citegraph.kalma.parse._paper import parse_answer
 from citegraph.kalma.parse._types import ParsedAnswer
@@ -22,6 +22,7 @@ from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kg import KnowledgeGraph
 from citegraph.models import ChatModel, GenerateConfig, ProgressCallback
+from citegraph.runs import sync_twin
 
 
 class AskResult(BaseModel):
@@ -39,7 +40,7 @@ class AskResult(BaseModel):
     model: str
 
 
-async def ask(
+async def ask_async(
     question: str,
     kg: KnowledgeGraph,
     model: ChatModel,
@@ -56,7 +57,8 @@ async def ask(
         kg: Any :class:`~citegraph.kg.KnowledgeGraph` (embedded store or SPARQL endpoint).
         model: The answering model.
         retriever: NER + lookup + rerank (default: spaCy, the paper's settings).
-        config: Sampling parameters.
+        config: Sampling parameters (default: the model's, as ``citegraph ask`` uses them:
+            :func:`~citegraph.models.generate_config_for`).
         prompt_version: The prompt template version.
         on_progress: Called after each generated token, for models that report it (local
             transformers models have a ``progress`` attribute); ignored by the others.
@@ -64,7 +66,7 @@ async def ask(
     retriever = retriever or Retriever()
     retrieval = await retriever(question, kg)
     with _reporting(model, on_progress):
-        answer = await generate_answer(
+        answer = await generate_answer_async(
             question, retrieval.graphs, model, config=config, prompt_version=prompt_version
         )
     parsed = parse_answer(answer.text, retrieval.graphs)
@@ -77,6 +79,9 @@ async def ask(
         citations=citations,
         model=model.name,
     )
+
+
+ask = sync_twin(ask_async)
 
 
 @contextlib.contextmanager

@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citegraph.kalma._view_charts import kalma_charts
+from citegraph.kalma._view_export import KALMA_SCHEMA, kalma_export_columns
 from citegraph.kalma._view_sample import citation_refs, sample_blocks, triple_key
 from citegraph.kalma.score._config import ScoringOptions
+from citegraph.kalma.score._inputs import warning_lines
 from citegraph.runs import (
     Block,
     Chart,
@@ -117,6 +119,17 @@ class KalmaPresenter(Presenter):
     def charts(cls, runs: Sequence[RunData]) -> list[Chart]:
         """Figures 4 and 5, Table 5 and Table 3 of the paper, from the runs that support them."""
         return kalma_charts(runs)
+
+    @classmethod
+    def export_columns(cls, record: Record, info: Mapping[str, Any]) -> dict[str, Any]:
+        """The counts every metric is recomputed from, why each is unmeasured, and ``kalma
+        run``'s generation metadata (see :mod:`._view_export`)."""
+        return kalma_export_columns(record)
+
+    @classmethod
+    def export_schema(cls) -> dict[str, dict[str, str]]:
+        """The types of the ``samples`` columns above, of ``citations`` and ``sentences``."""
+        return KALMA_SCHEMA
 
     @classmethod
     def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
@@ -238,4 +251,5 @@ def _notes(metrics: Mapping[str, Any], mode: str, stand_in: str | None) -> list[
             f"retrieval ablation: accuracy {experiment['retrieval_accuracy_requested']}% "
             f"requested, {experiment.get('retrieval_accuracy_achieved')} achieved"
         )
+    notes += [f"input warning: {line}" for line in warning_lines(metrics.get("warnings"))]
     return notes

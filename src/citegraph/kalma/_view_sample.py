@@ -4,6 +4,10 @@ the model was given, the sentence-citation alignment, scores, generation metadat
 Everything is rebuilt from the record alone (``kalma run`` and ``kalma score`` share the layout;
 ``kalma run`` adds ``kg_triples``, the facts its prompt held). Model text is kept verbatim: the
 answer is only cut into segments, never rewritten or escaped (the renderers escape).
+
+Entity ids that are IRIs are shown by their short id with the full IRI beside it (in the
+tooltip, or in brackets in plain fields): the record's ``short_ids`` (full id -> short id, what
+the prompt showed) when it has one, else :func:`citegraph.kg.compact_ids` over the record's ids.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from citegraph.kg import compact_ids, is_iri
 from citegraph.runs import (
     Block,
     FieldsBlock,
@@ -43,13 +48,66 @@ def triple_key(triple: Mapping[str, Any] | Sequence[Any]) -> _Key:
     return (subject, relation, value)
 
 
-def triple_text(triple: Mapping[str, Any]) -> str:
-    """``subject label · relation · value (Qid)``; without a label, ``Qid · relation · value``."""
+def triple_text(triple: Mapping[str, Any], short_ids: Mapping[str, str] | None = None) -> str:
+    """``subject label · relation · value (Qid)``; without a label, ``Qid · relation · value``.
+
+    A subject with a short id in ``short_ids`` is written ``ex:MarieCurie = <full IRI>``.
+    """
     subject, relation, value = triple_key(triple)
+    shown = id_text(subject, short_ids or {})
     label = triple.get("subject_label")
     if label and label != subject:
-        return f"{label} · {relation} · {value} ({subject})"
-    return f"{subject} · {relation} · {value}"
+        return f"{label} · {relation} · {value} ({shown})"
+    return f"{shown} · {relation} · {value}"
+
+
+def id_text(entity_id: str, short_ids: Mapping[str, str]) -> str:
+    """``ex:MarieCurie = http://example.org/kg/MarieCurie`` for an id with a short id, else the
+    id."""
+    short = short_ids.get(entity_id)
+    return f"{short} = {entity_id}" if short and short != entity_id else entity_id
+
+
+def id_segment(entity_id: str, short_ids: Mapping[str, str]) -> Segment:
+    """The short id, with the full id as its tooltip; an id without one as it is."""
+    short = short_ids.get(entity_id)
+    if short and short != entity_id:
+        return Segment(text=short, tip=entity_id)
+    return Segment(text=entity_id)
+
+
+def record_short_ids(record: Record) -> dict[str, str]:
+    """Full id -> short id for the IRI ids of a record (see the module docstring)."""
+    given = record.get("short_ids")
+    out = {str(k): str(v) for k, v in given.items()} if isinstance(given, Mapping) else {}
+    ids = [i for i in _record_ids(record) if i not in out and is_iri(i)]
+    if ids:
+        known = set(out.values())
+        out |= {k: v for k, v in compact_ids(ids).items() if v not in known}
+    return out
+
+
+def _record_ids(record: Record) -> list[str]:
+    """The subject and graph ids a record mentions, in order of appearance."""
+    found: dict[str, None] = {}
+    triples: list[Any] = list(record.get("kg_triples") or record.get("kg_given") or [])
+    citations = record.get("citations") or {}
+    triples += [v.get("triple") for v in citations.get("verdicts") or []]
+    triples += list(citations.get("gold_missed") or [])
+    triples += list((record.get("na") or {}).get("absent") or []) + list(
+        record.get("removed") or []
+    )
+    for triple in triples:
+        if isinstance(triple, Mapping | Sequence) and not isinstance(triple, str) and triple:
+            found.setdefault(triple_key(triple)[0])
+    retrieval = record.get("retrieval")
+    if isinstance(retrieval, Mapping):
+        for key in ("qids", "gold_qids"):
+            for entity_id in retrieval.get(key) or []:
+                found.setdefault(str(entity_id))
+    for entity_id in record.get("graph_qids") or []:
+        found.setdefault(str(entity_id))
+    return list(found)
 
 
 def yes_no(value: Any) -> str:
@@ -73,8 +131,10 @@ class CitationRef:
         verdict: Mapping[str, Any] | None,
         pair: Mapping[str, Any] | None,
         na_pairs: Sequence[Mapping[str, Any]] = (),
+        short_ids: Mapping[str, str] | None = None,
     ) -> None:
         self.na_pairs = na_pairs
+        self.short_ids = short_ids or {}
         self.sentence = sentence
         self.index = index
         self.citation = citation
@@ -91,7 +151,7 @@ class CitationRef:
         if self.kind == "na":
             lines = ["[NA]: knowledge missing from the KG"]
             lines += [
-                f"entails absent fact {triple_text(p.get('triple') or {})}: "
+                f"entails absent fact {triple_text(p.get('triple') or {}, self.short_ids)}: "
                 f"{yes_no(p.get('entailed'))}"
                 for p in self.na_pairs
             ]
@@ -104,7 +164,7 @@ class CitationRef:
             f"precise: {yes_no(verdict.get('precise'))}",
             "aligned (NLI): " + (yes_no(self.pair.get("entailed")) if self.pair else "not checked"),
         ]
-        return f"{triple_text(triple)} — " + "; ".join(parts)
+        return f"{triple_text(triple, self.short_ids)} — " + "; ".join(parts)
 
 
 def citation_refs(record: Record) -> list[CitationRef]:
@@ -118,6 +178,7 @@ def citation_refs(record: Record) -> list[CitationRef]:
     na_pairs: dict[int, list[Mapping[str, Any]]] = {}
     for p in (record.get("na") or {}).get("pairs") or []:
         na_pairs.setdefault(int(p.get("sentence_index", -1)), []).append(p)
+    short_ids = record_short_ids(record)
     out: list[CitationRef] = []
     kg_seen = 0
     for i, sentence in enumerate(parsed.get("sentences") or []):
@@ -127,7 +188,7 @@ def citation_refs(record: Record) -> list[CitationRef]:
                 verdict = verdicts[kg_seen] if kg_seen < len(verdicts) else None
                 kg_seen += 1
             found = pairs.get((i, j))
-            out.append(CitationRef(i, j, citation, verdict, found, na_pairs.get(i, [])))
+            out.append(CitationRef(i, j, citation, verdict, found, na_pairs.get(i, []), short_ids))
     return out
 
 
@@ -199,6 +260,7 @@ def kg_table(record: Record) -> TableBlock:
         given = [
             dict(zip(("subject", "relation", "value"), t, strict=False)) for t in record["kg_given"]
         ]
+    short_ids = record_short_ids(record)
     labels: dict[str, str] = {}
     rows: dict[_Key, dict[str, Any]] = {}
 
@@ -251,10 +313,10 @@ def kg_table(record: Record) -> TableBlock:
         )
         table_rows.append(
             [
-                Segment(text=labels.get(subject, subject)),
+                Segment(text=labels.get(subject, short_ids.get(subject, subject))),
                 Segment(text=relation),
                 Segment(text=value),
-                Segment(text=subject),
+                id_segment(subject, short_ids),
                 Segment(text=", ".join(status)),
             ]
         )
@@ -269,7 +331,7 @@ def kg_table(record: Record) -> TableBlock:
         )
     return TableBlock(
         title=title,
-        columns=["subject", "relation", "value", "QID", "status"],
+        columns=["subject", "relation", "value", "id" if short_ids else "QID", "status"],
         rows=table_rows,
         row_marks=marks,
         note=note,
@@ -286,7 +348,10 @@ def alignment_table(record: Record) -> TableBlock | None:
             Segment(text=str(p.get("sentence_index"))),
             Segment(text=str(p.get("citation_index"))),
             Segment(text=str(p.get("premise"))),
-            Segment(text=str(p.get("hypothesis")), tip=triple_text(p.get("triple") or {})),
+            Segment(
+                text=str(p.get("hypothesis")),
+                tip=triple_text(p.get("triple") or {}, record_short_ids(record)),
+            ),
         ],
         lambda p: [Segment(text=str(p.get("source") or ""))],
     )
@@ -301,7 +366,7 @@ def na_table(record: Record) -> TableBlock | None:
         lambda p: [
             Segment(text=str(p.get("sentence_index"))),
             Segment(text=str(p.get("premise"))),
-            Segment(text=triple_text(p.get("triple") or {})),
+            Segment(text=triple_text(p.get("triple") or {}, record_short_ids(record))),
         ],
         lambda p: [],
     )
@@ -327,12 +392,46 @@ def _entailment_table(
     return TableBlock(title=title, columns=columns, rows=rows, row_marks=marks)
 
 
+#: Why a citation score is unmeasured when the record names no reason: its ratio is 0 / 0.
+NO_CITATIONS = "no citations (the answer cites no KG triple: 0 / 0)"
+EMPTY_GOLD = "empty gold set (0 / 0)"
+
+
+def unmeasured_reason(record: Record, name: str) -> str:
+    """Why score ``name`` of ``record`` is unmeasured: the recorded reason, else the 0 / 0 its
+    counts show (a zero-citation answer's correctness and precision, an empty gold set's
+    recall), else "no reason recorded"."""
+    given = (record.get("unmeasured") or {}).get(name)
+    if given:
+        return str(given)
+    citations = record.get("citations") or {}
+    if name in ("correctness", "precision") and citations.get("n_citations") == 0:
+        return NO_CITATIONS
+    if name == "recall" and citations.get("n_gold") == 0:
+        return EMPTY_GOLD
+    return "no reason recorded"
+
+
 def scores_fields(record: Record) -> FieldsBlock:
-    """Each score or why it is unmeasured, parse issues, and the [NA] edge-case fields."""
-    unmeasured = record.get("unmeasured") or {}
+    """The citation counts, each score or why it is unmeasured, parse issues, and the [NA]
+    edge-case fields."""
     fields = []
+    citations = record.get("citations") or {}
+    if isinstance(citations.get("n_citations"), int):
+        n = citations["n_citations"]
+        correct = citations.get("n_correct")
+        fields.append(
+            (
+                "citations",
+                f"{n} ({correct} in the KG)" if n else "0 (the answer cites no KG triple)",
+            )
+        )
     for name, value in (record.get("scores") or {}).items():
-        text = percent(value) if value is not None else f"unmeasured: {unmeasured.get(name, '?')}"
+        text = (
+            percent(value)
+            if value is not None
+            else f"unmeasured: {unmeasured_reason(record, name)}"
+        )
         fields.append((str(name), text))
     parsed = record.get("parsed") or {}
     for issue in parsed.get("issues") or []:
@@ -371,11 +470,16 @@ def generation_fields(record: Record) -> FieldsBlock | None:
         if record.get(key):
             fields.append((key, str(record[key])))
     retrieval = record.get("retrieval")
+    short_ids = record_short_ids(record)
+
+    def ids(values: Sequence[Any]) -> str:
+        return ", ".join(id_text(str(v), short_ids) for v in values) or "—"
+
     if isinstance(retrieval, Mapping):
-        fields.append(("retrieved graphs", ", ".join(retrieval.get("qids") or []) or "—"))
-        fields.append(("gold graphs", ", ".join(retrieval.get("gold_qids") or []) or "—"))
+        fields.append(("retrieved graphs", ids(retrieval.get("qids") or [])))
+        fields.append(("gold graphs", ids(retrieval.get("gold_qids") or [])))
     if record.get("replaced_graphs"):
-        fields.append(("replaced graphs (ablation)", ", ".join(record["replaced_graphs"])))
+        fields.append(("replaced graphs (ablation)", ids(record["replaced_graphs"])))
     return FieldsBlock(title="Generation", fields=fields) if fields else None
 
 

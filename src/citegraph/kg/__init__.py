@@ -3,6 +3,9 @@
 Label level (KaLMA, CONNER): :class:`KnowledgeGraph` over the embedded :class:`OxigraphKG` or a
 remote :class:`SparqlEndpointKG`. Id level (CAQA): :class:`IdGraph` (``OxigraphKG.ids``), with
 Wikidata's IRI namespaces (:data:`WIKIDATA_ENTITY`, :data:`WIKIDATA_DIRECT`) and :func:`is_qid`.
+Short ids (``ex:MarieCurie`` for an IRI id, in prompts and pages): :func:`compact_ids`,
+:class:`ShortIds`, :func:`with_short_ids`, ``Entity.display_id``, ``OxigraphKG.short_id_of``;
+reading ids in text: :func:`is_iri`, :func:`iri_text`, :func:`local_name_of`.
 """
 
 from citegraph.kg._id_graph import IdGraph
@@ -19,6 +22,14 @@ from citegraph.kg._protocol import KnowledgeGraph
 from citegraph.kg._rdf import WD as WIKIDATA_ENTITY
 from citegraph.kg._rdf import WDT as WIKIDATA_DIRECT
 from citegraph.kg._rdf import is_qid
+from citegraph.kg._short_ids import (
+    ShortIds,
+    compact_ids,
+    iri_text,
+    is_iri,
+    local_name_of,
+    with_short_ids,
+)
 from citegraph.kg._sparql_client import SparqlClient
 from citegraph.kg._sparql_config import (
     SparqlClientConfig,
@@ -43,22 +54,28 @@ __all__ = [
     "LoadOptions",
     "OpenedKG",
     "OxigraphKG",
+    "ShortIds",
     "SparqlClient",
     "SparqlClientConfig",
     "SparqlEndpointKG",
     "SparqlOptions",
     "Subgraph",
     "Triple",
+    "compact_ids",
+    "iri_text",
+    "is_iri",
     "is_qid",
     "load_biokalma_kg",
     "load_codex_kg",
     "load_grailqa_kg",
     "load_pathquestion_kg",
     "load_rdf_kg",
+    "local_name_of",
     "open_kg",
     "qlever_wikidata",
     "sparql_string",
     "user_agent_for",
     "virtuoso",
     "wikidata",
+    "with_short_ids",
 ]

@@ -6,7 +6,8 @@ and ``?p rdf:type rdf:Property`` (or an OWL / Wikibase property class), which go
 graph. Named graphs in the input are merged. Each English or untagged label also gets its folded
 form; each predicate used by a fact is marked as a property and labelled, in this order of
 preference: its own ``rdfs:label``, the label of the Wikidata property entity (``wd:P19`` for
-``wdt:P19``), the last segment of its IRI.
+``wdt:P19``), the last segment of its IRI. The prefixes each file declares (Turtle ``@prefix`` /
+``PREFIX``, TriG, RDF/XML ``xmlns``) are stored too (:func:`citegraph.kg._rdf.prefix_quads`).
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, parse
 from citegraph.errors import DataError
 from citegraph.kg import _rdf as rdf
 
-#: Bump when the quads this reader produces change.
-RDF_LOADER_VERSION = 1
+#: Bump when the quads this reader produces change (2: the files' prefixes are stored).
+RDF_LOADER_VERSION = 2
 
 _BOM = b"\xef\xbb\xbf"
 _NODES = (NamedNode, BlankNode)
@@ -55,6 +56,7 @@ def read_rdf(paths: Sequence[Path]) -> Iterator[Quad]:
                 handle.seek(0)
             parser = parse(handle, format=fmt, rename_blank_nodes=False)
             yield from _citegraph_quads(parser, path, predicates, labelled, wikidata_prop_labels)
+            yield from rdf.prefix_quads(dict(parser.prefixes))
     for pred in predicates:
         quads = rdf.property_quads(pred, _property_label(pred, wikidata_prop_labels))
         yield from quads[:1] if pred in labelled else quads

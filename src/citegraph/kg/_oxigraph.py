@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pyoxigraph import BlankNode, NamedNode, Quad, Store
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store
 
 from citegraph.errors import ConfigError, KGError, KGQueryError
 from citegraph.kg import _rdf as rdf
@@ -29,7 +29,8 @@ from citegraph.kg._ondisk import (
     read_marker,
 )
 from citegraph.kg._oxigraph_view import StoreView
-from citegraph.kg._rdf import FACT_GRAPH, Node
+from citegraph.kg._rdf import FACT_GRAPH, META_GRAPH, Node
+from citegraph.kg._short_ids import ShortIds, is_iri
 from citegraph.kg._sources import source_loader
 from citegraph.kg._types import Entity, Subgraph, Triple
 from citegraph.kg._writer import triples_to_quads
@@ -61,6 +62,8 @@ class OxigraphKG(StoreView):
         self.path = path
         self._n_facts = n_facts
         self._ids: IdGraph | None = None
+        self._prefixes: dict[str, str] | None = None
+        self._short_ids: ShortIds | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -170,6 +173,60 @@ class OxigraphKG(StoreView):
         if self._ids is None:
             self._ids = IdGraph(self._store)
         return self._ids
+
+    # ------------------------------------------------------------------ short ids
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes the loaded RDF files declared: name -> namespace IRI, sorted by name.
+
+        A name declared for two different namespaces (in two files) is left out. Stored in the
+        metadata graph, so a store opened from the on-disk cache has them too.
+        """
+        if self._prefixes is None:
+            seen: dict[str, set[str]] = {}
+            for quad in self._store.quads_for_pattern(None, rdf.PREFIX, None, META_GRAPH):
+                if isinstance(quad.subject, NamedNode) and isinstance(quad.object, Literal):
+                    seen.setdefault(quad.object.value, set()).add(quad.subject.value)
+            self._prefixes = {
+                name: next(iter(ns)) for name, ns in sorted(seen.items()) if len(ns) == 1
+            }
+        return dict(self._prefixes)
+
+    def _short_table(self) -> ShortIds:
+        if self._short_ids is None:
+            iris = [i for i in self.entity_ids_sync() if is_iri(i)]
+            self._short_ids = ShortIds(iris, self.prefixes)
+        return self._short_ids
+
+    def short_id_of(self, entity_id: str) -> str:
+        """How prompts and pages show ``entity_id``: a CURIE from the files' prefixes
+        (``ex:MarieCurie``), else the local name when no other entity with facts shares it,
+        else the id itself (QIDs and other non-IRI ids are always shown as they are).
+
+        The same entity always gets the same short id in a given KG (see
+        :mod:`citegraph.kg._short_ids`).
+        """
+        if not is_iri(entity_id):
+            return entity_id
+        return self._short_table().short(entity_id)
+
+    def _short_id(self, entity_id: str) -> str | None:
+        short = self.short_id_of(entity_id)
+        return None if short == entity_id else short
+
+    def resolve_id(self, text: str) -> str | None:
+        """The id of the entity that ``text`` names: its id (QID, IRI, ``<IRI>``), its short
+        id, a CURIE of a declared prefix, or its local name when unique. ``None`` when no entity
+        with facts matches (labels are not looked at: use :meth:`find_entities`)."""
+        text = text.strip()
+        node = rdf.entity_node(text)
+        if node is not None and not is_iri(text) and self._has_facts(node):
+            return rdf.entity_id(node)
+        return self._short_table().resolve(text)
+
+    def _has_facts(self, node: Node) -> bool:
+        pattern = self._store.quads_for_pattern(node, None, None, FACT_GRAPH)
+        return next(iter(pattern), None) is not None
 
     def __len__(self) -> int:
         """Number of facts (default-graph triples)."""
@@ -308,6 +365,7 @@ class OxigraphKG(StoreView):
             self._register(node, label)
         if self._n_facts is not None:
             self._n_facts += new_facts
+        self._short_ids = None
         if new_facts:
             self._source_hash = None
         return new_facts

@@ -91,12 +91,18 @@ class StoreView:
                 description = quad.object.value
                 if quad.object.language == "en":
                     break
+        entity_id = rdf.entity_id(node)
         return Entity(
-            id=rdf.entity_id(node),
-            name=self._label_of(node) or rdf.entity_id(node),
+            id=entity_id,
+            name=self._label_of(node) or entity_id,
             types=tuple(label for label, _ in types),
             description=description,
+            short_id=self._short_id(entity_id),
         )
+
+    def _short_id(self, entity_id: str) -> str | None:
+        """The short id an entity carries (``None`` here; the KG overrides it)."""
+        return None
 
     def _triple(self, quad: Quad, subject_id: str, subject_label: str) -> Triple:
         pred = quad.predicate

@@ -27,6 +27,9 @@ Terms:
   (``str.casefold``), so a case-insensitive lookup is an indexed exact match, never a scan.
   Descriptions use ``schema:description`` (``en``). Properties are marked
   ``?p rdf:type rdf:Property`` in the metadata graph.
+* **Prefixes** declared by RDF files (``@prefix ex: <http://example.org/kg/> .``) are kept as
+  ``<namespace IRI> <https://citegraph.dev/schema#prefix> "ex"`` in the metadata graph, so a
+  cached store still knows them (they give entities their short ids, :mod:`._short_ids`).
 * **Types** come from an "instance of" relation: ``wdt:P31`` when ids are known, or the BioKaLMA
   relation labelled ``instance of`` (value ``"human"``).
 
@@ -57,13 +60,14 @@ RDF_PROPERTY = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#Property")
 RDFS_LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
 SCHEMA_DESCRIPTION = NamedNode("http://schema.org/description")
 FOLDED_LABEL = NamedNode(CG + "schema#foldedLabel")
+PREFIX = NamedNode(CG + "schema#prefix")
 INSTANCE_OF = NamedNode(WDT + "P31")
 INSTANCE_OF_LABEL = "instance of"
 META_GRAPH = NamedNode(CG + "graph/meta")
 FACT_GRAPH = DefaultGraph()
 
 #: Predicates whose quads describe terms rather than state facts (routed to the metadata graph).
-META_PREDICATES = frozenset({RDFS_LABEL, SCHEMA_DESCRIPTION, FOLDED_LABEL})
+META_PREDICATES = frozenset({RDFS_LABEL, SCHEMA_DESCRIPTION, FOLDED_LABEL, PREFIX})
 #: Classes whose ``rdf:type`` marks a property (also routed to the metadata graph).
 PROPERTY_CLASSES = frozenset(
     {
@@ -216,3 +220,14 @@ def description_quad(node: Node, description: str) -> Quad | None:
     """``schema:description`` (en) of an entity, in the metadata graph."""
     lit = text_literal(description, "en")
     return None if lit is None else Quad(node, SCHEMA_DESCRIPTION, lit, META_GRAPH)
+
+
+def prefix_quads(prefixes: dict[str, str]) -> list[Quad]:
+    """One metadata quad per declared prefix (name -> namespace IRI) that can be stored."""
+    quads: list[Quad] = []
+    for name, namespace in sorted(prefixes.items()):
+        node = _named_node(namespace)
+        lit = text_literal(name)
+        if node is not None and lit is not None:
+            quads.append(Quad(node, PREFIX, lit, META_GRAPH))
+    return quads

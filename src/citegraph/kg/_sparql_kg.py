@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from citegraph.errors import KGQueryError
+from citegraph.kg._short_ids import WELL_KNOWN_PREFIXES, ShortIds, iri_text
 from citegraph.kg._sparql_client import SparqlClient
 from citegraph.kg._sparql_literal import is_item_id, item_id, language_tag, property_id
 from citegraph.kg._sparql_queries import (
@@ -98,6 +99,7 @@ class SparqlEndpointKG:
         self.case_insensitive = case_insensitive
         self.relation_names = {property_id(k): v for k, v in (relation_names or {}).items()}
         self.include_name = include_name
+        self._short = ShortIds((), WELL_KNOWN_PREFIXES)
 
     async def find_entities(
         self, name: str, *, type: str | None = None, case_sensitive: bool = True, limit: int = 50
@@ -222,6 +224,31 @@ class SparqlEndpointKG:
         if not is_item_id(triple.subject):
             return False
         return triple in await self.facts(triple.subject, triple.relation)
+
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """The well-known prefixes ids are shortened with (``wd:`` items are QIDs already)."""
+        return dict(WELL_KNOWN_PREFIXES)
+
+    def short_id_of(self, entity_id: str) -> str:
+        """How prompts show ``entity_id``: a QID as it is, an IRI under a well-known namespace
+        as a CURIE (``dbr:Marie_Curie``), any other IRI in full. Needs no request."""
+        return self._short.short(entity_id)
+
+    def resolve_id(self, text: str) -> str | None:
+        """The id ``text`` names without asking the endpoint: a QID (also ``wd:Q1`` or its
+        entity IRI), or the IRI a well-known CURIE or a full IRI writes; ``None`` otherwise."""
+        text = text.strip()
+        if is_item_id(text):
+            return text
+        name, colon, local = text.partition(":")
+        if colon and name in WELL_KNOWN_PREFIXES and local and " " not in local:
+            text = WELL_KNOWN_PREFIXES[name] + local
+        iri = iri_text(text)
+        if iri is None:
+            return None
+        qid = _local_id(iri, ENTITY_PREFIX)
+        return qid if qid is not None and is_item_id(qid) else iri
 
     async def aclose(self) -> None:
         """Close the client."""

@@ -65,7 +65,11 @@ class Triple(BaseModel):
 
 
 class Entity(BaseModel):
-    """A knowledge-graph entity: id, English name and the labels of its types (P31)."""
+    """A knowledge-graph entity: id, English name and the labels of its types (P31).
+
+    ``id`` is the full id (a QID, or an RDF entity's IRI) used everywhere facts are stored and
+    compared; ``short_id`` is presentation only (see :mod:`citegraph.kg._short_ids`).
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -75,6 +79,16 @@ class Entity(BaseModel):
         default=(), description="Labels of the entity's 'instance of' types, e.g. ('human',)."
     )
     description: str | None = Field(default=None, description="Short description, if known.")
+    short_id: str | None = Field(
+        default=None,
+        description="How prompts and pages show the id when it is long, e.g. 'ex:MarieCurie' "
+        "for 'http://example.org/kg/MarieCurie'; None when the id is shown as it is (QIDs).",
+    )
+
+    @property
+    def display_id(self) -> str:
+        """The id as prompts and pages show it: :attr:`short_id`, else :attr:`id`."""
+        return self.short_id or self.id
 
 
 class Subgraph(BaseModel):

@@ -35,6 +35,7 @@ from citegraph.models._chat_types import (
     GenerationProgress,
     ProgressCallback,
     Usage,
+    generate_config_for,
 )
 from citegraph.models._embeddings import (
     MINILM_NAME,
@@ -170,6 +171,7 @@ __all__ = [
     "find_entailment_index",
     "find_three_way_indices",
     "free_memory",
+    "generate_config_for",
     "load_causal_lm",
     "load_hf_model",
     "load_placed",

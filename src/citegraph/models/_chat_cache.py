@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from citegraph.io import SQLiteCache, cache_key, cache_root
-from citegraph.models._chat_types import ChatModel, ChatRequest, Generation
+from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
 
 __all__ = ["CachedChatModel", "chat_cache_key"]
 
@@ -73,6 +73,8 @@ class CachedChatModel:
         self.owns_cache = owns_cache
         self.name = inner.name
         self.endpoint = inner.endpoint
+        #: The wrapped model's sampling defaults (see ``generate_config_for``).
+        self.default_config: GenerateConfig | None = getattr(inner, "default_config", None)
         self.hits = 0
         self.misses = 0
 

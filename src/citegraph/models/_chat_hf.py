@@ -31,6 +31,7 @@ from citegraph.errors import MissingDependency, ModelError, PromptTooLong
 from citegraph.models._chat_types import (
     ChatMessage,
     ChatRequest,
+    GenerateConfig,
     Generation,
     ProgressCallback,
     Usage,
@@ -185,6 +186,9 @@ class HFChat(HeldModel):
         threads: torch intra-op threads while generating (None: torch's setting).
         progress: Called after every generated token with a
             :class:`~citegraph.models.GenerationProgress` (from the generating thread).
+        default_config: The sampling settings a call without its own config should use
+            (:func:`~citegraph.models.generate_config_for`); None: :class:`GenerateConfig`'s.
+            :func:`~citegraph.models.local_chat` sets the embedded model's.
     """
 
     def __init__(
@@ -203,6 +207,7 @@ class HFChat(HeldModel):
         self.endpoint = endpoint
         self.threads = threads
         self.progress: ProgressCallback | None = None
+        self.default_config: GenerateConfig | None = None
         self._hold(
             model=model, tokenizer=tokenizer, torch=torch, device=device, placement=placement
         )

@@ -257,7 +257,7 @@ def local_chat(
         version = importlib.metadata.version(SMOLLM2_DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
         version = "unknown"
-    return HFChat.load(
+    chat = HFChat.load(
         folder,
         device=device,
         dtype=dtype,
@@ -265,3 +265,5 @@ def local_chat(
         endpoint=f"{SMOLLM2_DISTRIBUTION}=={version}/{SMOLLM2_GGUF}",
         threads=threads,
     )
+    chat.default_config = local_generate_config()
+    return chat

@@ -8,7 +8,7 @@ caches and tests never depend on which provider answered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -154,3 +154,26 @@ class ChatModel(Protocol):
     async def aclose(self) -> None:
         """Release connections, threads and model weights."""
         ...
+
+
+def generate_config_for(
+    model: object, overrides: Mapping[str, object] | None = None
+) -> GenerateConfig:
+    """The sampling settings ``model`` answers with unless told otherwise, then ``overrides``
+    (those that are not None) on top.
+
+    A model's defaults are its ``default_config`` attribute where it has one (the embedded
+    ``local`` model built by ``chat_model("local")`` carries
+    :data:`~citegraph.models.LOCAL_GENERATE_DEFAULTS`), else :class:`GenerateConfig`'s. The CLI
+    (``citegraph ask``, ``demo``) and the Python API (:func:`citegraph.kalma.ask` with no
+    ``config``) both read them here, so a script gets what the command line gets.
+
+    Example:
+        >>> from citegraph.models import MockChat
+        >>> generate_config_for(MockChat(["x"]), {"max_tokens": 64}).max_tokens
+        64
+    """
+    base = getattr(model, "default_config", None)
+    values = base.model_dump() if isinstance(base, GenerateConfig) else {}
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return GenerateConfig.model_validate(values)

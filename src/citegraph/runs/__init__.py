@@ -8,11 +8,16 @@ all set by one :class:`Runtime`. The registry maps the ``task`` name in ``run.js
 so :func:`finalize` (``runs report``), :func:`merge_runs` and :func:`export_run` (``runs export``:
 flat Parquet / CSV / JSONL tables) work for the runs of every task, and a task's
 :class:`Presenter` says how its runs are shown (viewer, HTML report, export).
-A public entry point builds its task, calls :func:`run_task` and returns a :class:`TaskResult`
-subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its blocking form.
+A public entry point builds its task, awaits :func:`run_task_async` and returns a
+:class:`TaskResult` subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its
+blocking form. API rule: every coroutine function is named ``..._async`` and has a blocking twin
+with the plain name; :func:`sync_twin` makes the twin of a name that used to be the coroutine
+function itself (old ``await x(...)`` still works there, with a DeprecationWarning).
 A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
 ``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
-:func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
+A run is finished while ``samples.jsonl`` matches what ``metrics.json`` was computed from
+(:func:`run_state`, never file times). :func:`differing_settings` names the config keys that
+tell runs apart (``runs compare``).
 :func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
 :class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
 """
@@ -24,6 +29,7 @@ from citegraph.runs._engine import (
     finalize,
     run_sync,
     run_task,
+    run_task_async,
     write_metrics,
 )
 from citegraph.runs._export import EXPORT_FORMATS, export_run
@@ -53,7 +59,14 @@ from citegraph.runs._outcomes import (
     note_finished,
     note_started,
 )
-from citegraph.runs._pending import run_bounded, run_pending, run_pending_batches
+from citegraph.runs._pending import (
+    run_bounded,
+    run_bounded_async,
+    run_pending,
+    run_pending_async,
+    run_pending_batches,
+    run_pending_batches_async,
+)
 from citegraph.runs._placements import check_same_dtypes, model_placements
 from citegraph.runs._present import (
     Block,
@@ -81,10 +94,19 @@ from citegraph.runs._provenance import (
 )
 from citegraph.runs._registry import register_task, registered_tasks, task_of_run, task_type
 from citegraph.runs._result import TaskResult
-from citegraph.runs._rundir import FAILED, METRICS_FILE, RUN_FILE, SAMPLES_FILE, RunDir
+from citegraph.runs._rundir import (
+    FAILED,
+    METRICS_FILE,
+    RUN_FILE,
+    SAMPLES_FILE,
+    RunDir,
+    samples_fingerprint,
+)
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
+from citegraph.runs._state import RunState, run_state
 from citegraph.runs._stored import StoredRecords, sorted_records
 from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
+from citegraph.runs._twin import sync_twin
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -110,6 +132,7 @@ __all__ = [
     "RunInterrupted",
     "RunOutcome",
     "RunPresentation",
+    "RunState",
     "Runtime",
     "SampleSummary",
     "Segment",
@@ -152,15 +175,22 @@ __all__ = [
     "registered_tasks",
     "resolve_metric",
     "run_bounded",
+    "run_bounded_async",
     "run_pending",
+    "run_pending_async",
     "run_pending_batches",
+    "run_pending_batches_async",
+    "run_state",
     "run_sync",
     "run_task",
+    "run_task_async",
+    "samples_fingerprint",
     "setting_text",
     "sha256_file",
     "sha256_json",
     "sorted_records",
     "stop_requested",
+    "sync_twin",
     "task_of_run",
     "task_type",
     "write_metrics",

@@ -21,11 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
-from citegraph.runs._pending import run_pending_batches
-from citegraph.runs._rundir import FAILED, RunDir, torn_lines_dropped
+from citegraph.runs._pending import run_pending_batches_async
+from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
+from citegraph.runs._twin import sync_twin
 
 if TYPE_CHECKING:
     from citegraph.runs._ray import RaySession
@@ -92,7 +93,7 @@ class RunOutcome(BaseModel, Generic[ItemT]):
         return RunDir.read(self.out).newest(self.ids)
 
 
-async def run_task(
+async def run_task_async(
     task: Task[ItemT, ModelsT], out: str | Path, runtime: Runtime | None = None
 ) -> RunOutcome[ItemT]:
     """Run ``task`` into the run directory ``out``, resuming what it holds.
@@ -137,6 +138,8 @@ async def run_task(
                 notes=task.run_notes(models),
                 models=task.run_models(models),
             )
+            if run.started_over is not None and runtime.notify is not None:
+                runtime.notify(run.started_over)
             note_started(out)
             try:
                 if ray_session is not None:
@@ -148,7 +151,7 @@ async def run_task(
                     async def work(batch: Sequence[ItemT]) -> list[Record]:
                         return await task.work(batch, models)
 
-                    n_resumed, n_now = await run_pending_batches(
+                    n_resumed, n_now = await run_pending_batches_async(
                         run,
                         pairs,
                         work,
@@ -174,6 +177,9 @@ async def run_task(
         n_done_now=n_now,
         n_failed=selected.n_failed,
     )
+
+
+run_task = sync_twin(run_task_async)
 
 
 def _every_record(task: Task[Any, Any], run: RunDir, ids: Sequence[str]) -> Sequence[Record]:
@@ -255,6 +261,21 @@ def write_metrics(
     written = metrics | {"progress": progress_of(run, records)}
     if run.info.get("models"):  # where the models ran: dtype moves numbers
         written["models"] = run.info["models"]
+    written = run.with_samples_record(written)
     run.write_metrics(written)
+    before = _file_state(run.path / SAMPLES_FILE)
     task_type.write_outputs(run.path, records, metrics, run.info)
+    if _file_state(run.path / SAMPLES_FILE) != before:  # the task rewrote samples.jsonl
+        written = run.with_samples_record(written)
+        run.write_metrics(written)
     return written
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """Inode, size and modification time of ``path`` (None when missing): whether a task's
+    outputs replaced it just now."""
+    try:
+        status = path.stat()
+    except FileNotFoundError:
+        return None
+    return (status.st_ino, status.st_size, status.st_mtime_ns)

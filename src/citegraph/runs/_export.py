@@ -1,16 +1,21 @@
 """``runs export``: a run's records as flat tables (Parquet, CSV or JSONL) for pandas, polars
 and DuckDB.
 
-One table, ``samples``, has a row per sample (the newest record of each id): the run and task,
-the :meth:`~citegraph.runs.Presenter.summary` of the record (id, status, title, tags, one
-``score_<name>`` column per score) and the record's other top-level scalars. Every table a
+One table, ``samples``, has a row per sample (the newest record of each id): the run-level
+columns (:func:`run_columns`: task, run id, model, mode, NLI and LM models, dtype, seed, from
+``run.json``), the :meth:`~citegraph.runs.Presenter.summary` of the record (id, status, title,
+tags, one ``score_<name>`` column per score), the task's per-sample columns
+(:meth:`~citegraph.runs.Presenter.export_columns`: the counts every micro and macro figure is
+computed from, generation metadata) and the record's other top-level scalars. Every table a
 task's presenter gives in :meth:`~citegraph.runs.Presenter.tables` (``citations``, ``facts``...)
-becomes one more file, its rows prefixed with ``run_id``, ``task`` and ``sample_id``.
+becomes one more file, its rows prefixed with the run-level columns and ``sample_id``.
 
 Columns keep the order in which they first appear and one type each: a column holding ints and
 floats is float, one holding other mixtures is string (non-strings written as JSON), a missing
-value is null. The run directory is only read (a torn last line of ``samples.jsonl`` is skipped,
-not repaired). ``docs/export.md`` documents the schema.
+value is null. The presenter's :meth:`~citegraph.runs.Presenter.export_schema` declares the
+types of its columns, so a table keeps its columns and types when it has no rows. The run
+directory is only read (a torn last line of ``samples.jsonl`` is skipped, not repaired).
+``docs/export.md`` documents the schema.
 """
 
 from __future__ import annotations
@@ -34,11 +39,47 @@ ExportFormat = Literal["parquet", "csv", "jsonl"]
 EXPORT_FORMATS: tuple[str, ...] = get_args(ExportFormat)
 #: The pip extra that brings pyarrow (Parquet).
 EXPORT_EXTRA = "export"
-#: The table with one row per sample, and its first columns.
+#: The table with one row per sample.
 SAMPLES_TABLE = "samples"
-SAMPLE_COLUMNS = ("run_id", "task", "id", "status", "title", "tags")
+#: The run-level columns every table starts with (:func:`run_columns`), and their types.
+RUN_COLUMNS: dict[str, str] = {
+    "run_id": "string",
+    "task": "string",
+    "model": "string",
+    "mode": "string",
+    "nli_model": "string",
+    "lm_model": "string",
+    "dtype": "string",
+    "seed": "int",
+}
+#: The columns of ``samples`` after the run-level ones (the sample's summary).
+SUMMARY_COLUMNS: dict[str, str] = {
+    "id": "string",
+    "status": "string",
+    "title": "string",
+    "tags": "list",
+}
+SAMPLE_COLUMNS = (*RUN_COLUMNS, *SUMMARY_COLUMNS)
 #: The first columns of a presenter table's rows.
-TABLE_COLUMNS = ("run_id", "task", "sample_id")
+TABLE_COLUMNS = (*RUN_COLUMNS, "sample_id")
+
+#: Where each run-level column is looked for in ``run.json`` ``config`` (first found wins):
+#: ``models.<role>`` is the ``models`` dict of a CONNER score config (resolved names).
+_RUN_KEYS: dict[str, tuple[str, ...]] = {
+    "model": (
+        "model_name",
+        "evaluator_name",
+        "models.answer_model",
+        "model",
+        "evaluator",
+        "answer_model",
+    ),
+    "mode": ("mode", "extraction"),
+    "nli_model": ("nli_name", "models.nli", "nli"),
+    "lm_model": ("lm_name", "models.lm", "lm"),
+    "dtype": ("dtype",),
+    "seed": ("seed",),
+}
 
 _SUFFIX = {"parquet": ".parquet", "csv": ".csv", "jsonl": ".jsonl"}
 _TABLE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
@@ -94,64 +135,134 @@ def export_run(
     return written
 
 
+def run_columns(info: Mapping[str, Any], task: str | None = None) -> dict[str, Any]:
+    """The run-level columns of every exported row, from a run's ``run.json``: ``run_id``,
+    ``task``, ``model`` (the answering model, evaluator or judge), ``mode`` (``paper`` /
+    ``reference``; a CAQA judge's ``extraction``), ``nli_model``, ``lm_model``, ``dtype`` (of the
+    local models, ``role=dtype`` joined by ``,`` when they differ) and ``seed``; ``None`` where
+    the run has no such setting."""
+    config = info.get("config")
+    config = config if isinstance(config, Mapping) else {}
+    models = config.get("models")
+    models = models if isinstance(models, Mapping) else {}
+    out: dict[str, Any] = {"run_id": info.get("run_id"), "task": task or info.get("task")}
+    for column, keys in _RUN_KEYS.items():
+        found = (
+            models.get(key[len("models.") :]) if key.startswith("models.") else config.get(key)
+            for key in keys
+        )
+        value = next((v for v in found if v is not None and v != ""), None)
+        out[column] = value if value is None or column == "seed" else str(value)
+    if not isinstance(out["seed"], int) or isinstance(out["seed"], bool):
+        out["seed"] = None
+    out["dtype"] = _dtypes(info.get("models")) or out["dtype"]
+    return out
+
+
+def _dtypes(placed: Any) -> str | None:
+    """The dtype of the run's local models (``run.json`` ``models``): one dtype when they share
+    it, else ``role=dtype`` of each."""
+    if not isinstance(placed, Mapping):
+        return None
+    found = {
+        str(role): str(p["dtype"])
+        for role, p in placed.items()
+        if isinstance(p, Mapping) and p.get("dtype")
+    }
+    if not found:
+        return None
+    if len(set(found.values())) == 1:
+        return next(iter(found.values()))
+    return ",".join(f"{role}={dtype}" for role, dtype in found.items())
+
+
 def _collect(
     run_dir: Path, info: Mapping[str, Any], task: str, presenter: type[Presenter]
 ) -> dict[str, _Table]:
-    """The tables of a run, ``samples`` first, from the newest record of each id."""
+    """The tables of a run, ``samples`` first, from the newest record of each id; the tables
+    the presenter declares are there even when no record gives a row."""
     samples_file = run_dir / SAMPLES_FILE
     records, _ = read_jsonl_tolerant(samples_file)
     latest = {str(record.get("id")): record for record in records}
     del records
-    run_id = info.get("run_id")
-    samples = _Table(SAMPLE_COLUMNS)
+    base = run_columns(info, task)
+    schema = presenter.export_schema()
+    for name in schema:
+        _check_table_name(name, task, samples_ok=True)
+    samples = _Table(RUN_COLUMNS | SUMMARY_COLUMNS | schema.get(SAMPLES_TABLE, {}))
     tables: dict[str, _Table] = {SAMPLES_TABLE: samples}
+    for name, columns in schema.items():
+        if name != SAMPLES_TABLE:
+            tables[name] = _Table(RUN_COLUMNS | {"sample_id": "string"} | columns)
     for key in list(latest):
         record = latest.pop(key)  # rows are kept, records are let go as we go
         try:
             summary = presenter.summary(record)
+            columns = presenter.export_columns(record, info)
             extra = presenter.tables(record)
         except Exception as exc:
             raise DataError(
                 f"the {task} presenter cannot read record {key!r}: {exc}", path=samples_file
             ) from exc
-        row: dict[str, Any] = {
-            "run_id": run_id,
-            "task": task,
+        row: dict[str, Any] = base | {
             "id": summary.id,
             "status": summary.status,
             "title": summary.title,
             "tags": list(summary.tags),
         }
-        for name, value in summary.scores.items():
-            samples.scores.setdefault(f"score_{name}")
-            row.setdefault(f"score_{name}", value)
+        for score, number in summary.scores.items():
+            samples.scores.setdefault(f"score_{score}")
+            row.setdefault(f"score_{score}", number)
+        for column, value in columns.items():
+            if column.startswith("score_"):
+                samples.scores.setdefault(column)
+                row[column] = value  # the task's own score replaces the summary's
+            else:
+                row.setdefault(column, value)
         for name, value in record.items():
             if _is_scalar(value) and name not in row:
                 row[name] = value
         samples.add(row)
         for name, rows in extra.items():
             if name not in tables or name == SAMPLES_TABLE:
-                if name == SAMPLES_TABLE or not _TABLE_NAME.fullmatch(name):
-                    raise ConfigError(
-                        f"the {task} presenter gives a table named {name!r} (a table name is "
-                        f"letters, digits, _ and -, and not {SAMPLES_TABLE!r})"
-                    )
-                tables[name] = _Table(TABLE_COLUMNS)
+                _check_table_name(name, task)
+                tables[name] = _Table(RUN_COLUMNS | {"sample_id": "string"})
             for extra_row in rows:
-                base = {"run_id": run_id, "task": task, "sample_id": summary.id}
-                tables[name].add(base | dict(extra_row))
+                tables[name].add(base | {"sample_id": summary.id} | dict(extra_row))
     return tables
 
 
-class _Table:
-    """Rows of one table, its columns in order of first appearance and their kinds."""
+def _check_table_name(name: str, task: str, *, samples_ok: bool = False) -> None:
+    if (name == SAMPLES_TABLE and not samples_ok) or not _TABLE_NAME.fullmatch(name):
+        raise ConfigError(
+            f"the {task} presenter gives a table named {name!r} (a table name is "
+            f"letters, digits, _ and -, and not {SAMPLES_TABLE!r})"
+        )
 
-    def __init__(self, first: tuple[str, ...]) -> None:
+
+#: The kinds of value a declared column type takes as it is (others fall back to inference).
+_DECLARED_FITS = {
+    "int": {"int"},
+    "float": {"int", "float"},
+    "bool": {"bool"},
+    "list": {"list"},
+}
+
+
+class _Table:
+    """Rows of one table, its columns in order of first appearance and their kinds; the
+    ``declared`` columns (name -> type) come first, typed as declared even with no rows."""
+
+    def __init__(self, declared: Mapping[str, str]) -> None:
         self.rows: list[dict[str, Any]] = []
-        self.first = first
-        # the first columns are strings (tags a list of them), also in an empty table
-        self.kinds = {name: {"list" if name == "tags" else "str"} for name in first}
-        self.scores: dict[str, None] = {}  # score columns (always float), in order
+        self.declared = dict(declared)
+        self.first = tuple(n for n in declared if not n.startswith("score_"))
+        self.kinds: dict[str, set[str]] = {name: set() for name in self.first}
+        self.scores: dict[str, None] = {  # score columns (always float), in order
+            name: None for name in declared if name.startswith("score_")
+        }
+        for name in self.scores:
+            self.kinds[name] = set()
 
     def add(self, row: dict[str, Any]) -> None:
         for name, value in row.items():
@@ -170,6 +281,11 @@ class _Table:
         kinds = self.kinds[name] - {"null"}
         if name in self.scores and kinds <= {"int", "float"}:
             return "float"
+        declared = self.declared.get(name)
+        if declared == "string":
+            return "string"
+        if declared is not None and kinds <= _DECLARED_FITS.get(declared, set()):
+            return declared
         if not kinds:
             return "null"
         if kinds == {"int", "float"}:

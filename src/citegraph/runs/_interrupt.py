@@ -2,14 +2,14 @@
 gracefully, the second at once.
 
 The command line installs the handlers with :func:`graceful_interrupts` (library code never
-does: a program that calls :func:`~citegraph.runs.run_task` in its own loop gets the usual
+does: a program that calls :func:`~citegraph.runs.run_task_async` in its own loop gets the usual
 :class:`KeyboardInterrupt` / :class:`asyncio.CancelledError`, and the records finished before it
 stay in the run directory). With the handlers installed:
 
 - **first signal**, while the engine works through items (:func:`draining`): no new item is
   started, the items in flight get :data:`GRACE_S` seconds to finish (their records are written),
   then they are cancelled (HTTP calls are cancelled, a local model stops generating within a
-  token), and :func:`~citegraph.runs.run_task` raises :class:`RunInterrupted`. Outside that
+  token), and :func:`~citegraph.runs.run_task_async` raises :class:`RunInterrupted`. Outside that
   stretch (loading models, writing metrics) the signal raises :class:`KeyboardInterrupt` at once,
   as Python's default handler does.
 - **second signal**: the process exits at once (:func:`os._exit`) with ``128 + signal``; every

@@ -1,6 +1,6 @@
 """What the runs of one command came to, for the command line's exit status.
 
-:func:`~citegraph.runs.run_task` notes every run it starts and every run it finishes
+:func:`~citegraph.runs.run_task_async` notes every run it starts and every run it finishes
 (:func:`note_started`, :func:`note_finished`) when a caller collects them
 (:func:`collecting_runs`: the command line does, around each command); otherwise noting does
 nothing. A finished run says how many of its items failed and why the first one did

@@ -10,6 +10,7 @@ from citegraph.errors import ConfigError
 from citegraph.runs._interrupt import GRACE_S, RunInterrupted, draining, stop_requested
 from citegraph.runs._rundir import RunDir
 from citegraph.runs._runtime import Progress
+from citegraph.runs._twin import sync_twin
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -18,7 +19,7 @@ R = TypeVar("R")
 _POLL_S = 0.2
 
 
-async def run_pending(
+async def run_pending_async(
     run: RunDir,
     items: Sequence[tuple[str, T]],
     work: Callable[[T], Awaitable[dict[str, Any]]],
@@ -51,12 +52,15 @@ async def run_pending(
     async def one(batch: Sequence[T]) -> list[dict[str, Any]]:
         return [await work(batch[0])]
 
-    return await run_pending_batches(
+    return await run_pending_batches_async(
         run, items, one, batch_size=1, concurrency=concurrency, progress=progress
     )
 
 
-async def run_pending_batches(
+run_pending = sync_twin(run_pending_async)
+
+
+async def run_pending_batches_async(
     run: RunDir,
     items: Sequence[tuple[str, T]],
     work: Callable[[Sequence[T]], Awaitable[list[dict[str, Any]]]],
@@ -91,6 +95,9 @@ async def run_pending_batches(
     if signum is not None and finished < len(items):
         raise RunInterrupted(str(run.path), signum, finished - n_resumed, len(items) - finished)
     return n_resumed, len(todo)
+
+
+run_pending_batches = sync_twin(run_pending_batches_async)
 
 
 async def _until_done_or_stopped(tasks: Sequence[asyncio.Future[None]]) -> int | None:
@@ -142,7 +149,7 @@ def unfinished(
     return todo
 
 
-async def run_bounded(
+async def run_bounded_async(
     items: Sequence[T],
     work: Callable[[T], Awaitable[R]],
     *,
@@ -172,3 +179,6 @@ async def run_bounded(
         return result
 
     return list(await asyncio.gather(*(one(item) for item in items)))
+
+
+run_bounded = sync_twin(run_bounded_async)

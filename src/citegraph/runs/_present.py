@@ -12,7 +12,9 @@ A task's :attr:`~citegraph.runs.Task.presenter` turns what a run directory holds
 - :meth:`Presenter.charts`: the papers' figures recomputed from several runs of the task, as
   chart specifications (no plotting library here: the viewer draws them);
 - :meth:`Presenter.tables`: flat per-sample sub-tables for ``runs export`` (one row per
-  citation, per sentence...).
+  citation, per sentence...); :meth:`Presenter.export_columns`: per-sample columns of the export's
+  ``samples`` table (the counts every metric is recomputed from, generation metadata), and
+  :meth:`Presenter.export_schema` the types of these columns, so empty tables keep them.
 
 Nothing here knows HTML or a paper: the defaults below work for any task, and a paper's
 presenter (``kalma/_view.py``...) refines them. Model text goes into the view model as plain
@@ -251,8 +253,27 @@ class Presenter:
         dict of JSON scalars); none by default."""
         return {}
 
+    @classmethod
+    def export_columns(cls, record: Record, info: Mapping[str, Any]) -> dict[str, Any]:
+        """Per-sample columns of ``runs export``'s ``samples`` table beyond the summary (JSON
+        scalars): what the run's micro and macro figures are recomputed from (numerators,
+        denominators, why a metric is unmeasured), generation metadata. A ``score_<name>`` key
+        replaces the summary's score of that name (its value as the metrics count it, which
+        may depend on the run's mode in ``info``). None by default."""
+        return {}
 
-_NOT_FIGURES = frozenset({"config", "setup", "details", "unmeasured", "notes", "how", "seconds"})
+    @classmethod
+    def export_schema(cls) -> dict[str, dict[str, str]]:
+        """The column types of the export's tables: table name (``samples`` for
+        :meth:`export_columns`) -> column -> ``bool``, ``int``, ``float``, ``string`` or
+        ``list`` (of strings). A declared table is written, with these columns, even when no
+        record gives it a row. None by default (columns are then inferred from the rows)."""
+        return {}
+
+
+_NOT_FIGURES = frozenset(
+    {"config", "setup", "details", "unmeasured", "notes", "how", "seconds", "samples_file"}
+)
 
 
 def _metric_row(name: str, value: Any, reasons: Any) -> MetricRow | None:

@@ -5,8 +5,10 @@ A run directory is resumable: re-running the same command skips samples already 
 ``samples.jsonl``. A run killed mid-write loses nothing already written: each record is one
 flushed line, and a torn last line is dropped on resume (and counted in ``run.json``
 ``torn_lines_dropped``, which ``metrics.json`` reports under ``progress``). Re-using a
-directory with a different configuration is refused, so results of two configurations never
-mix.
+directory with a different configuration is refused when it holds finished records, so results
+of two configurations never mix; a directory with no finished record (a run that failed at its
+first item, say) simply starts over with the new configuration, noting it in ``run.json``
+(``started_over``).
 
 A record whose ``status`` is ``"failed"`` (say, the model server was down) is kept, but it does not
 count as done: a resumed run tries that sample again and appends a new record. The newest record
@@ -21,6 +23,7 @@ one run therefore share a ``run_id``, which is what ``citegraph runs merge`` che
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -38,9 +41,20 @@ RUN_FILE = "run.json"
 SAMPLES_FILE = "samples.jsonl"
 METRICS_FILE = "metrics.json"
 FAILED = "failed"
+SAMPLES_RECORD_KEY = "samples_file"
+"""``metrics.json`` key: the ``samples.jsonl`` the metrics were computed from (its byte size,
+line count and SHA-256; see :func:`samples_fingerprint` and :func:`citegraph.runs.run_state`)."""
 TORN_KEY = "torn_lines_dropped"
 """``run.json`` key: how many torn last lines of ``samples.jsonl`` were dropped so far (absent
 when none was)."""
+STARTED_OVER_KEY = "started_over"
+"""``run.json`` key, present when the directory held a run of another configuration with no
+finished record (an aborted start, say) and this run replaced it: the old ``run_id``, the keys
+that differed and the note shown (:attr:`RunDir.started_over`)."""
+STARTED_OVER_NOTE = (
+    "{path} held a run of another configuration (differs in: {changed}) with no finished "
+    "record; started over with this one"
+)
 
 
 def torn_lines_dropped(info: dict[str, Any]) -> int:
@@ -73,6 +87,9 @@ class RunDir:
         for line in TolerantScan(path / SAMPLES_FILE) if lines is None else lines:
             self._note(line.record, line.offset, line.length)
         self._fh: BinaryIO | None = None
+        #: Set by :meth:`open` when it replaced a run of another configuration that had no
+        #: finished record: the note saying so (the engine passes it to ``Runtime.notify``).
+        self.started_over: str | None = None
 
     @classmethod
     def read(cls, path: str | Path) -> RunDir:
@@ -142,8 +159,10 @@ class RunDir:
                 whose records were made in one dtype is not resumed in another.
 
         Raises:
-            ConfigError: the directory holds a run with a different configuration or data, or
-                its records were made with a model in another dtype.
+            ConfigError: the directory holds finished records of a run with a different
+                configuration or data (with none, the run starts over and
+                :attr:`started_over` says so), or its records were made with a model in
+                another dtype.
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -153,16 +172,29 @@ class RunDir:
         if overwrite:
             for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
                 (path / name).unlink(missing_ok=True)
+        started_over: dict[str, Any] | None = None
         if run_file.exists():
             previous = load_run_file(run_file)
             if previous.get("run_id") != run_id:
                 changed = _changed_keys(previous, identity)
                 if not (changed and _only_new_unset_fields(previous, identity, changed)):
-                    raise ConfigError(
-                        f"{path} holds a run with a different configuration or input "
-                        f"(differs in: {', '.join(changed) or 'unknown'}); use another --out, "
-                        "or --overwrite to replace it"
-                    )
+                    if _holds_a_finished_record(path):
+                        raise ConfigError(
+                            f"{path} holds a run with a different configuration or input "
+                            f"(differs in: {', '.join(changed) or 'unknown'}) and finished "
+                            "records of it; use another --out, or --overwrite to replace it"
+                        )
+                    started_over = {
+                        "previous_run_id": previous.get("run_id"),
+                        "differs_in": changed,
+                        "note": STARTED_OVER_NOTE.format(
+                            path=path, changed=", ".join(changed) or "unknown"
+                        ),
+                    }
+                    for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
+                        (path / name).unlink(missing_ok=True)
+        if run_file.exists():
+            previous = load_run_file(run_file)
             info = previous
             if runtime is not None and previous.get("runtime") != runtime:
                 info = info | {"runtime": runtime}
@@ -192,9 +224,12 @@ class RunDir:
                 info["notes"] = notes
             if models:
                 info["models"] = models
+            if started_over is not None:
+                info[STARTED_OVER_KEY] = started_over
             atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
         scan = TolerantScan(path / SAMPLES_FILE)
         run = cls(path, info, scan)  # one pass over the records, keeping where they are
+        run.started_over = None if started_over is None else started_over["note"]
         if scan.torn:
             os.truncate(path / SAMPLES_FILE, scan.end)
             run.info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
@@ -213,10 +248,21 @@ class RunDir:
         self._note(record, offset, len(line))
 
     def write_metrics(self, metrics: dict[str, Any]) -> Path:
-        """Write ``metrics.json`` atomically."""
+        """Write ``metrics.json`` atomically, as :meth:`with_samples_record` gives it (unless
+        ``metrics`` already holds that record)."""
+        if SAMPLES_RECORD_KEY not in metrics:
+            metrics = self.with_samples_record(metrics)
         target = self.path / METRICS_FILE
         atomic_write(target, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
         return target
+
+    def with_samples_record(self, metrics: dict[str, Any]) -> dict[str, Any]:
+        """``metrics`` with the ``samples_file`` they are computed from: the
+        :func:`samples_fingerprint` of ``samples.jsonl`` now (a run is finished while its
+        ``samples.jsonl`` still matches, wherever the directory is copied)."""
+        if self._fh is not None:
+            self._fh.flush()
+        return metrics | {SAMPLES_RECORD_KEY: samples_fingerprint(self.path / SAMPLES_FILE)}
 
     def close(self) -> None:
         """Flush and close the samples file."""
@@ -231,6 +277,30 @@ class RunDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def samples_fingerprint(path: Path) -> dict[str, Any]:
+    """``{"bytes", "lines", "sha256"}`` of a ``samples.jsonl``: what ``metrics.json``
+    ``samples_file`` records (0, 0 and the digest of no line when the file is missing).
+
+    ``sha256`` digests the *set of lines* (with repeats), not their order: the SHA-256 of the
+    sorted SHA-256 digests of the lines. Metrics are computed from the records in the task's
+    order, whatever their order in the file, so a merge of shards that holds the same lines as
+    the unsharded run has the same fingerprint; any changed, added or removed line changes it.
+    """
+    digests: list[bytes] = []
+    size = 0
+    if path.is_file():
+        with path.open("rb") as handle:
+            for line in handle:
+                size += len(line)
+                digests.append(hashlib.sha256(line.rstrip(b"\r\n")).digest())
+    digests.sort()
+    return {
+        "bytes": size,
+        "lines": len(digests),
+        "sha256": hashlib.sha256(b"".join(digests)).hexdigest(),
+    }
 
 
 def load_run_file(run_file: Path) -> dict[str, Any]:
@@ -270,3 +340,8 @@ def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[st
             if key not in old or key not in new or old[key] != new[key]:
                 changed.append(f"{section}.{key}")
     return changed
+
+
+def _holds_a_finished_record(path: Path) -> bool:
+    """Whether ``samples.jsonl`` in ``path`` holds a record that is not ``status: failed``."""
+    return any(line.record.get("status") != FAILED for line in TolerantScan(path / SAMPLES_FILE))

@@ -96,6 +96,12 @@ class Runtime(BaseModel):
         "CPU), float32, bfloat16, float16. Recorded; a run is not resumed in another dtype.",
     )
     progress: Progress | None = Field(default=None, exclude=True, description="Progress callback.")
+    notify: Callable[[str], None] | None = Field(
+        default=None,
+        exclude=True,
+        description="Called with a note the user should see (a run directory of another "
+        "configuration with no finished record was started over); the CLI prints it.",
+    )
 
     @field_validator("shard")
     @classmethod

@@ -8,7 +8,7 @@ matplotlib); without it these functions raise :class:`~citegraph.errors.MissingD
 naming the extra.
 """
 
-from citegraph.viewer._app import create_app, require_viewer, serve
+from citegraph.viewer._app import create_app, open_port, require_viewer, serve
 from citegraph.viewer._catalog import Catalog
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._report import write_report
@@ -21,6 +21,7 @@ __all__ = [
     "Site",
     "chart_svg",
     "create_app",
+    "open_port",
     "require_viewer",
     "serve",
     "write_report",

@@ -7,12 +7,14 @@ viewer was given (404). Templates escape every string of a run.
 
 from __future__ import annotations
 
+import errno
 import importlib
+import socket
 import threading
 from pathlib import Path
 from typing import Any
 
-from citegraph.errors import MissingDependency
+from citegraph.errors import ConfigError, MissingDependency
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._render import environment, server_urls
 from citegraph.viewer._site import Site, compare_context
@@ -114,16 +116,68 @@ def require_viewer() -> None:
             raise MissingDependency(package, "viewer") from exc
 
 
-def serve(roots: list[str | Path], *, host: str = "127.0.0.1", port: int = 7575) -> None:
+def open_port(host: str, port: int) -> socket.socket:
+    """A socket bound to ``host:port``, for :func:`serve` to listen on; checked before anything
+    says where the viewer is, so a busy port fails first, with a free one to use instead.
+
+    Raises:
+        ConfigError: the port is in use (or cannot be bound): names it and suggests a free one.
+    """
+    try:
+        return _bound(host, port)
+    except OSError as exc:
+        spare = next((p for p in range(port + 1, port + 50) if _free(host, p)), None)
+        hint = f"; choose another with --port {spare}" if spare else "; choose another --port"
+        why = "is in use (another viewer?)" if exc.errno == errno.EADDRINUSE else f"({exc})"
+        raise ConfigError(f"port {port} on {host} {why}{hint}") from exc
+
+
+def _bound(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def _free(host: str, port: int) -> bool:
+    try:
+        _bound(host, port).close()
+    except OSError:
+        return False
+    return True
+
+
+def serve(
+    roots: list[str | Path],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 7575,
+    sock: socket.socket | None = None,
+) -> None:
     """Serve the viewer until interrupted.
+
+    Args:
+        roots: Run directories or folders of runs.
+        host: Address to bind.
+        port: Port to bind.
+        sock: A socket already bound by :func:`open_port` (then ``host`` and ``port`` only
+            label it); default: bind ``host:port`` here.
 
     Raises:
         MissingDependency: the ``viewer`` extra is not installed.
+        ConfigError: the port is in use.
     """
     require_viewer()
     import uvicorn
 
-    uvicorn.run(create_app(roots), host=host, port=port, log_level="warning")
+    sock = sock or open_port(host, port)
+    config = uvicorn.Config(create_app(roots), host=host, port=port, log_level="warning")
+    uvicorn.Server(config).run(sockets=[sock])
 
 
 def _escape(text: str) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citegraph.runs import METRICS_FILE, SAMPLES_FILE, MetricRow, SampleSummary
+from citegraph.runs import MetricRow, SampleSummary
 
 #: Config keys shown in a run's one-line summary, when the run has them.
 SUMMARY_KEYS = (
@@ -88,14 +88,6 @@ def settings_of(config: Mapping[str, Any]) -> dict[str, str]:
             continue
         out[key] = str(value)
     return out
-
-
-def is_finished(run_dir: Path) -> bool:
-    """Whether ``metrics.json`` covers what ``samples.jsonl`` holds (written after it)."""
-    metrics, samples = run_dir / METRICS_FILE, run_dir / SAMPLES_FILE
-    if not metrics.is_file():
-        return False
-    return not samples.is_file() or metrics.stat().st_mtime >= samples.stat().st_mtime
 
 
 @dataclass

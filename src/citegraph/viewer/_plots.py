@@ -35,7 +35,7 @@ def chart_svg(chart: Chart) -> str:
     fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=100)
     try:
         _draw(ax, fig, chart)
-        ax.set_title(chart.title, fontsize=11)
+        ax.set_title(wrapped_title(chart.title), fontsize=11)
         ax.set_xlabel(chart.x_label)
         ax.set_ylabel(chart.y_label)
         fig.tight_layout()
@@ -44,6 +44,26 @@ def chart_svg(chart: Chart) -> str:
     finally:
         plt.close(fig)
     return _XML_HEAD.sub("", out.getvalue(), count=1)
+
+
+#: Characters per title line: a 6.4-inch figure holds about 60 at 11 pt beside a heatmap's
+#: colour bar; longer titles (an evaluator's full name) wrap instead of running off the figure.
+TITLE_WIDTH = 56
+
+
+def wrapped_title(title: str, width: int = TITLE_WIDTH) -> str:
+    """``title`` broken into lines of at most ``width`` characters: at spaces, or after a ``:``
+    or ``/`` inside a long model name (``llm:vllm/meta-llama/Llama-3.1-70B-Instruct:...``);
+    a piece longer than a line is cut."""
+    pieces = re.findall(r"[^\s:/]*[:/]?\s*", title)
+    lines = [""]
+    for piece in filter(None, pieces):
+        if lines[-1] and len(lines[-1] + piece.rstrip()) > width:
+            lines.append("")
+        lines[-1] += piece
+        while len(lines[-1].rstrip()) > width:
+            lines[-1:] = [lines[-1][:width], lines[-1][width:]]
+    return "\n".join(line.rstrip() for line in lines if line.strip())
 
 
 def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
@@ -96,25 +116,43 @@ def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
 def _bars(ax, chart: Chart) -> None:  # type: ignore[no-untyped-def]
     groups = list(dict.fromkeys(str(x) for s in chart.series for x in s.x))
     width = 0.8 / max(1, len(chart.series))
+    top, low = 0.0, 0.0
     for i, series in enumerate(chart.series):
         at = {
             str(x): (y, (series.err or [None] * len(series.y))[j])
             for j, (x, y) in enumerate(zip(series.x, series.y, strict=True))
         }
-        xs = [g + (i - (len(chart.series) - 1) / 2) * width for g in range(len(groups))]
-        ys = [at.get(g, (None, None))[0] or 0.0 for g in groups]
-        errs = [at.get(g, (None, None))[1] or 0.0 for g in groups]
-        ax.bar(
-            xs,
-            ys,
+        # a group the series has no value for (a level without samples) gets no bar, not a
+        # bar of height 0; a value of 0 gets a bar labelled 0, so it is seen
+        shown = [
+            (g + (i - (len(chart.series) - 1) / 2) * width, y, err or 0.0)
+            for g, (y, err) in enumerate(at.get(name, (None, None)) for name in groups)
+            if y is not None
+        ]
+        bars = ax.bar(
+            [x for x, _, _ in shown],
+            [float(y) for _, y, _ in shown],
             width=width,
-            yerr=errs if any(errs) else None,
+            yerr=[e for _, _, e in shown] if any(e for _, _, e in shown) else None,
             capsize=3,
             color=_COLOURS[i % len(_COLOURS)],
             label=series.name,
         )
+        ax.bar_label(bars, fmt="%.2g", fontsize=7, padding=1)
+        top = max([top, *(float(y) + e for _, y, e in shown)])
+        low = min([low, *(float(y) - e for _, y, e in shown)])
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, rotation=20 if len(groups) > 4 else 0, fontsize=8)
+    ax.set_xlim(-0.5, len(groups) - 0.5)  # every group keeps its place, with a bar or not
+    for g, name in enumerate(groups):
+        if not any(
+            x == name and y is not None for s in chart.series for x, y in zip(s.x, s.y, strict=True)
+        ):
+            ax.text(g, 0, "n/a", ha="center", va="bottom", fontsize=7, color="#57606a")
+    # bars start at 0: no negative axis under non-negative values (matplotlib centres an
+    # all-zero chart on 0, from -0.05 to 0.05); headroom above for the labels and the legend
+    top = top if top > 0 else 1.0
+    ax.set_ylim(min(low, 0.0) * 1.1, top * 1.3)
 
 
 def _heatmap(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]

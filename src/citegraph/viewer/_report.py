@@ -4,6 +4,7 @@ sample of answers rendered as in the viewer."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,11 +39,14 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
         if not (path / RUN_FILE).is_file():
             raise ConfigError(f"{path} is not a run directory (it holds no {RUN_FILE})")
     site = Site([p.parent for p in paths])
+    out = Path(out)
+    anchors: dict[str, str] = {}
     runs = []
     data_by_task: dict[str, list[RunData]] = {}
     presenters: dict[str, type[Presenter]] = {}
     for number, path in enumerate(paths):
         ref = site.catalog.ref_of(path) or f"{number}/."
+        anchors.setdefault(ref, f"#run-{number}")
         data = site.run_data(path)
         task, presenter = presenter_of(data.info)
         data_by_task.setdefault(task, []).append(data)
@@ -52,6 +56,7 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
         runs.append(
             {
                 "index": number,
+                "where": where_from(out, path),
                 "run": site.overview_of(ref, path, data.info, data.metrics, shown),
                 "models": placement_lines(data.info),
                 "shown": shown,
@@ -77,20 +82,30 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
             figures=figures,
             written=time.strftime("%Y-%m-%d %H:%M"),
             version=__version__,
-            **_report_urls(),
+            **_report_urls(anchors),
         )
     )
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, html)
     return out
 
 
-def _report_urls() -> dict[str, Any]:
+def where_from(report: Path, run_dir: Path) -> str:
+    """How the report names a run directory: its path relative to the report's folder
+    (``runs/scored`` beside ``report.html``), so a report moved or shared with its runs says
+    nothing of the machine it was written on; the folder's name where no relative path exists
+    (another drive)."""
+    try:
+        return Path(os.path.relpath(run_dir, report.resolve().parent)).as_posix()
+    except ValueError:
+        return run_dir.name
+
+
+def _report_urls(anchors: dict[str, str]) -> dict[str, Any]:
     """Links in a report stay inside the file: a run link goes to the run's section."""
 
     def run_url(ref: str, params: dict[str, Any] | None = None) -> str:
-        return "#samples"
+        return anchors.get(ref, "#")
 
     def sample_url(ref: str, sample_id: str) -> str:
         return "#"

@@ -22,6 +22,7 @@ from citegraph.runs import (
     RunData,
     RunPresentation,
     differing_settings,
+    run_state,
     task_of_run,
 )
 from citegraph.viewer._catalog import Catalog
@@ -30,7 +31,6 @@ from citegraph.viewer._listing import (
     SampleFilter,
     SamplePage,
     facets_of,
-    is_finished,
     model_of,
     page_of,
     read_json,
@@ -152,7 +152,7 @@ class Site:
             n_failed=facets.count("failed"),
             n_unmeasured=facets.count("unmeasured"),
             n_items=n_items if isinstance(n_items, int) else None,
-            finished=is_finished(run_dir),
+            finished=run_state(run_dir, n_samples=None if problem else len(rows)).finished,
             partial=bool(progress.get("partial")),
             torn=index.torn,
             problem=problem,

@@ -16,8 +16,8 @@ from citegraph.conner.acquire import (
     clean_knowledge,
     default_template,
     extract_answer,
-    generate_answers,
-    generate_knowledge,
+    generate_answers_async,
+    generate_knowledge_async,
     get_template,
     knowledge_prompt,
     prompt_templates,
@@ -185,7 +185,9 @@ def test_zero_shot_generation_sends_the_paper_prompt_greedily() -> None:
     samples = [nq(0), nq(1), nq(2)]
     done: list[tuple[int, int]] = []
     results = asyncio.run(
-        generate_knowledge(samples, model, concurrency=2, progress=lambda d, t: done.append((d, t)))
+        generate_knowledge_async(
+            samples, model, concurrency=2, progress=lambda d, t: done.append((d, t))
+        )
     )
     assert [r.id for r in results] == ["nq:0", "nq:1", "nq:2"]
     first = results[0]
@@ -210,7 +212,9 @@ def test_few_shot_generation_records_demonstrations_and_is_reproducible() -> Non
     def run(items: list[ConnerSample], seed: int) -> tuple[list[GeneratedKnowledge], MockChat]:
         model = MockChat("generated.\nTopic: next example\nGenerate ...")
         out = asyncio.run(
-            generate_knowledge(items, model, prompt="few-shot", shots=3, seed=seed, pool=samples)
+            generate_knowledge_async(
+                items, model, prompt="few-shot", shots=3, seed=seed, pool=samples
+            )
         )
         return out, model
 
@@ -237,29 +241,29 @@ def test_few_shot_generation_records_demonstrations_and_is_reproducible() -> Non
 
 def test_failures_are_recorded_not_raised() -> None:
     model = MockChat(["first", "second"], fail_times=1)
-    results = asyncio.run(generate_knowledge([nq(0), nq(1), nq(2)], model, concurrency=1))
+    results = asyncio.run(generate_knowledge_async([nq(0), nq(1), nq(2)], model, concurrency=1))
     assert results[0].error is not None and results[0].error.startswith("ServerError")
     assert results[0].knowledge is None and not results[0].ok
     assert results[1].knowledge is not None and results[1].knowledge.text == "first"
     assert results[2].knowledge is not None and results[2].knowledge.text == "second"
-    out_of_script = asyncio.run(generate_knowledge([nq(0)], MockChat([])))
+    out_of_script = asyncio.run(generate_knowledge_async([nq(0)], MockChat([])))
     assert out_of_script[0].error is not None and "ModelError" in out_of_script[0].error
-    empty = asyncio.run(generate_knowledge([nq(0)], MockChat("   ")))
+    empty = asyncio.run(generate_knowledge_async([nq(0)], MockChat("   ")))
     assert empty[0].knowledge is not None and empty[0].knowledge.text == ""
 
 
 def test_bad_generation_options_raise_before_any_call() -> None:
     model = MockChat()
     with pytest.raises(ConfigError, match="mix tasks"):
-        asyncio.run(generate_knowledge([nq(0), wow(0)], model))
+        asyncio.run(generate_knowledge_async([nq(0), wow(0)], model))
     with pytest.raises(ConfigError, match="not a knowledge-few-shot"):
-        asyncio.run(generate_knowledge([nq(0)], model, prompt="few-shot", template="nq-zs-1"))
+        asyncio.run(generate_knowledge_async([nq(0)], model, prompt="few-shot", template="nq-zs-1"))
     with pytest.raises(ConfigError, match="prompt must be"):
-        asyncio.run(generate_knowledge([nq(0)], model, prompt="one-shot"))  # type: ignore[arg-type]
+        asyncio.run(generate_knowledge_async([nq(0)], model, prompt="one-shot"))  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="concurrency"):
-        asyncio.run(generate_knowledge([nq(0)], model, concurrency=0))
+        asyncio.run(generate_knowledge_async([nq(0)], model, concurrency=0))
     assert model.calls == 0
-    assert asyncio.run(generate_knowledge([], model)) == []
+    assert asyncio.run(generate_knowledge_async([], model)) == []
 
 
 def test_clean_knowledge() -> None:
@@ -277,7 +281,7 @@ def test_answers_use_table_13_prompts_and_extract_the_first_line() -> None:
         Knowledge(id="nq:0", text="K zero.", source="gold"),
     ]
     model = MockChat(["Answer: Billy Hill\nTopic: more", "\n  Paris \n"], name="reader")
-    answers = asyncio.run(generate_answers(samples, knowledge, model, shots=0, concurrency=1))
+    answers = asyncio.run(generate_answers_async(samples, knowledge, model, shots=0, concurrency=1))
     assert [last_user(r) for r in model.requests] == [
         "Topic: Topic 0\nPassage: K zero.\nQuery: question 0\nAnswer:",
         "Topic: Topic 1\nPassage: K one.\nQuery: question 1\nAnswer:",
@@ -299,7 +303,7 @@ def test_wow_answers_with_demonstrations_from_other_items() -> None:
     samples = [wow(i) for i in range(6)]
     knowledge = [Knowledge(id=s.id, text=f"generated {s.id}", source="llm:x:v") for s in samples]
     model = MockChat(lambda r: "Speaker 2: sure!")
-    answers = asyncio.run(generate_answers(samples, knowledge, model, shots=2, seed=3))
+    answers = asyncio.run(generate_answers_async(samples, knowledge, model, shots=2, seed=3))
     for answer, request, sample in zip(answers, model.requests, samples, strict=True):
         assert answer.answer == "sure!"
         assert len(answer.demonstrations) == 2 and sample.id not in answer.demonstrations
@@ -318,13 +322,13 @@ def test_missing_or_failed_knowledge_is_recorded() -> None:
         id="nq:0", knowledge=None, error="ServerError: 503", prompt_version="v"
     )
     model = MockChat("x")
-    answers = asyncio.run(generate_answers([nq(0), nq(1)], [failed], model))
+    answers = asyncio.run(generate_answers_async([nq(0), nq(1)], [failed], model))
     assert answers[0].answer is None and answers[0].error == "no knowledge: ServerError: 503"
     assert answers[1].error == "no knowledge for this sample"
     assert model.calls == 0
     twice = [Knowledge(id="nq:0", text="a", source="s"), Knowledge(id="nq:0", text="b", source="s")]
     with pytest.raises(ConfigError, match="two knowledge texts"):
-        asyncio.run(generate_answers([nq(0)], twice, model))
+        asyncio.run(generate_answers_async([nq(0)], twice, model))
 
 
 def test_extract_answer() -> None:

@@ -21,9 +21,9 @@ import pytest
 from citegraph.conner.metrics import (
     NO_PARAGRAPH_MODEL,
     ParagraphScorer,
-    paragraph_coherence,
+    paragraph_coherence_async,
     paragraph_scorer,
-    sentence_coherence,
+    sentence_coherence_async,
     sentence_coherence_value,
 )
 from citegraph.errors import ConfigError, ModelError
@@ -105,7 +105,7 @@ def test_sentence_coherence_with_known_perplexities() -> None:
     lm = StubLM({"a": 2.0, "b": 4.0, "c": 400.0, "d": None})
     assert isinstance(lm, LMScorer)
     texts = ["a | b", "a | c", "a | d", "   ", "d"]
-    paper = asyncio.run(sentence_coherence(texts, lm, splitter=bars))
+    paper = asyncio.run(sentence_coherence_async(texts, lm, splitter=bars))
     assert lm.calls == [["a", "b", "a", "c", "a", "d", "d"]]  # one batched call
     assert [v.value for v in paper[:3]] == pytest.approx([0.375, (0.5 + 1 / 400) / 2, 0.5])
     assert paper[3].value is None and paper[3].reason == "empty knowledge"
@@ -120,12 +120,12 @@ def test_sentence_coherence_with_known_perplexities() -> None:
     assert paper[2].details["n_unscored"] == 1
     assert {v.model for v in paper} == {"stub-lm"}
 
-    ref = asyncio.run(sentence_coherence(texts, lm, splitter=bars, mode="reference"))
+    ref = asyncio.run(sentence_coherence_async(texts, lm, splitter=bars, mode="reference"))
     assert [v.value for v in ref[:2]] == pytest.approx([1 / 3, 1 / 101])  # 400 capped to 200
     assert ref[1].details["ppl_cap"] == 200.0 and ref[1].details["mean_ppl"] == pytest.approx(101)
     assert ref[2].value is None and "reference mode" in (ref[2].reason or "")
 
-    capped = asyncio.run(sentence_coherence(["a | c"], lm, splitter=bars, ppl_cap=200))
+    capped = asyncio.run(sentence_coherence_async(["a | c"], lm, splitter=bars, ppl_cap=200))
     assert capped[0].value == pytest.approx((0.5 + 0.005) / 2)
 
 
@@ -137,13 +137,13 @@ def test_sentence_coherence_errors() -> None:
             return []
 
     with pytest.raises(ModelError):
-        asyncio.run(sentence_coherence(["a"], Short({"a": 2.0}), splitter=bars))
-    assert asyncio.run(sentence_coherence([], StubLM({}), splitter=bars)) == []
+        asyncio.run(sentence_coherence_async(["a"], Short({"a": 2.0}), splitter=bars))
+    assert asyncio.run(sentence_coherence_async([], StubLM({}), splitter=bars)) == []
 
 
 def test_default_splitter_is_used() -> None:
     lm = StubLM({"Paris is big.": 2.0, "It is old.": 4.0})
-    values = asyncio.run(sentence_coherence(["Paris is big. It is old."], lm))
+    values = asyncio.run(sentence_coherence_async(["Paris is big. It is old."], lm))
     assert values[0].value == pytest.approx(0.375)
 
 
@@ -155,7 +155,7 @@ def test_tiny_causal_lm_end_to_end(tmp_path: Path) -> None:
 
     lm = causal_lm_scorer(f"hf:{build_tiny_causal_lm(tmp_path / 'lm', chat_template=None)}")
     text = "paris paris paris | the city of france"
-    values = asyncio.run(sentence_coherence([text], lm, splitter=bars))
+    values = asyncio.run(sentence_coherence_async([text], lm, splitter=bars))
     # sentence 1: two predicted "paris" -> PPL Z/e^2; sentence 2: three other tokens -> PPL Z
     expected = (math.exp(2.0) / Z + 1.0 / Z) / 2  # (0.260280 + 0.035225) / 2 = 0.147752
     assert values[0].value == pytest.approx(expected, rel=1e-4)
@@ -163,7 +163,7 @@ def test_tiny_causal_lm_end_to_end(tmp_path: Path) -> None:
 
 
 def test_paragraph_without_model_is_unmeasured() -> None:
-    values = asyncio.run(paragraph_coherence(["some text", ""], None))
+    values = asyncio.run(paragraph_coherence_async(["some text", ""], None))
     assert [v.value for v in values] == [None, None]
     assert values[0].reason == NO_PARAGRAPH_MODEL
     assert "aisingapore/coherence-momentum" in NO_PARAGRAPH_MODEL
@@ -174,23 +174,27 @@ def test_paragraph_minmax_bounds_and_raw() -> None:
     texts = ["t1", "t2", "", "t3"]
     scorer = ListScorer([-2.0, 6.0, 0.0])
     assert isinstance(scorer, ParagraphScorer)
-    minmax = asyncio.run(paragraph_coherence(texts, scorer))
+    minmax = asyncio.run(paragraph_coherence_async(texts, scorer))
     assert scorer.texts == ["t1", "t2", "t3"]
     assert [v.value for v in minmax] == [0.0, 1.0, None, 0.25]
     assert minmax[3].details == {"raw": 0.0, "normalize": "minmax", "min": -2.0, "max": 6.0}
     assert minmax[2].reason == "empty knowledge"
-    fixed = asyncio.run(paragraph_coherence(texts, ListScorer([-2.0, 6.0, 0.0]), bounds=(-4, 4)))
+    fixed = asyncio.run(
+        paragraph_coherence_async(texts, ListScorer([-2.0, 6.0, 0.0]), bounds=(-4, 4))
+    )
     assert [v.value for v in fixed] == [0.25, 1.0, None, 0.5]  # 6 clipped to 1
-    raw = asyncio.run(paragraph_coherence(texts, ListScorer([-2.0, 6.0, 0.0]), normalize="none"))
+    raw = asyncio.run(
+        paragraph_coherence_async(texts, ListScorer([-2.0, 6.0, 0.0]), normalize="none")
+    )
     assert [v.value for v in raw] == [-2.0, 6.0, None, 0.0]
-    single = asyncio.run(paragraph_coherence(["t1"], ListScorer([3.0])))
+    single = asyncio.run(paragraph_coherence_async(["t1"], ListScorer([3.0])))
     assert single[0].value is None and "two different scores" in (single[0].reason or "")
     with pytest.raises(ConfigError):
-        asyncio.run(paragraph_coherence(texts, scorer, bounds=(1.0, 1.0)))
+        asyncio.run(paragraph_coherence_async(texts, scorer, bounds=(1.0, 1.0)))
     with pytest.raises(ConfigError):
-        asyncio.run(paragraph_coherence(texts, scorer, normalize="z"))  # type: ignore[arg-type]
+        asyncio.run(paragraph_coherence_async(texts, scorer, normalize="z"))  # type: ignore[arg-type]
     with pytest.raises(ModelError):
-        asyncio.run(paragraph_coherence(texts, ListScorer([1.0])))
+        asyncio.run(paragraph_coherence_async(texts, ListScorer([1.0])))
 
 
 def test_hf_paragraph_scorer_on_a_tiny_regressor(tmp_path: Path) -> None:
@@ -202,7 +206,7 @@ def test_hf_paragraph_scorer_on_a_tiny_regressor(tmp_path: Path) -> None:
     scorer = paragraph_scorer(f"hf:{path}", batch_size=2)
     assert scorer is not None and scorer.name == f"hf:{path}"
     values = asyncio.run(
-        paragraph_coherence(["he wrote a novel .", "paris"], scorer, normalize="none")
+        paragraph_coherence_async(["he wrote a novel .", "paris"], scorer, normalize="none")
     )
     assert [v.value for v in values] == pytest.approx([1.5, 1.5])
     with pytest.raises(ConfigError):
@@ -236,7 +240,7 @@ def test_reference_outputs_reproduce_their_aggregates(data_dir: Path) -> None:
     top, bottom = map(float, para_lines[1].split("\t"))
     assert len(raw) == 500 and (max(raw), min(raw)) == (top, bottom)
     texts = [f"text {i}" for i in range(len(raw))]
-    values = asyncio.run(paragraph_coherence(texts, ListScorer(raw)))
+    values = asyncio.run(paragraph_coherence_async(texts, ListScorer(raw)))
     normalised = [v.value for v in values]
     assert all(v is not None and 0.0 <= v <= 1.0 for v in normalised)
     assert normalised[raw.index(top)] == 1.0 and normalised[raw.index(bottom)] == 0.0

@@ -21,7 +21,7 @@ from citegraph.conner.metrics import (
     FactualityConfig,
     FixedEvidence,
     RetrievedEvidence,
-    factuality,
+    factuality_async,
     factuality_summary,
     gold_evidence,
     reference_evidence,
@@ -73,7 +73,7 @@ TABLE: dict[tuple[str, str], Vector] = {
 def _run(
     knowledge: str, evidence: EvidenceSource, nli: ScriptedNLI, **config: object
 ) -> MetricValue:
-    return asyncio.run(factuality(knowledge, evidence, nli, FactualityConfig(**config)))  # type: ignore[arg-type]
+    return asyncio.run(factuality_async(knowledge, evidence, nli, FactualityConfig(**config)))  # type: ignore[arg-type]
 
 
 def _parts(value: MetricValue) -> tuple[object, ...]:
@@ -83,7 +83,7 @@ def _parts(value: MetricValue) -> tuple[object, ...]:
 
 def test_min_is_the_default_and_takes_the_least_supported_sentence() -> None:
     nli = ScriptedNLI(TABLE)
-    value = asyncio.run(factuality(KNOWLEDGE, EVIDENCE, nli))
+    value = asyncio.run(factuality_async(KNOWLEDGE, EVIDENCE, nli))
     assert value.value == pytest.approx(0.3)
     assert _parts(value) == pytest.approx((0.2, 0.5, 0.3))
     assert value.details["label"] == 1 and value.details["sentence"] == 1
@@ -96,7 +96,7 @@ def test_min_is_the_default_and_takes_the_least_supported_sentence() -> None:
 
 
 def test_details_name_each_sentence_its_label_and_deciding_evidence() -> None:
-    value = asyncio.run(factuality(KNOWLEDGE, EVIDENCE, ScriptedNLI(TABLE)))
+    value = asyncio.run(factuality_async(KNOWLEDGE, EVIDENCE, ScriptedNLI(TABLE)))
     assert value.details["sentences"] == [
         {"index": 0, "text": S1, "label": "consistent", "entailment": 0.8,
          "evidence_index": 1, "evidence": "e2"},
@@ -106,7 +106,7 @@ def test_details_name_each_sentence_its_label_and_deciding_evidence() -> None:
     # a contradicted sentence is "inconsistent"; long evidence is cut to EVIDENCE_CHARS
     long = "x" * (EVIDENCE_CHARS + 50)
     table = {(long, S1): (0.9, 0.05, 0.05), (long, S2): (0.0, 0.1, 0.9)}
-    cut = asyncio.run(factuality(KNOWLEDGE, FixedEvidence([long]), ScriptedNLI(table)))
+    cut = asyncio.run(factuality_async(KNOWLEDGE, FixedEvidence([long]), ScriptedNLI(table)))
     rows = cut.details["sentences"]
     assert isinstance(rows, list)
     assert [r["label"] for r in rows] == ["inconsistent", "consistent"]
@@ -167,12 +167,12 @@ def test_reference_pool_and_32_pair_truncation() -> None:
     evidence = reference_evidence(gold, retrieved, retrieved_num=40)
     table: dict[tuple[str, str], Vector] = {("doc35", S1): (0.0, 0.1, 0.9)}
     nli = ScriptedNLI(table)
-    ref = asyncio.run(factuality(S1, evidence, nli, FactualityConfig.reference()))
+    ref = asyncio.run(factuality_async(S1, evidence, nli, FactualityConfig.reference()))
     assert len(nli.calls[0]) == 32 and ref.details["n_pairs"] == 32
     assert ref.value == 0.0 and ref.details["label"] == 1
     assert ref.details["outer"] == "max:label"
     assert ref.details["evidence"] == "gold+retrieved"
-    paper = asyncio.run(factuality(S1, evidence, ScriptedNLI(table)))
+    paper = asyncio.run(factuality_async(S1, evidence, ScriptedNLI(table)))
     assert paper.value == 0.9 and paper.details["n_pairs"] == 43
 
 
@@ -320,7 +320,7 @@ def test_summary_of_nothing_measured() -> None:
 def test_lexical_end_to_end_on_a_gold_passage() -> None:
     gold = "Paris is the capital of France. It has a tower."
     knowledge = "Paris is the capital of France. Berlin is in Spain."
-    value = asyncio.run(factuality(knowledge, gold_evidence(gold), LexicalNLI3()))
+    value = asyncio.run(factuality_async(knowledge, gold_evidence(gold), LexicalNLI3()))
     # Sentence 1 is in the gold passage (entailment 1); sentence 2 is not (neutral 1); min.
     assert value.model == "lexical"
     assert value.value == 0.0 and value.details["label"] == 1
@@ -334,7 +334,7 @@ def test_tiny_hf_model_end_to_end(tmp_path: Path) -> None:
 
     path = build_tiny_nli_classifier(tmp_path / "nli", bias=[0.0, 1.0, 2.0])
     nli = nli3_model(f"hf:{path}", batch_size=4)
-    value = asyncio.run(factuality(KNOWLEDGE, EVIDENCE, nli))
+    value = asyncio.run(factuality_async(KNOWLEDGE, EVIDENCE, nli))
     # Every pair: logits (c, e, n) = (0, 1, 2) -> (0.090031, 0.665241, 0.244728), label 1.
     assert value.value == pytest.approx(0.244728, abs=1e-6)
     assert _parts(value) == pytest.approx((0.090031, 0.665241, 0.244728), abs=1e-6)

@@ -21,7 +21,7 @@ from citegraph.conner.metrics import (
     HELPFULNESS_PROMPT,
     ZERO_SHOT_PROMPTS,
     answer_demonstrations,
-    helpfulness,
+    helpfulness_async,
 )
 from citegraph.errors import ConfigError
 from citegraph.models import LMScorer, TokenScores
@@ -93,7 +93,7 @@ def test_stub_is_an_lm_scorer() -> None:
 
 def test_eq6_values_clipping_and_details() -> None:
     samples, knowledge, scorer = three_items()
-    values = run(helpfulness(samples, knowledge, scorer, u=2))
+    values = run(helpfulness_async(samples, knowledge, scorer, u=2))
     a, b, c = values
     # a: L = 1, negatives b, c -> baseline (2 + 4) / 2 = 3 -> 1 - 1/3
     assert a.value == pytest.approx(2 / 3)
@@ -113,13 +113,13 @@ def test_eq6_values_clipping_and_details() -> None:
 
 def test_one_scorer_call_per_batch_and_exact_prompt() -> None:
     samples, knowledge, scorer = three_items()
-    run(helpfulness(samples, knowledge, scorer, u=2))
+    run(helpfulness_async(samples, knowledge, scorer, u=2))
     assert len(scorer.calls) == 1 and len(scorer.calls[0]) == 9  # 3 items x (1 + u) pairs
     assert scorer.calls[0][0] == ("Passage: K_a\nQuery: question a?\nAnswer: ", "ans")
     seen: list[tuple[int, int]] = []
     scorer.calls.clear()
     run(
-        helpfulness(
+        helpfulness_async(
             samples, knowledge, scorer, u=2, batch_size=2, progress=lambda d, t: seen.append((d, t))
         )
     )
@@ -134,7 +134,7 @@ def test_negatives_are_seeded_exclude_the_item_and_ignore_order() -> None:
     scorer = StubScorer({f"K_{i}": 1.0 + n for n, i in enumerate(ids)})
 
     def negatives(seed: int, order: slice = slice(None)) -> dict[str, list[str]]:
-        values = run(helpfulness(samples[order], knowledge[order], scorer, u=3, seed=seed))
+        values = run(helpfulness_async(samples[order], knowledge[order], scorer, u=3, seed=seed))
         return {
             s.id: json.loads(str(v.details["negatives"]))
             for s, v in zip(samples[order], values, strict=True)
@@ -151,19 +151,19 @@ def test_negatives_are_seeded_exclude_the_item_and_ignore_order() -> None:
 def test_explicit_pool_blank_texts_and_too_few_negatives() -> None:
     samples, knowledge, scorer = three_items()
     pool = [know("x", "K_b"), know("y", "   "), know("a", "K_c")]
-    values = run(helpfulness(samples[:1], knowledge[:1], scorer, u=1, negatives=pool))
+    values = run(helpfulness_async(samples[:1], knowledge[:1], scorer, u=1, negatives=pool))
     # "y" is blank and "a" is the item's own id: the only negative is "x" (loss 2)
     assert json.loads(str(values[0].details["negatives"])) == ["x"]
     assert values[0].value == pytest.approx(0.5)
     with pytest.raises(ConfigError, match="u=2"):
-        run(helpfulness(samples[:1], knowledge[:1], scorer, u=2, negatives=pool))
+        run(helpfulness_async(samples[:1], knowledge[:1], scorer, u=2, negatives=pool))
 
 
 def test_unmeasurable_answer_is_none_with_reason() -> None:
     samples = [sample("a", answer=""), sample("b"), sample("c")]
     knowledge = [know("a", "K_a"), know("b", "K_b"), know("c", "K_c")]
     scorer = StubScorer({"K_a": 1.0, "K_b": 2.0, "K_c": 4.0})
-    values = run(helpfulness(samples, knowledge, scorer, u=2))
+    values = run(helpfulness_async(samples, knowledge, scorer, u=2))
     assert values[0].value is None and "empty continuation" in str(values[0].reason)
     assert values[1].value == pytest.approx(0.2)
 
@@ -171,7 +171,7 @@ def test_unmeasurable_answer_is_none_with_reason() -> None:
 def test_zero_baseline_is_none() -> None:
     samples, knowledge, _ = three_items()
     scorer = StubScorer({"K_a": 1.0, "K_b": 0.0, "K_c": 0.0})
-    values = run(helpfulness(samples, knowledge, scorer, u=2))
+    values = run(helpfulness_async(samples, knowledge, scorer, u=2))
     assert values[0].value is None and "baseline loss is 0" in str(values[0].reason)
 
 
@@ -179,23 +179,23 @@ def test_few_shot_prefix_and_zero_shot_templates() -> None:
     samples, knowledge, scorer = three_items()
     demos = answer_demonstrations([(sample("d"), " K_d ")])
     assert demos == "Passage: K_d\nQuery: question d?\nAnswer: ans\n\n"
-    run(helpfulness(samples[:2], knowledge[:2], scorer, u=1, few_shot=demos))
+    run(helpfulness_async(samples[:2], knowledge[:2], scorer, u=1, few_shot=demos))
     assert scorer.calls[-1][0][0] == demos + HELPFULNESS_PROMPT.format(
         knowledge="K_a", query="question a?"
     )
     wow = [sample("w1", task="wow"), sample("w2", task="wow")]
     wk = [know("w1", "K_a"), know("w2", "K_b")]
-    values = run(helpfulness(wow, wk, scorer, u=1, prompt=ZERO_SHOT_PROMPTS))
+    values = run(helpfulness_async(wow, wk, scorer, u=1, prompt=ZERO_SHOT_PROMPTS))
     assert scorer.calls[-1][0][0] == (
         "Using the knowledge from the passage, complete the dialogue below:\n"
         "Passage: K_a\nSpeaker 1: question w1?\nSpeaker 2: "
     )
     assert values[0].details["prompt"] == "conner-zero-shot-wow/1"
     per_item = {"a": "A-demos\n\n", "b": "B-demos\n\n"}
-    run(helpfulness(samples[:2], knowledge[:2], scorer, u=1, few_shot=per_item))
+    run(helpfulness_async(samples[:2], knowledge[:2], scorer, u=1, few_shot=per_item))
     assert scorer.calls[-1][2][0].startswith("B-demos\n\nPassage: K_b")
     with pytest.raises(ConfigError, match="few-shot"):
-        run(helpfulness(samples, knowledge, scorer, u=1, few_shot=per_item))
+        run(helpfulness_async(samples, knowledge, scorer, u=1, few_shot=per_item))
 
 
 def test_reference_mode_truncates_gold_to_500_words() -> None:
@@ -204,29 +204,33 @@ def test_reference_mode_truncates_gold_to_500_words() -> None:
     samples = [sample("a"), sample("b")]
     knowledge = [know("a", long_gold, source="gold"), know("b", "K_b")]
     scorer = StubScorer({long_gold: 1.0, kept: 1.0, "K_b": 2.0})
-    values = run(helpfulness(samples, knowledge, scorer, u=1, mode="reference"))
+    values = run(helpfulness_async(samples, knowledge, scorer, u=1, mode="reference"))
     assert scorer.calls[-1][0][0] == f"Passage: {kept}\nQuery: question a?\nAnswer: "
     assert values[0].details["words_truncated"] == 100
     # the negative drawn for "b" is the untruncated gold text (as in the reference script)
     assert scorer.calls[-1][3][0].startswith(f"Passage: {long_gold}\n")
-    run(helpfulness(samples, knowledge, scorer, u=1))
+    run(helpfulness_async(samples, knowledge, scorer, u=1))
     assert scorer.calls[-1][0][0] == f"Passage: {long_gold}\nQuery: question a?\nAnswer: "
 
 
 def test_bad_inputs() -> None:
     samples, knowledge, scorer = three_items()
     with pytest.raises(ConfigError, match="aligned"):
-        run(helpfulness(samples, list(reversed(knowledge)), scorer))
+        run(helpfulness_async(samples, list(reversed(knowledge)), scorer))
     with pytest.raises(ConfigError, match="samples"):
-        run(helpfulness(samples, knowledge[:2], scorer))
+        run(helpfulness_async(samples, knowledge[:2], scorer))
     with pytest.raises(ConfigError, match="u must be"):
-        run(helpfulness(samples, knowledge, scorer, u=0))
+        run(helpfulness_async(samples, knowledge, scorer, u=0))
     with pytest.raises(ConfigError, match="unknown fields"):
-        run(helpfulness(samples, knowledge, scorer, u=1, prompt="{knowledge} {query} {answer}"))
+        run(
+            helpfulness_async(
+                samples, knowledge, scorer, u=1, prompt="{knowledge} {query} {answer}"
+            )
+        )
     with pytest.raises(ConfigError, match="needs the fields"):
-        run(helpfulness(samples, knowledge, scorer, u=1, prompt="Query: {query}\nAnswer: "))
+        run(helpfulness_async(samples, knowledge, scorer, u=1, prompt="Query: {query}\nAnswer: "))
     with pytest.raises(ConfigError, match="mode"):
-        run(helpfulness(samples, knowledge, scorer, u=1, mode="code"))  # type: ignore[arg-type]
+        run(helpfulness_async(samples, knowledge, scorer, u=1, mode="code"))  # type: ignore[arg-type]
 
 
 # ---------------------------------------------------------------- the tiny causal LM
@@ -253,7 +257,7 @@ def test_end_to_end_on_the_tiny_causal_lm(tmp_path: Path) -> None:
     ]
     texts = ["the capital of france", "the city", "hello . be brief"]
     knowledge = [know(s.id, t) for s, t in zip(samples, texts, strict=True)]
-    values: list[MetricValue] = run(helpfulness(samples, knowledge, scorer, u=2))
+    values: list[MetricValue] = run(helpfulness_async(samples, knowledge, scorer, u=2))
     expected = math.log(math.exp(2.0) + 21.0) - 2.0  # 1.345997
     for v in values:
         assert v.model == scorer.name

@@ -19,7 +19,7 @@ import pytest
 from citegraph.conner import ConnerSample
 from citegraph.conner.metrics import (
     INFO_PROMPT,
-    informativeness,
+    informativeness_async,
     informativeness_prefix,
     truncate_words,
 )
@@ -101,11 +101,11 @@ def test_truncate_words() -> None:
 
 def test_keep_and_drop_first_token() -> None:
     lm = StubLM([-1.0, -2.0])
-    keep = asyncio.run(informativeness([NQ], ["Flash Player 32."], lm))
+    keep = asyncio.run(informativeness_async([NQ], ["Flash Player 32."], lm))
     assert keep[0].value == pytest.approx(1 - math.exp(-1.5))  # 0.7768698
     assert keep[0].details["mean_nll"] == pytest.approx(1.5)
     assert keep[0].details["n_tokens"] == 2 and keep[0].model == "stub-lm"
-    drop = asyncio.run(informativeness([NQ], ["Flash Player 32."], lm, first_token="drop"))
+    drop = asyncio.run(informativeness_async([NQ], ["Flash Player 32."], lm, first_token="drop"))
     assert drop[0].value == pytest.approx(1 - math.exp(-2.0))  # 0.8646647
     assert drop[0].details["n_tokens"] == 1 and drop[0].details["first_token"] == "drop"
     assert lm.flags == [False, True]  # log probs are asked for only when needed
@@ -115,25 +115,25 @@ def test_keep_and_drop_first_token() -> None:
 def test_truncation_empty_and_unscorable() -> None:
     lm = StubLM([-0.5])
     long_text = " ".join(f"w{i}" for i in range(305))
-    values = asyncio.run(informativeness([NQ, WOW, NQ], [long_text, "  ", "x"], lm))
+    values = asyncio.run(informativeness_async([NQ, WOW, NQ], [long_text, "  ", "x"], lm))
     assert lm.pairs[0][1] == " ".join(f"w{i}" for i in range(300))
     assert values[0].details["words_dropped"] == 5
     assert values[1].value is None and values[1].reason == "empty knowledge"
     assert len(lm.pairs) == 2  # the empty text never reaches the LM
-    one = asyncio.run(informativeness([NQ], ["x"], StubLM([-0.5]), first_token="drop"))
+    one = asyncio.run(informativeness_async([NQ], ["x"], StubLM([-0.5]), first_token="drop"))
     assert one[0].value is None and "first_token='drop'" in (one[0].reason or "")
-    whole = asyncio.run(informativeness([NQ], [long_text], StubLM([-0.5]), max_words=None))
+    whole = asyncio.run(informativeness_async([NQ], [long_text], StubLM([-0.5]), max_words=None))
     assert whole[0].details["words_dropped"] == 0
 
 
 def test_errors() -> None:
     lm = StubLM([-1.0])
     with pytest.raises(DataError):
-        asyncio.run(informativeness([NQ], ["a", "b"], lm))
+        asyncio.run(informativeness_async([NQ], ["a", "b"], lm))
     with pytest.raises(ConfigError):
-        asyncio.run(informativeness([NQ], ["a"], lm, first_token="skip"))  # type: ignore[arg-type]
+        asyncio.run(informativeness_async([NQ], ["a"], lm, first_token="skip"))  # type: ignore[arg-type]
     with pytest.raises(ConfigError):
-        asyncio.run(informativeness([NQ], ["a"], lm, max_words=0))
+        asyncio.run(informativeness_async([NQ], ["a"], lm, max_words=0))
 
     class NoLogprobs(StubLM):
         async def score_continuations(
@@ -142,7 +142,9 @@ def test_errors() -> None:
             return await super().score_continuations(pairs, token_logprobs=False)
 
     with pytest.raises(ModelError, match="token_logprobs"):
-        asyncio.run(informativeness([NQ], ["a b"], NoLogprobs([-1.0, -1.0]), first_token="drop"))
+        asyncio.run(
+            informativeness_async([NQ], ["a b"], NoLogprobs([-1.0, -1.0]), first_token="drop")
+        )
 
 
 def test_tiny_causal_lm_end_to_end(tmp_path: Path) -> None:
@@ -153,12 +155,12 @@ def test_tiny_causal_lm_end_to_end(tmp_path: Path) -> None:
 
     lm = causal_lm_scorer(f"hf:{build_tiny_causal_lm(tmp_path / 'lm', chat_template=None)}")
     texts = ["paris paris", "the city", "paris the"]
-    values = asyncio.run(informativeness([NQ, NQ, WOW], texts, lm))
+    values = asyncio.run(informativeness_async([NQ, NQ, WOW], texts, lm))
     # paris paris: both predictions "paris"; the city: both other tokens; mixed: mean of both
     mixed = 1 - math.exp(-((math.log(Z) - 2.0) + math.log(Z)) / 2)  # 1 - e / Z = 0.9042
     assert [v.value for v in values] == pytest.approx(
         [1 - math.exp(2.0) / Z, 1 - 1 / Z, mixed], rel=1e-4
     )
     assert [v.details["n_tokens"] for v in values] == [2, 2, 2]
-    dropped = asyncio.run(informativeness([WOW], ["paris the"], lm, first_token="drop"))
+    dropped = asyncio.run(informativeness_async([WOW], ["paris the"], lm, first_token="drop"))
     assert dropped[0].value == pytest.approx(1 - 1 / Z, rel=1e-4)  # only "the" is left

@@ -21,7 +21,7 @@ from citegraph.conner.metrics import (
     EmbeddingRelevance,
     RelevanceScorer,
     metric_query,
-    relevance,
+    relevance_async,
     relevance_scorer,
 )
 from citegraph.errors import ConfigError, DataError, ModelError
@@ -86,7 +86,7 @@ def test_embedding_fallback_is_rescaled_cosine(embedder_cls: type[StubEmbedder])
     embedder = embedder_cls()
     scorer = EmbeddingRelevance(embedder)
     assert isinstance(scorer, RelevanceScorer)
-    values = asyncio.run(relevance(["q", "q", "q", "q"], ["k1", "k2", "k3", " "], scorer))
+    values = asyncio.run(relevance_async(["q", "q", "q", "q"], ["k1", "k2", "k3", " "], scorer))
     assert [v.value for v in values[:3]] == pytest.approx([0.8535534, 0.0, 0.5], abs=1e-7)
     assert values[0].details["cosine"] == pytest.approx(1 / math.sqrt(2))
     assert {v.model for v in values} == {"embedding-fallback:stub-embedder"}
@@ -105,20 +105,20 @@ def test_embedding_fallback_errors() -> None:
 
 def test_relevance_keeps_alignment_and_records_the_model() -> None:
     scorer = FixedScores([0.9, 0.2])
-    values = asyncio.run(relevance(["q1", "q2", "", "q4"], ["k1", "", "k3", "k4"], scorer))
+    values = asyncio.run(relevance_async(["q1", "q2", "", "q4"], ["k1", "", "k3", "k4"], scorer))
     assert scorer.asked == [("q1", "k1"), ("q4", "k4")]  # empty ones never reach the model
     assert [v.value for v in values] == [0.9, None, None, 0.2]
     assert [v.reason for v in values] == [None, "empty knowledge", "empty query", None]
     assert {v.model for v in values} == {"fixed"}
     with pytest.raises(DataError):
-        asyncio.run(relevance(["q"], ["k", "k"], scorer))
+        asyncio.run(relevance_async(["q"], ["k", "k"], scorer))
     with pytest.raises(ModelError):
-        asyncio.run(relevance(["q", "q"], ["k", "k"], FixedScores([0.5])))
-    assert asyncio.run(relevance([], [], scorer)) == []
+        asyncio.run(relevance_async(["q", "q"], ["k", "k"], FixedScores([0.5])))
+    assert asyncio.run(relevance_async([], [], scorer)) == []
 
 
 def test_nan_score_is_unmeasured() -> None:
-    values = asyncio.run(relevance(["q"], ["k"], FixedScores([math.nan])))
+    values = asyncio.run(relevance_async(["q"], ["k"], FixedScores([math.nan])))
     assert values[0].value is None and values[0].reason == "non-finite score"
 
 
@@ -140,7 +140,7 @@ def test_tiny_reranker_end_to_end(tmp_path: Path) -> None:
     )
     scorer = relevance_scorer(f"hf:{path}", batch_size=2)
     queries = [metric_query(NQ), metric_query(WOW), metric_query(NQ)]
-    values = asyncio.run(relevance(queries, ["he wrote a novel .", "paris", ""], scorer))
+    values = asyncio.run(relevance_async(queries, ["he wrote a novel .", "paris", ""], scorer))
     assert [v.value for v in values[:2]] == pytest.approx([0.7310586] * 2, abs=1e-6)
     assert values[2].value is None
     assert values[0].model == f"hf:{path}"
@@ -182,7 +182,7 @@ def test_real_reranker_prefers_the_gold_passage(data_dir: Path) -> None:
     scorer = relevance_scorer(spec if spec.startswith("hf:") else f"hf:{spec}")
     queries = [r[1] for r in rows] * 2
     passages = [r[2] for r in rows] + [r[2] for r in rows[1:] + rows[:1]]
-    values = asyncio.run(relevance(queries, passages, scorer))
+    values = asyncio.run(relevance_async(queries, passages, scorer))
     gold = [v.value for v in values[:4]]
     other = [v.value for v in values[4:]]
     assert None not in gold and None not in other
@@ -201,7 +201,7 @@ def test_minilm_fallback_end_to_end() -> None:
     assert scorer.name == "embedding-fallback:sentence-transformers/all-MiniLM-L6-v2"
     query = "who wrote the novel the red badge of courage"
     values = asyncio.run(
-        relevance(
+        relevance_async(
             [query, query],
             [
                 "The Red Badge of Courage is a war novel by American author Stephen Crane.",

@@ -14,9 +14,9 @@ from citegraph.conner.metrics import (
     FixedEvidence,
     OpenValidityConfig,
     SpanValidityConfig,
-    open_validity,
-    span_validity,
-    span_validity_batch,
+    open_validity_async,
+    span_validity_async,
+    span_validity_batch_async,
     validity_summary,
 )
 from citegraph.errors import ConfigError
@@ -51,7 +51,7 @@ def test_span_validity_premise_is_question_and_gold_answer() -> None:
     # Eq. 7: premise = (q, a*), hypothesis = (q, a); the value is P(entailment).
     table = {(f"{Q} {GOLD}", f"{Q} {ANSWER}"): (0.05, 0.15, 0.8)}
     nli = ScriptedNLI(table)
-    value = asyncio.run(span_validity(Q, ANSWER, GOLD, nli))
+    value = asyncio.run(span_validity_async(Q, ANSWER, GOLD, nli))
     assert nli.calls == [[NLIPair(premise=f"{Q} {GOLD}", hypothesis=f"{Q} {ANSWER}")]]
     assert value.value == 0.8 and value.model == "scripted"
     assert value.details == {
@@ -64,7 +64,7 @@ def test_span_validity_premise_is_question_and_gold_answer() -> None:
 
 def test_span_validity_reference_join() -> None:
     nli = ScriptedNLI({})
-    asyncio.run(span_validity(Q, ANSWER, GOLD, nli, SpanValidityConfig.reference()))
+    asyncio.run(span_validity_async(Q, ANSWER, GOLD, nli, SpanValidityConfig.reference()))
     assert nli.calls[0][0] == NLIPair(premise=f"{Q}?\t{GOLD}", hypothesis=f"{Q}?\t{ANSWER}")
     # A question that already ends with "?" keeps a single one.
     assert SpanValidityConfig.reference().join(" is it? ", " yes ") == "is it?\tyes"
@@ -77,7 +77,7 @@ def test_span_validity_batch_is_one_call_and_skips_empty_answers() -> None:
     }
     nli = ScriptedNLI(table)
     values = asyncio.run(
-        span_validity_batch(
+        span_validity_batch_async(
             ["q1", "q2", "q3", "q4"], ["a", "  ", "d", "x"], ["a", "b", "c", ""], nli
         )
     )
@@ -87,10 +87,10 @@ def test_span_validity_batch_is_one_call_and_skips_empty_answers() -> None:
     assert values[3].reason == "empty gold answer"
     assert values[2].details["label"] == 0
     with pytest.raises(ConfigError, match="2 queries, 1 answers"):
-        asyncio.run(span_validity_batch(["q", "r"], ["a"], ["b", "c"], nli))
+        asyncio.run(span_validity_batch_async(["q", "r"], ["a"], ["b", "c"], nli))
     # Nothing to score: no NLI call at all.
     quiet = ScriptedNLI({})
-    assert asyncio.run(span_validity_batch([], [], [], quiet)) == []
+    assert asyncio.run(span_validity_batch_async([], [], [], quiet)) == []
     assert quiet.calls == []
 
 
@@ -102,7 +102,7 @@ def test_open_validity_takes_the_best_supported_evidence() -> None:
         ("doc2", answer): (0.0, 0.3, 0.7),  # a tie with doc1: the first wins
     }
     nli = ScriptedNLI(table)
-    value = asyncio.run(open_validity(answer, ["gold response", "doc1", "doc2", " "], nli))
+    value = asyncio.run(open_validity_async(answer, ["gold response", "doc1", "doc2", " "], nli))
     assert [(p.premise, p.hypothesis) for p in nli.calls[0]] == [
         ("gold response", answer), ("doc1", answer), ("doc2", answer),
     ]  # fmt: skip
@@ -114,23 +114,23 @@ def test_open_validity_reference_cut_and_sources() -> None:
     answer = "An answer."
     docs = [f"doc{i}" for i in range(40)]
     table = {("doc35", answer): (0.0, 0.2, 0.8)}
-    paper = asyncio.run(open_validity(answer, docs, ScriptedNLI(table)))
+    paper = asyncio.run(open_validity_async(answer, docs, ScriptedNLI(table)))
     assert paper.value == 0.8 and paper.details["evidence_index"] == 35
     ref = asyncio.run(
-        open_validity(answer, docs, ScriptedNLI(table), OpenValidityConfig.reference())
+        open_validity_async(answer, docs, ScriptedNLI(table), OpenValidityConfig.reference())
     )
     assert ref.value == 0.0 and ref.details["n_pairs"] == 32 and ref.details["label"] == 1
     # An EvidenceSource and a single string work as evidence too.
-    source = asyncio.run(open_validity(answer, FixedEvidence(["doc35"]), ScriptedNLI(table)))
+    source = asyncio.run(open_validity_async(answer, FixedEvidence(["doc35"]), ScriptedNLI(table)))
     assert source.value == 0.8
-    assert asyncio.run(open_validity(answer, "doc35", ScriptedNLI(table))).value == 0.8
+    assert asyncio.run(open_validity_async(answer, "doc35", ScriptedNLI(table))).value == 0.8
 
 
 def test_open_validity_unmeasured() -> None:
     nli = ScriptedNLI({})
-    empty = asyncio.run(open_validity(" ", ["doc"], nli))
+    empty = asyncio.run(open_validity_async(" ", ["doc"], nli))
     assert empty.value is None and empty.reason == "empty generated answer"
-    none = asyncio.run(open_validity("An answer.", [], nli))
+    none = asyncio.run(open_validity_async("An answer.", [], nli))
     assert none.value is None and none.reason == "no evidence for the answer"
     assert nli.calls == []
 
@@ -168,8 +168,8 @@ def test_tiny_hf_model_end_to_end(tmp_path: Path) -> None:
     # P(entailment) = e^3 / (e^3 + 2) = 20.085537 / 22.085537 = 0.909443, label 2.
     path = build_tiny_nli_classifier(tmp_path / "nli", bias=[0.0, 3.0, 0.0])
     nli = nli3_model(f"hf:{path}")
-    span = asyncio.run(span_validity(Q, ANSWER, GOLD, nli))
+    span = asyncio.run(span_validity_async(Q, ANSWER, GOLD, nli))
     assert span.value == pytest.approx(0.909443, abs=1e-6) and span.details["label"] == 2
-    opened = asyncio.run(open_validity(ANSWER, ["he wrote hamlet", "paris"], nli))
+    opened = asyncio.run(open_validity_async(ANSWER, ["he wrote hamlet", "paris"], nli))
     assert opened.value == pytest.approx(0.909443, abs=1e-6)
     assert opened.details["evidence_index"] == 0 and opened.model == f"hf:{path}"

@@ -285,3 +285,48 @@ def test_shards_merge_to_the_whole_run(
     assert whole["n_samples"] == 7 and whole["n_knowledge_missing"] == 2
     assert whole["metrics"]["helpfulness"]["n"] == 5
     assert read_records(tmp_path / "merged") == read_records(tmp_path / "whole")
+
+
+def test_a_u_too_large_for_a_small_file_says_which_u_fits_before_anything_is_written(
+    data_dir: Path, knowledge_file: Path, tmp_path: Path
+) -> None:
+    """Three texts: each item's negatives come from the two others, so u can be 2 at most.
+    u=3 fails before the run directory is written, naming ``--u 2``; u=2 then runs there."""
+    out = tmp_path / "run"
+    too_many = config(knowledge_file, u=3, metrics="helpfulness")
+    with pytest.raises(ConfigError, match=r"there are only 2 to draw from: rerun with --u 2"):
+        score_knowledge(out, too_many, data_dir=data_dir, models=models(answerer()))
+    assert not (out / "run.json").exists()
+    fits = score_knowledge(
+        out,
+        config(knowledge_file, u=2, metrics="helpfulness"),
+        data_dir=data_dir,
+        models=models(answerer()),
+        runtime=Runtime(limit=3),
+    )
+    # as in the module docstring: helpfulness 0.9, 0, 0 -> mean 0.3
+    assert fits.metrics["metrics"]["helpfulness"]["mean"] == pytest.approx(0.3)
+    # without helpfulness, u is not used and not checked
+    no_help = config(knowledge_file, u=3, metrics="relevance")
+    score_knowledge(
+        tmp_path / "rel",
+        no_help,
+        data_dir=data_dir,
+        models=models(answerer()),
+        runtime=Runtime(limit=1),
+    )
+
+
+def test_max_negatives_by_hand() -> None:
+    from citegraph.conner import Knowledge
+    from citegraph.conner.metrics import max_negatives
+
+    def k(i: str, text: str) -> Knowledge:
+        return Knowledge(id=i, text=text, source="gold")
+
+    # a, b, c non-blank, d blank (not drawable): a, b, c each have 2 others; d (asking with no
+    # text of its own) would have 3; the fewest is 2.
+    pool = [k("a", "x"), k("b", "y"), k("c", "z"), k("d", "  ")]
+    assert max_negatives(pool, ["a", "b", "c"]) == 2
+    assert max_negatives(pool, ["d"]) == 3
+    assert max_negatives([k("a", "x")], ["a"]) == 0

@@ -10,8 +10,8 @@ import pytest
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
 from citegraph.kalma.build._disambiguate import (
     Resolution,
-    disambiguate,
-    disambiguate_many,
+    disambiguate_async,
+    disambiguate_many_async,
     resolution_counts,
 )
 from citegraph.kalma.build._links import connecting_facts
@@ -178,7 +178,7 @@ def toy_kg() -> OxigraphKG:
 
 
 def _run(pair: PersonPair, kg: OxigraphKG) -> Resolution:
-    return asyncio.run(disambiguate(pair, kg))
+    return asyncio.run(disambiguate_async(pair, kg))
 
 
 def _pair(a: str, relation: str, b: str) -> PersonPair:
@@ -240,14 +240,16 @@ def test_disambiguate_many_keeps_order_and_counts(toy_kg: OxigraphKG) -> None:
     ]
     seen: list[tuple[int, int]] = []
     results = asyncio.run(
-        disambiguate_many(pairs, toy_kg, concurrency=2, progress=lambda d, n: seen.append((d, n)))
+        disambiguate_many_async(
+            pairs, toy_kg, concurrency=2, progress=lambda d, n: seen.append((d, n))
+        )
     )
     assert [r.pair for r in results] == pairs
     assert resolution_counts(results) == {"resolved": 2, "ambiguous": 1, "unresolved": 1}
     assert resolution_counts([]) == {"resolved": 0, "ambiguous": 0, "unresolved": 0}
     assert sorted(seen) == [(1, 4), (2, 4), (3, 4), (4, 4)]
     with pytest.raises(ConfigError):
-        asyncio.run(disambiguate_many(pairs, toy_kg, concurrency=0))
+        asyncio.run(disambiguate_many_async(pairs, toy_kg, concurrency=0))
 
 
 def test_connecting_facts_ignores_self_and_other_ids() -> None:
@@ -282,7 +284,7 @@ def test_sample_pairs_from_biokalma(biokalma: OxigraphKG) -> None:
     assert sample_pairs(biokalma, 5, seed=0) == pairs[:5]
     assert sample_pairs(biokalma, 12, seed=1) != pairs
     # Every sampled pair resolves, by the A.2 rule, to the ids it was sampled with.
-    results = asyncio.run(disambiguate_many(pairs, biokalma))
+    results = asyncio.run(disambiguate_many_async(pairs, biokalma))
     assert [(r.status, r.entity_a.id, r.entity_b.id) for r in results] == [  # type: ignore[union-attr]
         ("resolved", p.qid_a, p.qid_b) for p in pairs
     ]
@@ -300,7 +302,9 @@ def test_biokalma_candidates_hand_checked(biokalma: OxigraphKG) -> None:
     # Gordian II (Q1803) "child": "Gordian III": incomplete names.
     assert not any("Q1803" in (a, b) for a, _, b in candidates)
     ambiguous = asyncio.run(
-        disambiguate(_pair("Martha Jefferson Randolph", "father", "Thomas Jefferson"), biokalma)
+        disambiguate_async(
+            _pair("Martha Jefferson Randolph", "father", "Thomas Jefferson"), biokalma
+        )
     )
     assert ambiguous.status == "ambiguous"
     assert [(c.a, c.b) for c in ambiguous.connections] == [

@@ -20,7 +20,7 @@ from citegraph.kalma.build._select import (
     Selection,
     candidate_facts,
     relation_counts,
-    select_fact,
+    select_fact_async,
     specificity,
 )
 from citegraph.kalma.build._templates import fact_sentence, pos_source, relation_class, relation_pos
@@ -220,7 +220,7 @@ def _select(values: Sequence[float | None], **kw: object) -> tuple[Selection, Fa
     fake = FakePerplexity(values)
     candidates = kw.pop("candidates", CANDIDATES)
     selection = asyncio.run(
-        select_fact(PARAGRAPH, candidates, COUNTS, fake, names=NAMES, **kw)  # type: ignore[arg-type]
+        select_fact_async(PARAGRAPH, candidates, COUNTS, fake, names=NAMES, **kw)  # type: ignore[arg-type]
     )
     return selection, fake
 
@@ -337,7 +337,7 @@ def test_minmax_coherence_by_hand() -> None:
     """1/perp = [0.1, 0.05, 0.025] -> minmax [1, (0.05 - 0.025) / 0.075 = 1/3, 0]."""
     import asyncio
 
-    from citegraph.kalma.build._select import RelationCounts, select_fact
+    from citegraph.kalma.build._select import RelationCounts, select_fact_async
     from citegraph.kg import Triple
 
     facts = [
@@ -350,7 +350,9 @@ def test_minmax_coherence_by_hand() -> None:
         return [10.0, 20.0, 40.0]
 
     sel = asyncio.run(
-        select_fact("P.", facts, counts, ppl, alpha=0.5, names={"Q1": "A"}, coherence="minmax")
+        select_fact_async(
+            "P.", facts, counts, ppl, alpha=0.5, names={"Q1": "A"}, coherence="minmax"
+        )
     )
     by_value = {c.triple.value: c for c in sel.candidates}
     assert by_value["painter"].coherence == pytest.approx(1.0)

@@ -80,3 +80,28 @@ def test_code_messages_use_the_split_demo() -> None:
 def test_unknown_version() -> None:
     with pytest.raises(ConfigError, match="kalma-table13-v1"):
         build_messages("Q?", [CRANE], version="v9")
+
+
+MARIE = Subgraph.from_entity_dict(
+    {"name": "Marie Curie", "spouse": "Pierre Curie", "qid": "http://example.org/kg/MarieCurie"}
+)
+
+
+def test_iri_ids_are_shown_by_their_short_id() -> None:
+    # A KG entity carries its short id (from the RDF file's prefixes): the prompt shows it.
+    center = MARIE.center.model_copy(update={"short_id": "ex:MarieCurie"})
+    marie = MARIE.model_copy(update={"center": center})
+    assert (
+        flatten_graph_paper(marie)
+        == "{name: Marie Curie, spouse: Pierre Curie, qid: ex:MarieCurie}"
+    )
+    assert flatten_kg([marie], "kalma-code-v1") == (
+        "[{name: Marie Curie, spouse: Pierre Curie, qid: ex:MarieCurie}]"
+    )
+    # A graph read from a dataset file has none: the compact local name among the prompt's
+    # centres is shown (the paper parser computes the same one to read it back). QIDs as ever.
+    assert flatten_kg([MARIE, CRANE]) == (
+        "{name: Marie Curie, spouse: Pierre Curie, qid: MarieCurie}\n" + flatten_graph_paper(CRANE)
+    )
+    user = build_messages("Who was Marie Curie's spouse?", [MARIE])[-1].content
+    assert "qid: MarieCurie}" in user and "http://" not in user

@@ -32,8 +32,8 @@ from citegraph.kalma.retrieve._retrieve import (
     Retriever,
     matched_values,
     rerank,
-    retrieve,
-    retrieve_many,
+    retrieve_async,
+    retrieve_many_async,
     type_matches,
 )
 from citegraph.kg import (
@@ -229,7 +229,7 @@ def test_retrieve_over_an_in_memory_kg(small_kg: OxigraphKG) -> None:
             mention("anne hathaway"),  # same entity again (case-insensitive lookup)
         ]
     )
-    result = asyncio.run(retrieve(QUESTION, small_kg, ner=ner))
+    result = asyncio.run(retrieve_async(QUESTION, small_kg, ner=ner))
     assert ner.calls == [QUESTION]
     anne, will, stratford, mary, anne_again = result.results
     # Q3 is a ship: filtered out. Q1 matches nothing ("human", "Adam Shulman" are absent);
@@ -261,7 +261,7 @@ def test_reference_options(small_kg: OxigraphKG) -> None:
         True,
         True,
     )
-    result = asyncio.run(retrieve(QUESTION, small_kg, config, ner=ScriptedNER(mentions)))
+    result = asyncio.run(retrieve_async(QUESTION, small_kg, config, ner=ScriptedNER(mentions)))
     anne, shakespeare, stratford = result.results
     assert anne.chosen == "Q2"
     assert shakespeare.reason == SINGLE_TOKEN and shakespeare.candidates == ()
@@ -269,12 +269,12 @@ def test_reference_options(small_kg: OxigraphKG) -> None:
     # Exact case: the lower-case name finds nothing.
     lower = ScriptedNER([mention("anne hathaway")])
     exact = RetrievalConfig(case_sensitive=True)
-    assert asyncio.run(retrieve(QUESTION, small_kg, exact, ner=lower)).qids == []
+    assert asyncio.run(retrieve_async(QUESTION, small_kg, exact, ner=lower)).qids == []
     # person_only: a GPE mention must be human too, so the ship Q8 is refused.
     ship = ScriptedNER([mention("Queen Mary", "GPE")])
-    assert asyncio.run(retrieve(QUESTION, small_kg, ner=ship)).qids == ["Q8"]
+    assert asyncio.run(retrieve_async(QUESTION, small_kg, ner=ship)).qids == ["Q8"]
     persons = RetrievalConfig(person_only=True)
-    assert asyncio.run(retrieve(QUESTION, small_kg, persons, ner=ship)).qids == []
+    assert asyncio.run(retrieve_async(QUESTION, small_kg, persons, ner=ship)).qids == []
 
 
 def test_a_full_lookup_triggers_a_typed_lookup() -> None:
@@ -289,7 +289,7 @@ def test_a_full_lookup_triggers_a_typed_lookup() -> None:
     config = RetrievalConfig(candidates_limit=2)
     # The untyped lookup returns Q10 and Q11 (the limit), both ships; the typed one adds Q12.
     result = asyncio.run(
-        retrieve("John Smith?", kg, config, ner=ScriptedNER([mention("John Smith")]))
+        retrieve_async("John Smith?", kg, config, ner=ScriptedNER([mention("John Smith")]))
     )
     assert [c.entity.id for c in result.results[0].candidates] == ["Q12"]
     assert result.qids == ["Q12"]
@@ -315,7 +315,7 @@ def test_retriever_reuses_its_recognizer_over_many_questions(small_kg: OxigraphK
         asyncio.run(retriever.retrieve_many(questions, small_kg, concurrency=0))
     capitalised = RetrievalConfig(ner="capitalised")
     found = asyncio.run(
-        retrieve_many(["Did Anne Hathaway live in Shottery?"], small_kg, capitalised)
+        retrieve_many_async(["Did Anne Hathaway live in Shottery?"], small_kg, capitalised)
     )
     # Mentions "Anne Hathaway" and "Shottery" (no type filter); Q3 (ship) is a candidate too,
     # scores Q1 0, Q2 1 ("Shottery"), Q3 0 -> Q2; "Shottery" is a value, not an entity.
@@ -360,7 +360,7 @@ def test_retrieve_real_biokalma_questions_with_spacy(
     for index, question, gold in BIOKALMA_CASES:
         assert samples[index].question == question
         assert {g.center.id for g in samples[index].graphs} == gold
-    results = asyncio.run(retrieve_many([q for _, q, _ in BIOKALMA_CASES], biokalma_kg))
+    results = asyncio.run(retrieve_many_async([q for _, q, _ in BIOKALMA_CASES], biokalma_kg))
     for (_, _, gold), result in zip(BIOKALMA_CASES, results, strict=True):
         assert set(result.qids) == gold
     # Two "Thomas Jefferson" entities. Q11812's values in question 148: given name "Thomas",
@@ -428,7 +428,7 @@ def test_retrieve_over_a_sparql_endpoint() -> None:
 
     async def run() -> Retrieval:
         try:
-            return await retrieve(question, kg, ner=ner)
+            return await retrieve_async(question, kg, ner=ner)
         finally:
             await kg.aclose()
 

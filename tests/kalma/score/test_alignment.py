@@ -26,7 +26,8 @@ from citegraph.kalma import (
     Sentence,
     aggregate_alignment,
     score_alignment,
-    score_alignment_many,
+    score_alignment_async,
+    score_alignment_many_async,
 )
 from citegraph.kalma.score._alignment import NO_PAIRS, SKIPPED
 from citegraph.kg import Triple
@@ -85,12 +86,12 @@ YES = {("He wrote novels.", "occupation: writer")}
 
 
 def _many(answers, nli, **kw) -> list[AnswerAlignment | None]:
-    return asyncio.run(score_alignment_many(answers, nli, **kw))
+    return asyncio.run(score_alignment_many_async(answers, nli, **kw))
 
 
 def test_paper_mode_with_scripted_nli() -> None:
     fake = ScriptedAlignNLI(YES)
-    result = asyncio.run(score_alignment(A, fake))
+    result = asyncio.run(score_alignment_async(A, fake))
     # Pairs: (s0, Newark) no, (s0, 1871-11-01) no, (s1, writer) yes -> 1/3; [NA] is no pair.
     assert [(p.sentence_index, p.citation_index, p.entailed) for p in result.pairs] == [
         (0, 0, False),
@@ -179,19 +180,19 @@ def test_batching_across_answers_dedups_pairs() -> None:
     assert len({pair for call in fake.calls for pair in call}) == 4
     assert seen == [(2, 4), (4, 4)]
     assert results[0] == results[2]
-    single = [asyncio.run(score_alignment(x, ScriptedAlignNLI(YES))) for x in (A, B, A, C)]
+    single = [asyncio.run(score_alignment_async(x, ScriptedAlignNLI(YES))) for x in (A, B, A, C)]
     assert results == single
 
 
 def test_natural_hypothesis_style() -> None:
     fake = ScriptedAlignNLI({("He played baseball.", "CRANE sport baseball")})
-    result = asyncio.run(score_alignment(A, fake, hypothesis="natural"))
+    result = asyncio.run(score_alignment_async(A, fake, hypothesis="natural"))
     assert result.pairs[0].hypothesis == "Stephen Crane place of birth Newark"
     assert result.hypothesis_style == "natural"
     # No subject label: the id stands in.
-    b = asyncio.run(score_alignment(B, fake, hypothesis="natural"))
+    b = asyncio.run(score_alignment_async(B, fake, hypothesis="natural"))
     assert b.pairs[0].hypothesis == f"{CRANE} sport baseball"
-    custom = asyncio.run(score_alignment(B, fake, hypothesis=lambda t: t.value.upper()))
+    custom = asyncio.run(score_alignment_async(B, fake, hypothesis=lambda t: t.value.upper()))
     assert custom.pairs[0].hypothesis == "BASEBALL"
 
 
@@ -234,10 +235,23 @@ def test_errors() -> None:
     with pytest.raises(ConfigError, match="batch_size"):
         _many([A], LexicalNLI(), batch_size=0)
     with pytest.raises(ModelError, match="2 verdicts for 3 pairs"):
-        asyncio.run(score_alignment(A, ScriptedAlignNLI(YES, drop_last=True)))
+        asyncio.run(score_alignment_async(A, ScriptedAlignNLI(YES, drop_last=True)))
     paper = _many([A], LexicalNLI())
     reference = _many([A], LexicalNLI(), mode="reference")
     with pytest.raises(ConfigError, match="mixed"):
         aggregate_alignment([*paper, *reference])
     with pytest.raises(ConfigError, match="mixed"):
         aggregate_alignment([*paper, *_many([A], ScriptedAlignNLI(YES))])
+
+
+def test_the_plain_name_is_blocking_and_the_old_await_still_works_deprecated() -> None:
+    # A with the scripted model: 1 of 3 pairs entailed (as in the paper-mode test above).
+    blocking_result = score_alignment(A, ScriptedAlignNLI(YES))
+    assert (blocking_result.aligned, blocking_result.total) == (1, 3)
+
+    async def old_code() -> AnswerAlignment:
+        with pytest.warns(DeprecationWarning, match="score_alignment is now synchronous; await"):
+            awaitable = score_alignment(A, ScriptedAlignNLI(YES))
+        return await awaitable  # type: ignore[misc,no-any-return]
+
+    assert asyncio.run(old_code()) == blocking_result

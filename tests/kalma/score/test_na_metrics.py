@@ -17,7 +17,7 @@ from citegraph.kalma.score._na import (
     NO_NA_SENTENCE,
     AnswerNAScores,
     aggregate_na_scores,
-    score_na,
+    score_na_async,
 )
 from citegraph.kalma.score._nli import render_fact
 from citegraph.kg import Subgraph, Triple
@@ -47,7 +47,7 @@ class ScriptedNLI:
 
 
 def run(a: ParsedAnswer, absent: list[Triple], nli: ScriptedNLI, **kw: object) -> AnswerNAScores:
-    return asyncio.run(score_na(a, absent, nli, **kw))  # type: ignore[arg-type]
+    return asyncio.run(score_na_async(a, absent, nli, **kw))  # type: ignore[arg-type]
 
 
 K = {i: Triple(subject="Q1", relation=f"r{i}", value=f"v{i}") for i in range(1, 10)}

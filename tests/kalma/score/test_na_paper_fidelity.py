@@ -20,7 +20,7 @@ from citegraph.kalma.score import (
     LexicalAnswersQuestion,
     NLIAnswersQuestion,
     answers_question_check,
-    score_na,
+    score_na_async,
 )
 from citegraph.kalma.score._item import na_gold_set
 from citegraph.kalma.score._na import aggregate_na_scores
@@ -56,7 +56,7 @@ def test_figure3_with_the_edge_case() -> None:
     is put to the decider."""
     checker = ScriptedAnswers(answering=set())
     s = asyncio.run(
-        score_na(FIG3, ABSENT, ScriptedNLI(FIG3_NLI), question=QUESTION, edge_check=checker)
+        score_na_async(FIG3, ABSENT, ScriptedNLI(FIG3_NLI), question=QUESTION, edge_check=checker)
     )
     assert (s.precision_num, s.precision_den, s.precision) == (2, 2, 1.0)
     assert (s.recall_num, s.recall_den) == (1, 3)
@@ -70,7 +70,7 @@ def test_an_answering_sentence_stays_wrong() -> None:
     precision stays 1/2 (Figure 3's "correct=1, all=2")."""
     checker = ScriptedAnswers(answering={"Sentence2."})
     s = asyncio.run(
-        score_na(FIG3, ABSENT, ScriptedNLI(FIG3_NLI), question=QUESTION, edge_check=checker)
+        score_na_async(FIG3, ABSENT, ScriptedNLI(FIG3_NLI), question=QUESTION, edge_check=checker)
     )
     assert (s.precision_num, s.precision_den) == (1, 2)
     assert s.edge_case == ()
@@ -80,10 +80,10 @@ def test_no_question_no_edge_case_and_reference_mode_never() -> None:
     """Without a question the rule cannot be decided (recorded as not applied); the authors'
     eval_NA.py has no such rule, so reference mode never applies it: both give Figure 3's 1/2."""
     checker = ScriptedAnswers(answering=set())
-    plain = asyncio.run(score_na(FIG3, ABSENT, ScriptedNLI(FIG3_NLI), edge_check=checker))
+    plain = asyncio.run(score_na_async(FIG3, ABSENT, ScriptedNLI(FIG3_NLI), edge_check=checker))
     assert (plain.precision_num, plain.edge_check, plain.edge_case) == (1, None, ())
     ref = asyncio.run(
-        score_na(
+        score_na_async(
             FIG3,
             GOLD,
             ScriptedNLI(FIG3_NLI),
@@ -101,7 +101,7 @@ def test_edge_case_with_an_empty_absent_set() -> None:
     sentence is correct iff it does not answer the question: precision 1/1 (recall unmeasured)."""
     a = answer(("More research is needed.", ["NA"]))
     s = asyncio.run(
-        score_na(a, [], ScriptedNLI({}), question=QUESTION, edge_check=ScriptedAnswers(set()))
+        score_na_async(a, [], ScriptedNLI({}), question=QUESTION, edge_check=ScriptedAnswers(set()))
     )
     assert (s.precision_num, s.precision_den, s.recall) == (1, 1, None)
 
@@ -112,10 +112,12 @@ def test_aggregate_counts_the_edge_case() -> None:
     took the edge case."""
     nli = ScriptedNLI(FIG3_NLI)
     a = asyncio.run(
-        score_na(FIG3, ABSENT, nli, question=QUESTION, edge_check=ScriptedAnswers(set()))
+        score_na_async(FIG3, ABSENT, nli, question=QUESTION, edge_check=ScriptedAnswers(set()))
     )
     b = asyncio.run(
-        score_na(FIG3, ABSENT, nli, question=QUESTION, edge_check=ScriptedAnswers({"Sentence2."}))
+        score_na_async(
+            FIG3, ABSENT, nli, question=QUESTION, edge_check=ScriptedAnswers({"Sentence2."})
+        )
     )
     report = aggregate_na_scores([a, b])
     assert report.precision.micro == pytest.approx(0.75)
@@ -128,7 +130,7 @@ def test_a_decider_giving_too_few_decisions_is_an_error() -> None:
     with pytest.raises(ModelError, match="1 decisions for 2"):
         a = answer(("One.", ["NA"]), ("Two.", ["NA"]))
         asyncio.run(
-            score_na(
+            score_na_async(
                 a,
                 [K[2]],
                 ScriptedNLI({}),
@@ -189,7 +191,7 @@ def test_reference_mode_takes_the_injected_set(tmp_path: Path) -> None:
     rules = KalmaRules.for_mode("reference")
     facts, name = na_gold_set(entry, rules)
     assert (facts, name) == ((K[2], K[4]), "knowledge_injected")
-    s = asyncio.run(score_na(FIG3, facts, ScriptedNLI(FIG3_NLI), mode=rules, gold_set=name))
+    s = asyncio.run(score_na_async(FIG3, facts, ScriptedNLI(FIG3_NLI), mode=rules, gold_set=name))
     assert (s.precision_num, s.precision_den, s.recall_num, s.recall_den) == (1, 2, 1, 2)
     assert s.gold_set == "knowledge_injected"
     assert aggregate_na_scores([s], mode="reference").gold_sets == {"knowledge_injected": 1}
@@ -203,7 +205,7 @@ def test_reference_mode_falls_back_to_knowledge(tmp_path: Path) -> None:
     assert na_gold_set(entry, KalmaRules.for_mode("reference"))[1] == "knowledge"
     facts, _ = na_gold_set(entry, KalmaRules.for_mode("reference"))
     s = asyncio.run(
-        score_na(FIG3, facts, ScriptedNLI(FIG3_NLI), mode="reference", gold_set="knowledge")
+        score_na_async(FIG3, facts, ScriptedNLI(FIG3_NLI), mode="reference", gold_set="knowledge")
     )
     assert (s.recall_num, s.recall_den) == (1, 3)
 

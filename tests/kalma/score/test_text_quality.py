@@ -23,7 +23,7 @@ from citegraph.kalma.score._text_quality import (
     aggregate_text_quality,
     geval_prompt,
     judge_messages,
-    judge_text_quality,
+    judge_text_quality_async,
     parse_score,
     reference_subset,
 )
@@ -191,7 +191,7 @@ def test_judge_all_criteria_in_paper_mode() -> None:
     judge = ScriptedJudge(
         {"coherence": "4", "consistency": "Score: 5", "fluency": "3.5", "relevance": "none"}
     )
-    tq = asyncio.run(judge_text_quality("Who?", "{kg}", "Text [Q1, a: b].", judge))
+    tq = asyncio.run(judge_text_quality_async("Who?", "{kg}", "Text [Q1, a: b].", judge))
     assert tq.mode == "paper" and tq.prompt_version == "kalma-geval-v1"
     assert tq.judge == "scripted/judge"
     assert list(tq.scores) == list(CRITERIA)
@@ -209,7 +209,7 @@ def test_judge_all_criteria_in_paper_mode() -> None:
 def test_judge_a_subset_in_reference_mode() -> None:
     judge = ScriptedJudge({"fluency": "The fluency is great, really.", "relevance": "9"})
     tq = asyncio.run(
-        judge_text_quality(
+        judge_text_quality_async(
             "Who?", "{kg}", "Text.", judge, mode="reference", criteria=["relevance", "fluency"]
         )
     )
@@ -222,13 +222,13 @@ def test_judge_a_subset_in_reference_mode() -> None:
 def test_failed_judge_call_is_unmeasured_or_the_authors_default() -> None:
     replies: dict[str, str | Exception] = {"coherence": ServerError("boom", status=503)}
     paper = asyncio.run(
-        judge_text_quality("q", "kg", "a", ScriptedJudge(replies), criteria=["coherence"])
+        judge_text_quality_async("q", "kg", "a", ScriptedJudge(replies), criteria=["coherence"])
     )
     verdict = paper.scores["coherence"]
     assert verdict.score is None and verdict.reply == ""
     assert verdict.reason == f"{JUDGE_FAILED}: ServerError"
     reference = asyncio.run(
-        judge_text_quality(
+        judge_text_quality_async(
             "q", "kg", "a", ScriptedJudge(replies), mode="reference", criteria=["coherence"]
         )
     )
@@ -239,13 +239,13 @@ def test_failed_judge_call_is_unmeasured_or_the_authors_default() -> None:
 def test_client_errors_propagate() -> None:
     judge = ScriptedJudge({"coherence": ClientError("bad key", status=401)})
     with pytest.raises(ClientError):
-        asyncio.run(judge_text_quality("q", "kg", "a", judge, criteria=["coherence"]))
+        asyncio.run(judge_text_quality_async("q", "kg", "a", judge, criteria=["coherence"]))
 
 
 def test_unknown_criterion_is_rejected_before_any_call() -> None:
     judge = ScriptedJudge({})
     with pytest.raises(ConfigError):
-        asyncio.run(judge_text_quality("q", "kg", "a", judge, criteria=["coherence", "wit"]))
+        asyncio.run(judge_text_quality_async("q", "kg", "a", judge, criteria=["coherence", "wit"]))
     assert judge.requests == []
 
 

@@ -52,7 +52,7 @@ from citegraph.runs import (
     opened,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
 )
 
 SAMPLED = "sample"
@@ -295,7 +295,7 @@ async def build_caqa_async(
         ConfigError: bad options, a remote KG, or ``out`` holds another build.
     """
     task = CaqaBuildTask(config, data_dir=data_dir, model=model)
-    return CaqaBuildResult.of(await run_task(task, out, runtime))
+    return CaqaBuildResult.of(await run_task_async(task, out, runtime))
 
 
 build_caqa = blocking(build_caqa_async)

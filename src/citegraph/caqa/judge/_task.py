@@ -53,7 +53,7 @@ from citegraph.runs import (
     given_or_loaded,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
     sha256_file,
 )
 
@@ -323,7 +323,7 @@ async def judge_caqa_async(
         DataError, DataNotFoundError: the samples or human labels cannot be read.
     """
     task = CaqaJudgeTask(config, data_dir=data_dir, evaluator=evaluator)
-    return CaqaJudgeResult.of(await run_task(task, out, runtime))
+    return CaqaJudgeResult.of(await run_task_async(task, out, runtime))
 
 
 judge_caqa = blocking(judge_caqa_async)

@@ -15,11 +15,13 @@ from typing import Any
 
 from citegraph.caqa._types import to_binary
 from citegraph.caqa._view import (
+    FACT_KEYS,
     fact_export_rows,
     fact_rows_of,
     facts_table,
 )
 from citegraph.caqa.judge._report import EvaluatorReport
+from citegraph.caqa.judge._rules import CaqaRules
 from citegraph.caqa.judge._view_figures import (
     Verdict,
     confusion_block,
@@ -178,3 +180,41 @@ class CaqaJudgePresenter(Presenter):
     def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
         """``facts``: one row per fact of the citation subgraph."""
         return {"facts": fact_export_rows(str(record.get("id")), fact_rows_of(record) or [])}
+
+    @classmethod
+    def export_columns(cls, record: Record, info: Mapping[str, Any]) -> dict[str, Any]:
+        """The labels as scored (``gold_label``, ``predicted_label``: both collapsed to binary
+        when either is ``unsupported``), whether the sample enters the scores (``scored``) and
+        ``score_correct`` as the run's mode counts it: an unparseable reply is 0 (wrong) in
+        paper mode and left out (null, not scored) in reference mode, as the authors' scripts
+        drop it; a failed call is never scored. micro-F1 = mean of ``score_correct`` over the
+        scored samples."""
+        gold, predicted = judged_labels(record)
+        config = info.get("config")
+        mode = (config if isinstance(config, Mapping) else {}).get("extraction")
+        wrong = (
+            CaqaRules.for_mode("reference" if mode == "reference" else "paper").unparseable
+            == "wrong"
+        )
+        failed = record.get("status") == FAILED
+        scored = not failed and (predicted is not None or wrong)
+        correct = None if not scored else float(predicted is not None and predicted == gold)
+        return {
+            "gold_label": gold,
+            "predicted_label": predicted,
+            "scored": scored,
+            "score_correct": correct,
+        }
+
+    @classmethod
+    def export_schema(cls) -> dict[str, dict[str, str]]:
+        """The ``samples`` columns above and the ``facts`` table, every fact column a string."""
+        return {
+            "samples": {
+                "gold_label": "string",
+                "predicted_label": "string",
+                "scored": "bool",
+                "score_correct": "float",
+            },
+            "facts": dict.fromkeys(("sample_id", *FACT_KEYS), "string"),
+        }

@@ -6,11 +6,13 @@ from citegraph.conner.acquire._answer import (
     GeneratedAnswer,
     extract_answer,
     generate_answers,
+    generate_answers_async,
 )
 from citegraph.conner.acquire._generate import (
     GeneratedKnowledge,
     clean_knowledge,
     generate_knowledge,
+    generate_knowledge_async,
 )
 from citegraph.conner.acquire._knowledge_io import (
     GOLD,
@@ -93,7 +95,9 @@ __all__ = [
     "extract_answer",
     "finish_acquired",
     "generate_answers",
+    "generate_answers_async",
     "generate_knowledge",
+    "generate_knowledge_async",
     "generate_run",
     "generate_run_async",
     "generated_record",

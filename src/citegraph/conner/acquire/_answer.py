@@ -40,7 +40,7 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig
-from citegraph.runs import run_bounded
+from citegraph.runs import run_bounded_async, sync_twin
 
 __all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
 
@@ -83,7 +83,7 @@ def _index(knowledge: Sequence[Knowledge | GeneratedKnowledge]) -> dict[str, Any
     return by_id
 
 
-async def generate_answers(
+async def generate_answers_async(
     samples: Sequence[ConnerSample],
     knowledge: Sequence[Knowledge | GeneratedKnowledge],
     model: ChatModel,
@@ -167,4 +167,7 @@ async def generate_answers(
             **common,
         )
 
-    return await run_bounded(plans, one, concurrency=concurrency, progress=progress)
+    return await run_bounded_async(plans, one, concurrency=concurrency, progress=progress)
+
+
+generate_answers = sync_twin(generate_answers_async)

@@ -36,7 +36,7 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
-from citegraph.runs import Progress, run_bounded
+from citegraph.runs import Progress, run_bounded_async, sync_twin
 
 __all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge"]
 
@@ -115,7 +115,7 @@ def _knowledge_template(
     return template_of_kind(template, kinds[prompt], task)
 
 
-async def generate_knowledge(
+async def generate_knowledge_async(
     samples: Sequence[ConnerSample],
     model: ChatModel,
     *,
@@ -191,7 +191,10 @@ async def generate_knowledge(
             return GeneratedKnowledge(knowledge=None, error=_describe(exc), **common)
         return _knowledge_result(generation, source, common)
 
-    return await run_bounded(plans, one, concurrency=concurrency, progress=progress)
+    return await run_bounded_async(plans, one, concurrency=concurrency, progress=progress)
+
+
+generate_knowledge = sync_twin(generate_knowledge_async)
 
 
 def _knowledge_result(

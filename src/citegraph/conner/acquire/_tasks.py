@@ -18,7 +18,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field
 
-from citegraph.conner.acquire._generate import generate_knowledge
+from citegraph.conner.acquire._generate import generate_knowledge_async
 from citegraph.conner.acquire._knowledge_io import (
     TaskChoice,
     generated_record,
@@ -33,7 +33,7 @@ from citegraph.conner.acquire._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SH
 from citegraph.conner.acquire._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
 from citegraph.datasets import ConnerSample
 from citegraph.models import ChatModel, embedding_model
-from citegraph.runs import Record, Runtime, blocking, given_or_loaded, register_task, run_task
+from citegraph.runs import Record, Runtime, blocking, given_or_loaded, register_task, run_task_async
 
 __all__ = [
     "ConnerGenerateConfig",
@@ -130,7 +130,7 @@ class GenerateTask(KnowledgeTask[ChatModel]):
     async def work(self, batch: Sequence[ConnerSample], models: ChatModel) -> list[Record]:
         """Generate the batch's knowledge; a failed call is a failed record."""
         c = self.config
-        generated = await generate_knowledge(
+        generated = await generate_knowledge_async(
             batch,
             models,
             prompt=c.prompt,
@@ -216,7 +216,7 @@ async def generate_run_async(
         DataError, DataNotFoundError: The task's data is missing or malformed.
     """
     task = GenerateTask(config, data_dir=data_dir, model=model)
-    return AcquireResult.of(await run_task(task, out, runtime))
+    return AcquireResult.of(await run_task_async(task, out, runtime))
 
 
 async def retrieve_run_async(
@@ -242,7 +242,7 @@ async def retrieve_run_async(
         MissingDependency, ModelError: The embedding model cannot be loaded.
     """
     task = RetrieveTask(config, data_dir=data_dir, retriever=retriever)
-    return AcquireResult.of(await run_task(task, out, runtime))
+    return AcquireResult.of(await run_task_async(task, out, runtime))
 
 
 generate_run = blocking(generate_run_async)

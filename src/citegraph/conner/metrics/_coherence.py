@@ -40,6 +40,7 @@ from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.conner.metrics._sentences import split_sentences
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models import HFTextScorer, LMScorer
+from citegraph.runs import sync_twin
 
 __all__ = [
     "NO_PARAGRAPH_MODEL",
@@ -110,7 +111,7 @@ def sentence_coherence_value(
     return math.fsum(1.0 / p for p in scored) / len(scored)
 
 
-async def sentence_coherence(
+async def sentence_coherence_async(
     knowledge: Sequence[str],
     lm: LMScorer,
     *,
@@ -172,6 +173,9 @@ async def sentence_coherence(
     return values
 
 
+sentence_coherence = sync_twin(sentence_coherence_async)
+
+
 def paragraph_scorer(
     spec: str | None,
     *,
@@ -209,7 +213,7 @@ def paragraph_scorer(
     raise ConfigError(f"unknown paragraph coherence spec {spec!r}; expected 'hf:<path>'")
 
 
-async def paragraph_coherence(
+async def paragraph_coherence_async(
     knowledge: Sequence[str],
     scorer: ParagraphScorer | None,
     *,
@@ -269,6 +273,9 @@ async def paragraph_coherence(
         value = min(1.0, max(0.0, (score - lo) / (hi - lo)))
         values.append(MetricValue(value=value, model=scorer.name, details=details))
     return values
+
+
+paragraph_coherence = sync_twin(paragraph_coherence_async)
 
 
 def _range(scores: list[float]) -> tuple[float | None, float | None]:

@@ -47,6 +47,7 @@ from citegraph.conner.metrics._evidence import EvidenceSource
 from citegraph.conner.metrics._sentences import split_sentences
 from citegraph.errors import DataError, ModelError
 from citegraph.models import NLI3Model, NLIPair, NLIProbs
+from citegraph.runs import sync_twin
 
 __all__ = [
     "EVIDENCE_CHARS",
@@ -147,7 +148,7 @@ def _verdicts(
     return best, rows
 
 
-async def factuality(
+async def factuality_async(
     knowledge: str,
     evidence: EvidenceSource,
     nli: NLI3Model,
@@ -215,6 +216,9 @@ async def factuality(
         outer=config.outer if config.outer == "mean" else f"{config.outer}:{config.outer_by}",
         sentences=rows,
     )
+
+
+factuality = sync_twin(factuality_async)
 
 
 class NLISummary(BaseModel):

@@ -38,7 +38,8 @@ import hashlib
 import json
 import random
 import string
-from collections.abc import Callable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from citegraph.conner._types import DetailValue, Knowledge, MetricValue
@@ -46,12 +47,16 @@ from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models import LMScorer, TokenScores
+from citegraph.runs import sync_twin
 
 __all__ = [
     "HELPFULNESS_PROMPT",
     "ZERO_SHOT_PROMPTS",
     "answer_demonstrations",
     "helpfulness",
+    "helpfulness_async",
+    "max_negatives",
+    "too_few_negatives",
 ]
 
 #: The reference code's answer prompt (its few-shot inference sample), version "passage-query/1".
@@ -125,13 +130,42 @@ def _pool_entries(pool: Sequence[Knowledge]) -> list[tuple[str, str]]:
     return sorted({(k.id, k.text.strip()) for k in pool if k.text.strip()})
 
 
+def max_negatives(pool: Sequence[Knowledge], ids: Iterable[str]) -> int:
+    """The largest ``u`` helpfulness can use for every item of ``ids`` with ``pool`` as its
+    negatives: the fewest non-blank knowledge texts of *other* items any of them has.
+
+    Example: three items with knowledge (``a``, ``b``, ``c``): each has two others, so ``u``
+    can be 2 at most.
+
+        >>> pool = [Knowledge(id=i, text=f"text {i}", source="gold") for i in "abc"]
+        >>> max_negatives(pool, ["a", "b", "c"])
+        2
+    """
+    entries = _pool_entries(pool)
+    per_id = Counter(i for i, _ in entries)
+    return min((len(entries) - per_id[i] for i in ids), default=len(entries))
+
+
+def too_few_negatives(u: int, most: int, where: str) -> str:
+    """The message for a ``u`` larger than the ``most`` negatives ``where`` allows, saying
+    what to do (``--u`` on the command line)."""
+    if most < 1:
+        return (
+            f"{where}: helpfulness draws u={u} negatives from the knowledge of the other "
+            "items, and there is none to draw from (it needs at least 2 items with "
+            "non-blank knowledge); leave helpfulness out of --metrics"
+        )
+    return (
+        f"{where}: helpfulness draws u={u} negatives from the knowledge of the other items, "
+        f"and there are only {most} to draw from: rerun with --u {most} (u={most} from "
+        "Python), or leave helpfulness out of --metrics"
+    )
+
+
 def _draw(entries: list[tuple[str, str]], own_id: str, u: int, seed: int) -> list[tuple[str, str]]:
     others = [e for e in entries if e[0] != own_id]
     if len(others) < u:
-        raise ConfigError(
-            f"sample {own_id!r}: only {len(others)} non-blank knowledge texts of other items "
-            f"to draw u={u} negatives from"
-        )
+        raise ConfigError(too_few_negatives(u, len(others), f"sample {own_id!r}"))
     return random.Random(f"{seed}:{own_id}").sample(others, u)
 
 
@@ -210,7 +244,7 @@ def _resolve_prompt(prompt: str | Mapping[ConnerTask, str], task: ConnerTask) ->
     return prompt[task]
 
 
-async def helpfulness(
+async def helpfulness_async(
     samples: Sequence[ConnerSample],
     knowledge: Sequence[Knowledge],
     scorer: LMScorer,
@@ -294,3 +328,6 @@ async def helpfulness(
         if progress is not None:
             progress(len(results), len(plans))
     return results
+
+
+helpfulness = sync_twin(helpfulness_async)

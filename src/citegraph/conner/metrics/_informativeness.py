@@ -31,6 +31,7 @@ from citegraph.conner.metrics._relevance import WowQuery, metric_query
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import LMScorer, TokenScores
+from citegraph.runs import sync_twin
 
 __all__ = ["INFO_PROMPT", "informativeness", "informativeness_prefix", "truncate_words"]
 
@@ -80,7 +81,7 @@ def _value(scores: TokenScores, first_token: FirstToken) -> tuple[float | None, 
     return -math.fsum(rest) / len(rest), len(rest), None
 
 
-async def informativeness(
+async def informativeness_async(
     samples: Sequence[ConnerSample],
     knowledge: Sequence[str],
     lm: LMScorer,
@@ -141,3 +142,6 @@ async def informativeness(
         value = None if mean_nll is None else 1.0 - math.exp(-mean_nll)
         values.append(MetricValue(value=value, reason=reason, model=lm.name, details=details))
     return values
+
+
+informativeness = sync_twin(informativeness_async)

@@ -33,6 +33,7 @@ from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import RerankerOptions, embedding_model, reranker_model
+from citegraph.runs import sync_twin
 
 __all__ = [
     "EMBEDDING_FALLBACK_PREFIX",
@@ -171,7 +172,7 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
     )
 
 
-async def relevance(
+async def relevance_async(
     queries: Sequence[str], knowledge: Sequence[str], scorer: RelevanceScorer
 ) -> list[MetricValue]:
     """CONNER relevance (Eq. 2) of each knowledge text for its query.
@@ -222,3 +223,6 @@ async def relevance(
         details: dict[str, DetailValue] = {} if cosines is None else {"cosine": cosines[n]}
         values[i] = MetricValue(value=float(score), model=scorer.name, details=details)
     return [v for v in values if v is not None]
+
+
+relevance = sync_twin(relevance_async)

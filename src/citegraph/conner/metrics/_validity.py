@@ -39,6 +39,7 @@ from citegraph.conner.metrics._factuality import (
 )
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import NLI3Model, NLIPair, NLIProbs
+from citegraph.runs import sync_twin
 
 __all__ = [
     "OpenValidityConfig",
@@ -93,7 +94,7 @@ def _check_count(nli: NLI3Model, probs: Sequence[NLIProbs], n: int) -> None:
         raise ModelError(f"{nli.name}: {len(probs)} probability vectors for {n} pairs")
 
 
-async def span_validity_batch(
+async def span_validity_batch_async(
     queries: Sequence[str],
     answers: Sequence[str],
     gold_answers: Sequence[str],
@@ -139,7 +140,10 @@ async def span_validity_batch(
     return [r if r is not None else nli_metric_value(next(scored), nli.name) for r in results]
 
 
-async def span_validity(
+span_validity_batch = sync_twin(span_validity_batch_async)
+
+
+async def span_validity_async(
     query: str,
     answer: str,
     gold_answer: str,
@@ -147,11 +151,14 @@ async def span_validity(
     config: SpanValidityConfig | None = None,
 ) -> MetricValue:
     """Eq. 7 for one answer (see :func:`span_validity_batch`)."""
-    (value,) = await span_validity_batch([query], [answer], [gold_answer], nli, config)
+    (value,) = await span_validity_batch_async([query], [answer], [gold_answer], nli, config)
     return value
 
 
-async def open_validity(
+span_validity = sync_twin(span_validity_async)
+
+
+async def open_validity_async(
     answer: str,
     evidence: Sequence[str] | EvidenceSource,
     nli: NLI3Model,
@@ -195,6 +202,9 @@ async def open_validity(
     _check_count(nli, probs, len(pairs))
     best = max(range(len(probs)), key=lambda i: probs[i].entailment)
     return nli_metric_value(probs[best], nli.name, evidence_index=best, n_pairs=len(pairs))
+
+
+open_validity = sync_twin(open_validity_async)
 
 
 def validity_summary(values: Iterable[MetricValue]) -> NLISummary:

@@ -10,7 +10,12 @@ from citegraph.conner.score._task import (
     score_knowledge,
     score_knowledge_async,
 )
-from citegraph.conner.score._work import NO_ANSWER_MODEL, PROMPT_TOO_LONG, score_batch
+from citegraph.conner.score._work import (
+    NO_ANSWER_MODEL,
+    PROMPT_TOO_LONG,
+    score_batch,
+    score_batch_async,
+)
 
 __all__ = [
     "NO_ANSWER_MODEL",
@@ -24,6 +29,7 @@ __all__ = [
     "read_score_values",
     "render_score",
     "score_batch",
+    "score_batch_async",
     "score_knowledge",
     "score_knowledge_async",
     "score_summary",

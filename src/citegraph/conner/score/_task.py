@@ -28,14 +28,16 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from citegraph.conner._types import RunResult, in_item_order
+from citegraph.conner._types import Knowledge, RunResult, in_item_order
 from citegraph.conner._view import ConnerScorePresenter
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
+from citegraph.conner.metrics import max_negatives, too_few_negatives
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
 from citegraph.conner.score._models import ScoreModels, load_score_models
 from citegraph.conner.score._summary import score_summary
-from citegraph.conner.score._work import score_batch
+from citegraph.conner.score._work import score_batch_async
 from citegraph.datasets import ConnerSample
+from citegraph.errors import ConfigError
 from citegraph.runs import (
     Record,
     Runtime,
@@ -44,7 +46,7 @@ from citegraph.runs import (
     given_or_loaded,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
 )
 
 __all__ = ["ConnerScoreResult", "ScoreTask", "score_knowledge", "score_knowledge_async"]
@@ -87,8 +89,18 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
         return read_knowledge(self.config.knowledge, self.samples)
 
     def items(self) -> list[tuple[str, ConnerSample]]:
-        """The task's items (their knowledge is read first, so a bad input fails early)."""
-        _ = self.inputs
+        """The task's items (their knowledge is read first, so a bad input fails early: also a
+        ``u`` larger than the knowledge allows helpfulness to draw, with the ``u`` it allows).
+
+        Raises:
+            ConfigError: helpfulness is asked for and ``u`` exceeds :func:`max_negatives`.
+        """
+        inputs, _ = self.inputs
+        if "helpfulness" in self.config.metrics:
+            pool = [k for k in inputs.values() if isinstance(k, Knowledge)]
+            most = max_negatives(pool, (k.id for k in pool))
+            if self.config.u > most:
+                raise ConfigError(too_few_negatives(self.config.u, most, self.config.knowledge))
         return [(s.id, s) for s in self.samples]
 
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ScoreModels]:
@@ -114,7 +126,7 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
     async def work(self, batch: Sequence[ConnerSample], models: ScoreModels) -> list[Record]:
         """The records of one batch (see :func:`~citegraph.conner.score._work.score_batch`)."""
         inputs, _ = self.inputs
-        return await score_batch(batch, inputs, self.samples, models, self.config, self.rules)
+        return await score_batch_async(batch, inputs, self.samples, models, self.config, self.rules)
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
@@ -163,7 +175,7 @@ async def score_knowledge_async(
         MissingDependency, ModelError: A model cannot be loaded.
     """
     task = ScoreTask(config, data_dir=data_dir, models=models)
-    return ConnerScoreResult.of(await run_task(task, out, runtime))
+    return ConnerScoreResult.of(await run_task_async(task, out, runtime))
 
 
 score_knowledge = blocking(score_knowledge_async)

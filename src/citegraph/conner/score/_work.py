@@ -14,25 +14,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from citegraph.conner._types import Knowledge, Metric, MetricValue
-from citegraph.conner.acquire import GeneratedAnswer, KnowledgeInput, generate_answers
+from citegraph.conner.acquire import GeneratedAnswer, KnowledgeInput, generate_answers_async
 from citegraph.conner.metrics import (
     CombinedEvidence,
     ConnerRules,
     FixedEvidence,
-    factuality,
-    helpfulness,
-    informativeness,
+    factuality_async,
+    helpfulness_async,
+    informativeness_async,
     metric_query,
-    open_validity,
-    paragraph_coherence,
-    relevance,
-    sentence_coherence,
-    span_validity_batch,
+    open_validity_async,
+    paragraph_coherence_async,
+    relevance_async,
+    sentence_coherence_async,
+    span_validity_batch_async,
 )
 from citegraph.conner.score._config import ConnerScoreConfig
 from citegraph.conner.score._models import ScoreModels
 from citegraph.datasets import ConnerSample
-from citegraph.runs import FAILED
+from citegraph.runs import FAILED, sync_twin
 
 __all__ = ["NO_ANSWER_MODEL", "PROMPT_TOO_LONG", "score_batch"]
 
@@ -63,7 +63,7 @@ async def _validity(b: _Batch, answers: Sequence[GeneratedAnswer]) -> list[Metri
     assert nli is not None
     ok = [(s, a.answer) for s, a in zip(b.have, answers, strict=True) if a.answer is not None]
     if b.config.task == "nq":
-        scored = await span_validity_batch(
+        scored = await span_validity_batch_async(
             [s.query for s, _ in ok],
             [a for _, a in ok],
             [s.gold_answer for s, _ in ok],
@@ -72,7 +72,7 @@ async def _validity(b: _Batch, answers: Sequence[GeneratedAnswer]) -> list[Metri
         )
     else:
         scored = [
-            await open_validity(
+            await open_validity_async(
                 answer,
                 CombinedEvidence(
                     FixedEvidence([s.gold_answer], name="gold-response"), b.models.evidence(s)
@@ -99,25 +99,25 @@ async def _metric(metric: Metric, b: _Batch) -> list[MetricValue]:
     if metric == "factuality":
         assert models.nli is not None
         return [
-            await factuality(t, models.evidence(s), models.nli, b.rules.factuality)
+            await factuality_async(t, models.evidence(s), models.nli, b.rules.factuality)
             for s, t in zip(b.have, b.texts, strict=True)
         ]
     if metric == "relevance":
         assert models.relevance is not None
-        return await relevance([metric_query(s) for s in b.have], b.texts, models.relevance)
+        return await relevance_async([metric_query(s) for s in b.have], b.texts, models.relevance)
     if metric == "coherence_sent":
         assert models.lm is not None
-        return await sentence_coherence(b.texts, models.lm, mode=b.rules)
+        return await sentence_coherence_async(b.texts, models.lm, mode=b.rules)
     if metric == "coherence_para":  # raw here: the summary normalises over the whole run
-        return await paragraph_coherence(b.texts, models.paragraph, normalize="none")
+        return await paragraph_coherence_async(b.texts, models.paragraph, normalize="none")
     if metric == "informativeness":
         assert models.lm is not None
-        return await informativeness(
+        return await informativeness_async(
             b.have, b.texts, models.lm, first_token=b.rules.info_first_token
         )
     if metric == "helpfulness":
         assert models.lm is not None
-        return await helpfulness(
+        return await helpfulness_async(
             b.have, b.knowledge, models.lm, u=config.u, seed=config.seed, negatives=b.pool,
             mode=b.rules,
         )  # fmt: skip
@@ -126,7 +126,7 @@ async def _metric(metric: Metric, b: _Batch) -> list[MetricValue]:
     return await _validity(b, b.answers)
 
 
-async def score_batch(
+async def score_batch_async(
     batch: Sequence[ConnerSample],
     inputs: KnowledgeInput,
     all_samples: Sequence[ConnerSample],
@@ -156,7 +156,7 @@ async def score_batch(
     pool = [p for s in all_samples if isinstance(p := inputs.get(s.id), Knowledge)]
     answers: list[GeneratedAnswer] | None = None
     if "validity" in config.metrics and models.answer is not None and have:
-        answers = await generate_answers(
+        answers = await generate_answers_async(
             have,
             knowledge,
             models.answer,
@@ -205,3 +205,6 @@ async def score_batch(
                 record |= {"status": FAILED, "error": f"answer model: {answer.error}"}
         records.append(record)
     return records
+
+
+score_batch = sync_twin(score_batch_async)

@@ -62,7 +62,7 @@ from citegraph.runs import (
     given_or_loaded,
     opened,
     register_task,
-    run_task,
+    run_task_async,
 )
 
 __all__ = ["Candidate", "SelectTask", "select_run", "select_run_async"]
@@ -201,11 +201,11 @@ async def _run_candidates(
         for i in range(task.config.candidates):
             generated, scored = task.candidate_dirs(i)
             generate = GenerateTask(task.candidate_config(i), data_dir=task.data_dir, model=chat)
-            done = await run_task(generate, generated, runtime)
+            done = await run_task_async(generate, generated, runtime)
             # new knowledge changes the score run's input: score the candidate afresh
             rescore = runtime.overwrite or done.n_done_now > 0
             score = task.score.model_copy(update={"knowledge": str(generated)})
-            await run_task(
+            await run_task_async(
                 ScoreTask(score, data_dir=task.data_dir, models=scoring),
                 scored,
                 runtime.model_copy(update={"overwrite": rescore}),
@@ -254,7 +254,7 @@ async def select_run_async(
     ).close()
     await _run_candidates(task, runtime, model, score_models)
     # the selection is a quick step from the sub-runs' records: made afresh on every call
-    chosen = await run_task(task, out, runtime.model_copy(update={"overwrite": True}))
+    chosen = await run_task_async(task, out, runtime.model_copy(update={"overwrite": True}))
     return AcquireResult.of(chosen)
 
 

@@ -5,10 +5,12 @@ from citegraph.kalma.build._config import BuildConfig
 from citegraph.kalma.build._disambiguate import (
     Resolution,
     disambiguate,
+    disambiguate_async,
     disambiguate_many,
+    disambiguate_many_async,
     resolution_counts,
 )
-from citegraph.kalma.build._evolve import Evolution, EvolveConfig, Round, evolve
+from citegraph.kalma.build._evolve import Evolution, EvolveConfig, Round, evolve, evolve_async
 from citegraph.kalma.build._pairs import (
     PERSON_RELATIONS,
     PersonPair,
@@ -25,6 +27,7 @@ from citegraph.kalma.build._select import (
     candidate_facts,
     relation_counts,
     select_fact,
+    select_fact_async,
     specificity,
 )
 from citegraph.kalma.build._task import (
@@ -53,8 +56,11 @@ __all__ = [
     "build_benchmark_async",
     "candidate_facts",
     "disambiguate",
+    "disambiguate_async",
     "disambiguate_many",
+    "disambiguate_many_async",
     "evolve",
+    "evolve_async",
     "fact_sentence",
     "filter_complete",
     "is_complete_name",
@@ -64,5 +70,6 @@ __all__ = [
     "resolution_counts",
     "sample_pairs",
     "select_fact",
+    "select_fact_async",
     "specificity",
 ]

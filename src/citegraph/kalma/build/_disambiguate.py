@@ -34,7 +34,7 @@ from citegraph.kalma.build._pairs import CANDIDATE_LIMIT, PERSON_TYPE, PersonPai
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import find_candidates
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph, Triple
-from citegraph.runs import Progress, run_bounded
+from citegraph.runs import Progress, run_bounded_async, sync_twin
 
 Status = Literal["resolved", "ambiguous", "unresolved"]
 STATUSES: tuple[Status, ...] = ("resolved", "ambiguous", "unresolved")
@@ -84,7 +84,7 @@ def _missing(name: str, n_filtered: int, person_type: str | None) -> str:
     return f"no entity named {name!r}"
 
 
-async def disambiguate(
+async def disambiguate_async(
     pair: PersonPair,
     kg: KnowledgeGraph,
     *,
@@ -156,7 +156,10 @@ async def disambiguate(
     )
 
 
-async def disambiguate_many(
+disambiguate = sync_twin(disambiguate_async)
+
+
+async def disambiguate_many_async(
     pairs: Sequence[PersonPair],
     kg: KnowledgeGraph,
     concurrency: int = 8,
@@ -174,9 +177,12 @@ async def disambiguate_many(
     """
 
     async def one(pair: PersonPair) -> Resolution:
-        return await disambiguate(pair, kg, person_type=person_type, limit=limit)
+        return await disambiguate_async(pair, kg, person_type=person_type, limit=limit)
 
-    return await run_bounded(pairs, one, concurrency=concurrency, progress=progress)
+    return await run_bounded_async(pairs, one, concurrency=concurrency, progress=progress)
+
+
+disambiguate_many = sync_twin(disambiguate_many_async)
 
 
 def resolution_counts(resolutions: Sequence[Resolution]) -> dict[str, int]:

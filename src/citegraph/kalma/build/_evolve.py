@@ -37,13 +37,14 @@ from citegraph.kalma.build._select import (
     PerplexityFn,
     RelationCounts,
     candidate_facts,
-    select_fact,
+    select_fact_async,
 )
 from citegraph.kalma.build._templates import fact_sentence
 from citegraph.kalma.parse._brackets import strip_citations
 from citegraph.kalma.parse._paper import parse_answer
-from citegraph.kg import Subgraph, Triple
+from citegraph.kg import Subgraph, Triple, with_short_ids
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.runs import sync_twin
 
 MAX_SENTENCE_CHARS = 400
 """A reply that does not extend the paragraph is taken as the new sentence up to this length."""
@@ -115,7 +116,7 @@ def _cited(paragraph: str, pool: Sequence[Subgraph]) -> list[Triple]:
     return [c.triple for c in parsed.kg_citations if c.triple is not None]
 
 
-async def evolve(
+async def evolve_async(
     seed: str,
     pool: Sequence[Subgraph],
     model: ChatModel,
@@ -138,7 +139,9 @@ async def evolve(
     """
     config = config or EvolveConfig()
     gen = config.generate
+    pool = with_short_ids(pool)  # IRI ids are shown (and read back) by their short ids
     names = {g.center.id: g.center.name for g in pool}
+    shown = {g.center.id: g.center.display_id for g in pool}
     pool_facts = {t for g in pool for t in g.triples}
 
     reply = await _ask(model, annotate_messages(seed, pool), gen)
@@ -164,7 +167,7 @@ async def evolve(
         if not candidates:
             stopped = f"no unused pool fact left before round {number}"
             break
-        selection = await select_fact(
+        selection = await select_fact_async(
             plain(paragraph),
             candidates,
             counts,
@@ -174,9 +177,10 @@ async def evolve(
             coherence=config.coherence,
         )
         fact = selection.chosen
-        reply = await _ask(model, extend_messages(paragraph, fact, names[fact.subject]), gen)
+        messages = extend_messages(paragraph, fact, names[fact.subject], shown[fact.subject])
+        reply = await _ask(model, messages, gen)
         extension = clean_paragraph(reply)
-        paragraph, fallback = _extended(paragraph, extension, fact, names)
+        paragraph, fallback = _extended(paragraph, extension, fact, names, shown[fact.subject])
         injected.append(fact)
         rounds.append(
             Round(
@@ -203,8 +207,11 @@ async def evolve(
     )
 
 
+evolve = sync_twin(evolve_async)
+
+
 def _extended(
-    previous: str, reply: str, fact: Triple, names: Mapping[str, str]
+    previous: str, reply: str, fact: Triple, names: Mapping[str, str], shown_id: str
 ) -> tuple[str, str | None]:
     """The paragraph after an extension, and the fallback used if the reply was not usable."""
     before, after = plain(previous).strip(), plain(reply).strip()
@@ -215,5 +222,5 @@ def _extended(
         return f"{previous} {reply.strip()}", "appended: the reply is taken as the new sentence"
     why = "the reply rewrote the paragraph" if after else "the reply was empty"
     sentence = fact_sentence(fact, names[fact.subject])
-    cite = f"[qid: {fact.subject}, {fact.relation}: {fact.value}]"
+    cite = f"[qid: {shown_id}, {fact.relation}: {fact.value}]"
     return f"{previous} {sentence.rstrip('.')} {cite}.", f"template: {why}"

@@ -19,8 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError, EndpointError, MissingDependency, ModelError
 from citegraph.kalma.build._config import BuildConfig
-from citegraph.kalma.build._disambiguate import Resolution, disambiguate_many
-from citegraph.kalma.build._evolve import evolve
+from citegraph.kalma.build._disambiguate import Resolution, disambiguate_many_async
+from citegraph.kalma.build._evolve import evolve_async
 from citegraph.kalma.build._pairs import PersonPair, filter_complete, read_pairs_csv, sample_pairs
 from citegraph.kalma.build._select import PerplexityFn, RelationCounts, relation_counts
 from citegraph.kalma.build._templates import fact_sentence
@@ -57,7 +57,7 @@ async def select_items(
         kg, kg_identity = found.kg, found.identity
     pairs, data = _pairs(config, kg)
     kept, dropped = filter_complete(pairs) if config.complete_names else (pairs, [])
-    resolutions = await disambiguate_many(kept, kg)
+    resolutions = await disambiguate_many_async(kept, kg)
     resolved = [r for r in resolutions if r.status == "resolved"]
     return BuildSelection(
         kg=kg,
@@ -121,7 +121,9 @@ async def build_item(
         "entities": [g.as_entity_dict() for g in pool],
     }
     try:
-        evolution = await evolve(seed, pool, model, perplexity, counts, config.evolve_config())
+        evolution = await evolve_async(
+            seed, pool, model, perplexity, counts, config.evolve_config()
+        )
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:

@@ -9,6 +9,9 @@ the target in the demonstration's format:
 - extend (rounds 2-R, Table 10): ``answer: <labelled paragraph>`` + ``knowledge: {qid, name,
   relation: value}``; the model returns the paragraph with one more sentence.
 - general / specific question (Tables 11 / 12): ``Paragraph: <plain paragraph>``.
+
+People are shown by their display id (``Entity.display_id``: a QID, or the short id of an IRI
+id such as ``ex:MarieCurie``), which the paper parser reads back to the full id.
 """
 
 from __future__ import annotations
@@ -31,14 +34,16 @@ def _prompts() -> dict[str, Any]:
 
 def knowledge_line(graph: Subgraph) -> str:
     """A person's facts as Table 9 writes them: ``{qid: Q1, name: X, relation: value, ...}``."""
-    parts = [f"qid: {graph.center.id}", f"name: {graph.center.name}"]
+    parts = [f"qid: {graph.center.display_id}", f"name: {graph.center.name}"]
     parts += [f"{t.relation}: {t.value}" for t in graph.triples if t.relation != "name"]
     return "{" + ", ".join(parts) + "}"
 
 
-def fact_line(triple: Triple, name: str) -> str:
-    """One fact as Table 10 writes it: ``{qid: Q1, name: X, relation: value}``."""
-    return f"{{qid: {triple.subject}, name: {name}, {triple.relation}: {triple.value}}}"
+def fact_line(triple: Triple, name: str, shown_id: str | None = None) -> str:
+    """One fact as Table 10 writes it: ``{qid: Q1, name: X, relation: value}``; ``shown_id``
+    replaces the subject id (the short id of an IRI id)."""
+    subject = shown_id or triple.subject
+    return f"{{qid: {subject}, name: {name}, {triple.relation}: {triple.value}}}"
 
 
 def _chat(step: str, demo_user: str, demo_answer: str, target: str) -> list[ChatMessage]:
@@ -58,11 +63,14 @@ def annotate_messages(sentence: str, pool: Sequence[Subgraph]) -> list[ChatMessa
     return _chat("annotate", demo_user, demo["answer"], target)
 
 
-def extend_messages(paragraph: str, fact: Triple, name: str) -> list[ChatMessage]:
-    """Rounds 2-R (Table 10): add one sentence carrying ``fact`` to the labelled paragraph."""
+def extend_messages(
+    paragraph: str, fact: Triple, name: str, shown_id: str | None = None
+) -> list[ChatMessage]:
+    """Rounds 2-R (Table 10): add one sentence carrying ``fact`` to the labelled paragraph
+    (``shown_id``: the subject's display id, when it is not the id itself)."""
     demo = _prompts()["extend"]["demo"]
     demo_user = f"answer: {demo['answer']}\nknowledge: {demo['knowledge']}"
-    target = f"answer: {paragraph}\nknowledge: {fact_line(fact, name)}"
+    target = f"answer: {paragraph}\nknowledge: {fact_line(fact, name, shown_id)}"
     return _chat("extend", demo_user, demo["output"], target)
 
 

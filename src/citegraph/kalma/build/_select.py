@@ -46,6 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import ConfigError, ModelError
 from citegraph.kalma.build._templates import fact_sentence
 from citegraph.kg import Subgraph, Triple
+from citegraph.runs import sync_twin
 
 #: Perplexities of texts, one per text, None where unmeasurable (``CausalLMScorer.perplexities``).
 PerplexityFn = Callable[[Sequence[str]], Awaitable[Sequence[float | None]]]
@@ -167,7 +168,7 @@ class Selection(BaseModel):
     n_unmeasured: int = Field(description="Candidates without a usable perplexity.")
 
 
-async def select_fact(
+async def select_fact_async(
     paragraph: str,
     candidates: Sequence[Triple],
     counts: RelationCounts,
@@ -234,6 +235,9 @@ async def select_fact(
         coherence=coherence,
         n_unmeasured=sum(p is None for p in perps),
     )
+
+
+select_fact = sync_twin(select_fact_async)
 
 
 def _usable(value: float | None) -> tuple[float | None, str | None]:

@@ -49,7 +49,7 @@ from citegraph.runs import (
     given_or_loaded,
     in_id_order,
     register_task,
-    run_task,
+    run_task_async,
 )
 
 TASK = "kalma.build"
@@ -227,7 +227,7 @@ async def build_benchmark_async(
     """
     selection = await select_items(config, kg=kg, data_dir=data_dir)
     task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
-    outcome = await run_task(task, out, runtime)
+    outcome = await run_task_async(task, out, runtime)
     return BuildResult.of(outcome)
 
 

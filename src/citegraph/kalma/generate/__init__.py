@@ -1,6 +1,10 @@
 """Prompts and generation of attributed answers (the paper's Table 13 and the authors' prompt)."""
 
-from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer
+from citegraph.kalma.generate._generate import (
+    GeneratedAnswer,
+    generate_answer,
+    generate_answer_async,
+)
 from citegraph.kalma.generate._prompt import (
     DEFAULT_PROMPT,
     PROMPT_VERSIONS,
@@ -17,4 +21,5 @@ __all__ = [
     "build_messages",
     "flatten_kg",
     "generate_answer",
+    "generate_answer_async",
 ]

@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import EndpointError, MissingDependency, ModelError
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
-from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation, generate_config_for
+from citegraph.runs import sync_twin
 
 
 class GeneratedAnswer(BaseModel):
@@ -38,7 +39,7 @@ class GeneratedAnswer(BaseModel):
         return None
 
 
-async def generate_answer(
+async def generate_answer_async(
     question: str,
     graphs: Sequence[Subgraph],
     model: ChatModel,
@@ -50,10 +51,12 @@ async def generate_answer(
     """Ask ``model`` for an answer citing ``graphs`` (Table 13 prompt by default).
 
     Model failures (:class:`EndpointError`, :class:`ModelError`) are returned in ``error``;
-    configuration errors still raise.
+    configuration errors still raise. Without ``config`` the model's own defaults apply
+    (:func:`~citegraph.models.generate_config_for`: the embedded ``local`` model's short answers,
+    stop sequences and repetition penalty, as on the command line).
     """
     messages = build_messages(question, graphs, version=prompt_version, split=split)
-    request = ChatRequest(messages=tuple(messages), config=config or GenerateConfig())
+    request = ChatRequest(messages=tuple(messages), config=config or generate_config_for(model))
     try:
         generation = await model.generate(request)
     except MissingDependency:
@@ -65,3 +68,6 @@ async def generate_answer(
     return GeneratedAnswer(
         text=generation.text.strip(), prompt_version=prompt_version, generation=generation
     )
+
+
+generate_answer = sync_twin(generate_answer_async)

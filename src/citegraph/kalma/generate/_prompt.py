@@ -11,6 +11,11 @@ Two versions ship, and every run records which one it used:
   a value holds an apostrophe (visible in the paper's Table 19). Each entity keeps only the first
   value of each relation, as the authors' Wikidata retrieval did.
 
+Entities are shown by their display id (``Entity.display_id``): a QID as it is; an IRI id by its
+short id (``ex:MarieCurie``, from the KG's prefixes, or a compact local name; graphs without
+one get :func:`citegraph.kg.with_short_ids` over the prompt's centres), which the parsers map
+back to the full id.
+
 Both are chat prompts: system instruction, the demonstration as a user/assistant turn, then the
 question as the final user turn (the authors' ``turbo_answer_questions.py`` layout).
 """
@@ -22,7 +27,7 @@ from typing import Any, Literal
 
 from citegraph.errors import ConfigError
 from citegraph.kalma._prompt_files import prompt_file
-from citegraph.kg import Subgraph
+from citegraph.kg import Subgraph, with_short_ids
 from citegraph.models import ChatMessage
 
 PromptVersion = Literal["kalma-table13-v1", "kalma-code-v1"]
@@ -38,11 +43,11 @@ def flatten_graph_paper(graph: Subgraph) -> str:
     """One subgraph as a Table 13 line: ``{name: X, relation: value, ..., qid: Q1}``.
 
     Every triple is kept (a relation with several values appears several times); ``name`` comes
-    first and ``qid`` last, as in the paper.
+    first and ``qid`` last, as in the paper. The ``qid`` is the centre's display id.
     """
     parts = [f"name: {graph.center.name}"]
     parts += [f"{t.relation}: {t.value}" for t in graph.triples if t.relation != "name"]
-    parts.append(f"qid: {graph.center.id}")
+    parts.append(f"qid: {graph.center.display_id}")
     return "{" + ", ".join(parts) + "}"
 
 
@@ -53,11 +58,19 @@ def flatten_kg_reference(dicts: Sequence[Mapping[str, str]]) -> str:
 
 
 def flatten_kg(graphs: Sequence[Subgraph], version: str = DEFAULT_PROMPT) -> str:
-    """The knowledge as the prompt ``version`` writes it."""
+    """The knowledge as the prompt ``version`` writes it (centres by their display ids)."""
     _check(version)
+    graphs = with_short_ids(graphs)
     if version == "kalma-code-v1":
-        return flatten_kg_reference([g.as_dict() for g in graphs])
+        return flatten_kg_reference([_shown_dict(g) for g in graphs])
     return "\n".join(flatten_graph_paper(g) for g in graphs)
+
+
+def _shown_dict(graph: Subgraph) -> dict[str, str]:
+    """:meth:`Subgraph.as_dict` with the centre's display id as ``qid``."""
+    out = graph.as_dict()
+    out["qid"] = graph.center.display_id
+    return out
 
 
 def _user_turn(knowledge: str, question: str, version: str) -> str:

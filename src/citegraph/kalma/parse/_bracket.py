@@ -4,7 +4,16 @@ A bracket's text is cut at commas and semicolons into pieces, and each piece is 
 
 - a subject: ``Q206534`` or ``qid: Q206534`` (also ``QID=Q1``, lower-case ``q1``). It sets the
   subject of the facts after it, so ``[Q1, a: b, Q2, c: d]`` cites two subjects. At the start of a
-  bracket the QID may be followed by a fact without a comma (``[Q1: place of birth: Newark]``);
+  bracket the QID may be followed by a fact without a comma (``[Q1: place of birth: Newark]``).
+  Any other id is a subject when the whole piece (optionally led by ``qid:`` / ``id:``) is a
+  centre's full id, short id or unique local name (``ex:MarieCurie``, ``MarieCurie``; see
+  :meth:`GraphIndex.subject_of`), read as the full id; or an IRI written in full
+  (``http://...``, ``urn:...``), which names itself even when no graph is centred on it (it is
+  then cited, and counted wrong): first in a bracket any IRI, later only one in the namespace of
+  a centre (elsewhere it continues the value before it, as a web address in a list of them
+  does). At the start of a bracket such an id may be followed by a colon and a fact
+  (``[ex:MarieCurie: spouse: Pierre Curie]``), as a QID may. An IRI piece never starts a
+  ``relation: value``;
 - a ``[NA]`` marker: ``NA``, ``N/A``, ``n.a.``, ``not applicable``, any case and spacing;
 - a subject label: pieces without a colon right after a subject (``Stephen Crane`` in
   ``[Q1, Stephen Crane, movement: X]``). Not a fact; it becomes the triples' ``subject_label``;
@@ -133,11 +142,19 @@ def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
     for n, (a, b) in enumerate(_pieces(inner)):
         text = inner[a:b]
         match = _QID.match(text)
+        named = None if match else _named_subject(text, index, n == 0)
         if match and (match.end() == len(text) or n == 0):
             flush()
             subject, label, saw_qid = match.group(1).upper(), None, True
             if match.end() < len(text):
                 run.append((a + match.end(), b))
+        elif named is not None:
+            flush()
+            subject, label, saw_qid = named, None, True
+        elif n == 0 and (head := index.subject_prefix(text)) is not None:
+            flush()
+            subject, label, saw_qid = head[0], None, True
+            run.append((a + head[1], b))
         elif _NA.fullmatch(norm_ws(text)):
             flush()
             items.append(_Item("na"))
@@ -145,6 +162,11 @@ def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
             run.append((a, b))
     flush()
     return items, saw_qid
+
+
+def _named_subject(text: str, index: GraphIndex, any_iri: bool) -> str | None:
+    """The full id of a non-QID subject piece (see the module docstring), or None."""
+    return index.subject_of(text, any_iri=any_iri)
 
 
 def _resolve(items: list[_Item], index: GraphIndex) -> str | None:

@@ -1,5 +1,10 @@
 """Lookups over the retrieved subgraphs that the paper parser uses to resolve ambiguous brackets.
 
+A bracket's subject may be written as a centre's full id (``Q206534``, an IRI), its short id
+(``Entity.short_id``, else the one :func:`citegraph.kg.compact_ids` gives over the centres, e.g.
+``ex:MarieCurie`` or ``MarieCurie``) or its local name when no other centre shares it, optionally
+led by ``qid:``, ``id:`` or ``QID=``: :meth:`GraphIndex.subject_of` maps each to the full id.
+
 Every comparison is made on whitespace-normalised text (runs of whitespace collapsed, ends
 stripped), case kept. A fact that matches a graph fact up to whitespace is returned with the
 graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) still matches.
@@ -7,9 +12,14 @@ graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) sti
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
-from citegraph.kg import Subgraph, Triple
+from citegraph.kg import ShortIds, Subgraph, Triple, iri_text, local_name_of
+
+#: ``qid:``, ``id:`` or ``QID=`` before a subject id.
+_ID_LEAD = re.compile(r"\s*(?:qid|id)\s*[:=]\s*", re.IGNORECASE)
+_SUBJECT_COLON = re.compile(r"\s*:\s*")
 
 
 def norm_ws(text: str) -> str:
@@ -25,6 +35,9 @@ class GraphIndex:
         self._rel_values: dict[tuple[str, str], set[str]] = {}
         self._relations: set[str] = set()
         self._names: dict[str, str] = {}
+        self._aliases = _aliases(graphs)
+        self._by_length = sorted(self._aliases, key=len, reverse=True)
+        self._namespaces = {_namespace(g.center.id) for g in graphs if iri_text(g.center.id)}
         for graph in graphs:
             self._names.setdefault(graph.center.id, graph.center.name)
             for t in graph.triples:
@@ -41,6 +54,46 @@ class GraphIndex:
     def subjects(self) -> list[str]:
         """The centre ids, in the order the graphs were given."""
         return list(self._names)
+
+    def subject_of(self, text: str, *, any_iri: bool = True) -> str | None:
+        """The full id a bracket piece names as its subject, or ``None``.
+
+        ``text`` (optionally led by ``qid:``, ``id:`` or ``QID=``) must be, whole, a centre's
+        full id, short id or unique local name, or an IRI written in full (``http(s)://...``,
+        ``urn:...``, ``<...>``), which names itself: with ``any_iri`` any IRI, else only one in
+        the namespace of a centre (the IRI up to its last ``/`` or ``#``), so a web address in a
+        value is not taken for an entity. QIDs of the graphs are found too, but the parsers read
+        QIDs with their own rules first.
+        """
+        bare = text.strip()
+        lead = _ID_LEAD.match(bare)
+        if lead is not None:
+            bare = bare[lead.end() :].strip()
+        if not bare:
+            return None
+        known = self._aliases.get(bare)
+        if known is not None:
+            return known
+        iri = iri_text(bare)
+        if iri is None:
+            return None
+        known = self._aliases.get(iri)
+        if known is not None:
+            return known
+        return iri if any_iri or _namespace(iri) in self._namespaces else None
+
+    def subject_prefix(self, text: str) -> tuple[str, int] | None:
+        """A centre named (as :meth:`subject_of` reads it, IRIs of no centre aside) at the start
+        of ``text`` and followed by a colon and more text, as in ``MarieCurie: spouse: Pierre``:
+        its full id and the offset where the rest starts; ``None`` otherwise."""
+        lead = _ID_LEAD.match(text)
+        start = lead.end() if lead is not None else len(text) - len(text.lstrip())
+        for alias in self._by_length:
+            if text.startswith(alias, start):
+                sep = _SUBJECT_COLON.match(text, start + len(alias))
+                if sep is not None and text[sep.end() :].strip():
+                    return self._aliases[alias], sep.end()
+        return None
 
     def name(self, subject: str) -> str | None:
         """The centre name of ``subject``, if one of the graphs is centred on it."""
@@ -72,3 +125,24 @@ class GraphIndex:
         """The centre ids whose name equals ``label`` (up to whitespace)."""
         wanted = norm_ws(label)
         return [qid for qid, name in self._names.items() if norm_ws(name) == wanted]
+
+
+def _aliases(graphs: Sequence[Subgraph]) -> dict[str, str]:
+    """Each way a centre may be named -> its full id; a name two centres share is left out."""
+    centres = list(dict.fromkeys(g.center.id for g in graphs))
+    table = ShortIds(centres)
+    short = {g.center.id: g.center.short_id for g in graphs if g.center.short_id}
+    found: dict[str, set[str]] = {}
+    for centre in centres:
+        names = {centre, short.get(centre) or table.short(centre)}
+        local = local_name_of(centre)
+        if local is not None and table.resolve(local) == centre:
+            names.add(local)
+        for name in names:
+            found.setdefault(name, set()).add(centre)
+    return {name: next(iter(ids)) for name, ids in found.items() if len(ids) == 1}
+
+
+def _namespace(iri: str) -> str:
+    """The IRI up to and including its last ``/`` or ``#``."""
+    return iri[: max(iri.rfind("/"), iri.rfind("#")) + 1]

@@ -95,5 +95,5 @@ def parse_answer(answer: str, graphs: Sequence[Subgraph] = ()) -> ParsedAnswer:
 def parse_with(answer: str, graphs: Sequence[Subgraph], rules: KalmaRules) -> ParsedAnswer:
     """Parse with the paper parser or, when ``rules`` say so, the authors' reference regex."""
     if rules.reference_parser:
-        return parse_answer_reference(answer)
+        return parse_answer_reference(answer, graphs)
     return parse_answer(answer, graphs)

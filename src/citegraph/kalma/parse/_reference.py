@@ -17,6 +17,12 @@ compared with those of the original scripts:
 - sentences: ``re.split(r'(?<=[^A-Z].[.?]) +(?=[A-Z])', answer)``; plain text:
   ``re.sub(r"[\\[].*?[\\]]", "", sent).replace("  ", " ").replace(" .", ".")``.
 
+One documented extension, for KGs whose ids are not QIDs (the authors only had Wikidata): when
+graphs are given and the qid string, without a ``qid:`` / ``id:`` lead, is not a QID but names a
+centre (its full IRI, its short id such as ``ex:MarieCurie``, or its unique local name) or is an
+IRI written in full, the subject is that full id. A qid string that is a QID is kept verbatim,
+so ``[qid: Q1, ...]`` still gives the subject ``"qid: Q1"`` as in the original.
+
 The authors read citations from the whole answer (correctness, recall, [NA]) but from each
 sentence for alignment. Here citations are read from the whole answer and each goes to the
 sentence holding its ``'['``. The reference split can cut inside a bracket (a value such as
@@ -28,9 +34,11 @@ also listed as issues (the original drops them silently); issues never change th
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
+from citegraph.kalma.parse._graphs import GraphIndex
 from citegraph.kalma.parse._types import Citation, ParsedAnswer, ParseIssue, Sentence
-from citegraph.kg import Triple
+from citegraph.kg import Subgraph, Triple
 
 #: The ``parser`` field of answers read by :func:`parse_answer_reference`.
 REFERENCE_PARSER = "reference"
@@ -38,6 +46,8 @@ REFERENCE_PARSER = "reference"
 _BRACKET = re.compile(r"\[.*?\]")  # original: re.findall('\[.*?\]',answer)
 _SENTENCE_SEP = re.compile(r"(?<=[^A-Z].[.?]) +(?=[A-Z])")
 _PLAIN_BRACKET = re.compile(r"[\[].*?[\]]")
+#: A qid string that is a QID, led or not by ``qid`` / ``id`` (the authors' reading is kept).
+_QID_FORM = re.compile(r"\s*(?:q?id\s*[:=]?\s*)?q[1-9][0-9]*\s*", re.IGNORECASE)
 
 
 def reference_triples(citation: str) -> list[list[str]]:
@@ -110,11 +120,21 @@ def reference_plain(sentence: str) -> str:
     return _PLAIN_BRACKET.sub("", sentence).replace("  ", " ").replace(" .", ".")
 
 
-def parse_answer_reference(answer: str) -> ParsedAnswer:
+def reference_subject(qid: str, index: GraphIndex) -> str:
+    """The subject of a reference citation: the authors' qid string, or, for an id that is not
+    a QID (the extension in the module docstring), the full id it names."""
+    if _QID_FORM.fullmatch(qid) or index.empty:
+        return qid
+    return index.subject_of(qid) or qid
+
+
+def parse_answer_reference(answer: str, graphs: Sequence[Subgraph] = ()) -> ParsedAnswer:
     """Read an answer exactly as the KaLMA authors' evaluation scripts do.
 
     Args:
         answer: The model's answer, citations included.
+        graphs: The retrieved graphs. Used only to map a subject that is not a QID (an IRI, a
+            short id such as ``ex:MarieCurie``) to its full id; QIDs are read as the authors do.
 
     Returns:
         Sentences from the authors' split, with their plain text, and the citations their
@@ -125,6 +145,7 @@ def parse_answer_reference(answer: str) -> ParsedAnswer:
         >>> [c.triple.key for c in parsed.kg_citations]
         [('qid: Q1', 'place of birth', 'Rome')]
     """
+    index = GraphIndex(graphs)
     citations: list[Citation] = []
     issues: list[ParseIssue] = []
     for match in _BRACKET.finditer(answer):
@@ -142,7 +163,7 @@ def parse_answer_reference(answer: str) -> ParsedAnswer:
                 )
             )
         for qid, prop, value in triples:
-            triple = Triple(subject=qid, relation=prop, value=value)
+            triple = Triple(subject=reference_subject(qid, index), relation=prop, value=value)
             citations.append(
                 Citation(kind="kg", triple=triple, bracket=citation, start=match.start())
             )

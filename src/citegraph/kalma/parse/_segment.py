@@ -1,8 +1,9 @@
 """Cutting the ``relation: value`` part of a citation bracket into facts.
 
 The text after the subject is cut at commas and semicolons into *pieces*. A fact starts at a piece
-that contains a colon; the relation is the text before one of that piece's colons and the value
-is everything after it, up to the start of the next fact. Two choices are ambiguous:
+that contains a colon and is not one IRI written in full (``http://...`` continues a value); the
+relation is the text before one of that piece's colons and the value is everything after it, up
+to the start of the next fact. Two choices are ambiguous:
 
 - does a comma separate two facts, or is it inside a value (``Washington, D.C.``)?
 - does a colon separate relation and value, or is it inside a value
@@ -27,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from citegraph.kalma.parse._graphs import GraphIndex, norm_ws
+from citegraph.kg import iri_text
 
 #: Above this many colon pieces in one bracket, only the default rule is used.
 MAX_SEARCH = 40
@@ -70,7 +72,7 @@ def segment(
     Returns:
         The facts in order.
     """
-    starts = [i for i, (a, b) in enumerate(pieces) if ":" in inner[a:b]]
+    starts = [i for i, (a, b) in enumerate(pieces) if ":" in inner[a:b] and not _is_iri(inner[a:b])]
     if not starts:
         return []
     search = not index.empty and len(starts) <= MAX_SEARCH and len(inner) <= MAX_SEARCH_CHARS
@@ -99,6 +101,11 @@ def segment(
         assert first is not None
         facts.append(first)
     return facts
+
+
+def _is_iri(piece: str) -> bool:
+    """A piece that is one IRI written in full (``http://...``) continues a value."""
+    return iri_text(piece) is not None
 
 
 def _colons(inner: str, piece: tuple[int, int]) -> list[int]:

@@ -2,7 +2,7 @@
 
 from citegraph.kalma.retrieve._accuracy import RetrievalAccuracy, retrieval_accuracy
 from citegraph.kalma.retrieve._config import RetrievalConfig
-from citegraph.kalma.retrieve._evaluate import evaluate_retrieval
+from citegraph.kalma.retrieve._evaluate import evaluate_retrieval, evaluate_retrieval_async
 from citegraph.kalma.retrieve._ner import (
     EntityRecognizer,
     Mention,
@@ -18,7 +18,9 @@ from citegraph.kalma.retrieve._retrieve import (
     Unresolved,
     rerank,
     retrieve,
+    retrieve_async,
     retrieve_many,
+    retrieve_many_async,
 )
 
 __all__ = [
@@ -34,9 +36,12 @@ __all__ = [
     "capitalised_ner",
     "clean_mention",
     "evaluate_retrieval",
+    "evaluate_retrieval_async",
     "rerank",
     "retrieval_accuracy",
     "retrieve",
+    "retrieve_async",
     "retrieve_many",
+    "retrieve_many_async",
     "spacy_ner",
 ]

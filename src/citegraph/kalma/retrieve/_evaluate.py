@@ -19,9 +19,10 @@ from citegraph.kalma.retrieve._accuracy import RetrievalAccuracy, retrieval_accu
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
 from citegraph.kg import KnowledgeGraph
+from citegraph.runs import sync_twin
 
 
-async def evaluate_retrieval(
+async def evaluate_retrieval_async(
     samples: Sequence[BioKaLMASample],
     kg: KnowledgeGraph,
     config: RetrievalConfig | None = None,
@@ -48,3 +49,6 @@ async def evaluate_retrieval(
     gold = [[g.center.id for g in s.graphs] for s in samples]
     report = retrieval_accuracy([r.qids for r in results], gold, mode=mode)
     return report, results
+
+
+evaluate_retrieval = sync_twin(evaluate_retrieval_async)

@@ -37,6 +37,7 @@ from citegraph.errors import ConfigError, KGQueryError
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._ner import EntityRecognizer, Mention, capitalised_ner, spacy_ner
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph
+from citegraph.runs import sync_twin
 
 SINGLE_TOKEN = "name has no space (drop_single_token_names)"
 _QID = re.compile(r"Q[0-9]+")
@@ -243,7 +244,7 @@ def make_recognizer(config: RetrievalConfig) -> EntityRecognizer:
     return spacy_ner(config.spacy_model)
 
 
-async def retrieve(
+async def retrieve_async(
     question: str,
     kg: KnowledgeGraph,
     config: RetrievalConfig | None = None,
@@ -269,6 +270,9 @@ async def retrieve(
     config = config or RetrievalConfig()
     recognizer = ner if ner is not None else make_recognizer(config)
     return await retrieve_mentions(question, recognizer(question), kg, config)
+
+
+retrieve = sync_twin(retrieve_async)
 
 
 Progress = Callable[[int, int], None]
@@ -336,7 +340,7 @@ class Retriever:
         )
 
 
-async def retrieve_many(
+async def retrieve_many_async(
     questions: Sequence[str],
     kg: KnowledgeGraph,
     config: RetrievalConfig | None = None,
@@ -348,3 +352,6 @@ async def retrieve_many(
     """:func:`retrieve` over many questions (see :meth:`Retriever.retrieve_many`)."""
     retriever = Retriever(config, ner=ner)
     return await retriever.retrieve_many(questions, kg, concurrency=concurrency, progress=progress)
+
+
+retrieve_many = sync_twin(retrieve_many_async)

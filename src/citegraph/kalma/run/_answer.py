@@ -15,14 +15,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from citegraph.datasets import BioKaLMASample, GoldRecord
-from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer
+from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer_async
 from citegraph.kalma.generate._prompt import flatten_kg
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.run._ablations import remove_knowledge
 from citegraph.kalma.run._config import RunConfig
-from citegraph.kalma.score._item import ScoreItem, score_items
-from citegraph.kalma.score._text_quality import judge_text_quality
-from citegraph.kg import KnowledgeGraph, Subgraph
+from citegraph.kalma.score._item import ScoreItem, score_items_async
+from citegraph.kalma.score._text_quality import judge_text_quality_async
+from citegraph.kg import KnowledgeGraph, Subgraph, with_short_ids
 from citegraph.models import ChatModel, NLIModel
 from citegraph.runs import FAILED
 
@@ -76,7 +76,7 @@ async def answer_and_score(
         entry = entry.model_copy(update={"absent": tuple(removal.removed)})
         record["removed"] = [t.as_list() for t in removal.removed]
         record["removal_note"] = removal.reason
-    answer = await generate_answer(
+    answer = await generate_answer_async(
         sample.question,
         graphs,
         models.answerer,
@@ -92,13 +92,16 @@ async def answer_and_score(
         gold=entry,
         gold_given=gold is not None,
     )
-    [scored] = await score_items([item], config.score_config(), models.nli)
+    [scored] = await score_items_async([item], config.score_config(), models.nli)
     record |= scored | _generation_fields(answer)
     record["graph_qids"] = [g.center.id for g in graphs]
+    shown = {g.center.id: g.center.display_id for g in with_short_ids(graphs)}
+    if any(short != full for full, short in shown.items()):  # IRI ids: what the prompt showed
+        record["short_ids"] = {full: short for full, short in shown.items() if short != full}
     record["kg_given"] = [t.as_list() for g in graphs for t in g.triples]
     record["kg_triples"] = prompt_triples(graphs, answer.prompt_version)
     if models.judge is not None and not answer.error and (judged is None or sample.id in judged):
-        quality = await judge_text_quality(
+        quality = await judge_text_quality_async(
             sample.question,
             flatten_kg(graphs, config.prompt),
             answer.text,

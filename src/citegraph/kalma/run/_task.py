@@ -47,7 +47,7 @@ from citegraph.runs import (
     finalize,
     given_or_loaded,
     register_task,
-    run_task,
+    run_task_async,
     sorted_records,
 )
 
@@ -248,7 +248,7 @@ async def run_kalma_async(
         nli=nli,
         kg=kg,
     )
-    outcome = await run_task(task, out, runtime)
+    outcome = await run_task_async(task, out, runtime)
     return RunResult.of(outcome)
 
 

@@ -8,7 +8,9 @@ from citegraph.kalma.score._alignment import (
     AnswerAlignment,
     aggregate_alignment,
     score_alignment,
+    score_alignment_async,
     score_alignment_many,
+    score_alignment_many_async,
 )
 from citegraph.kalma.score._citations import (
     AnswerCitationScores,
@@ -21,7 +23,8 @@ from citegraph.kalma.score._citations import (
     score_citations,
 )
 from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
-from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._inputs import WARNINGS, warning_lines
+from citegraph.kalma.score._item import ScoreItem, score_items, score_items_async
 from citegraph.kalma.score._na import (
     AnswerNAScores,
     NAEntailment,
@@ -29,6 +32,7 @@ from citegraph.kalma.score._na import (
     NAReport,
     aggregate_na_scores,
     score_na,
+    score_na_async,
 )
 from citegraph.kalma.score._na_edge import (
     EDGE_HYPOTHESIS,
@@ -56,6 +60,7 @@ from citegraph.kalma.score._text_quality import (
     aggregate_text_quality,
     judge_messages,
     judge_text_quality,
+    judge_text_quality_async,
     parse_score,
 )
 
@@ -66,6 +71,7 @@ __all__ = [
     "GEVAL_VERSION",
     "JUDGE_CONFIG",
     "METRICS",
+    "WARNINGS",
     "AlignedPair",
     "AlignmentMode",
     "AlignmentReport",
@@ -98,13 +104,19 @@ __all__ = [
     "combine_citation_runs",
     "judge_messages",
     "judge_text_quality",
+    "judge_text_quality_async",
     "parse_score",
     "render_fact",
     "score_alignment",
+    "score_alignment_async",
     "score_alignment_many",
+    "score_alignment_many_async",
     "score_answers",
     "score_answers_async",
     "score_citations",
     "score_items",
+    "score_items_async",
     "score_na",
+    "score_na_async",
+    "warning_lines",
 ]

@@ -35,6 +35,7 @@ from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fa
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_ci
 from citegraph.models import NLIModel, NLIPair, NLIVerdict
+from citegraph.runs import sync_twin
 
 AlignmentMode = Mode
 
@@ -100,7 +101,7 @@ def _pairs_of(
     return out
 
 
-async def score_alignment_many(
+async def score_alignment_many_async(
     answers: Sequence[ParsedAnswer | None],
     nli: NLIModel,
     *,
@@ -154,6 +155,9 @@ async def score_alignment_many(
     ]
 
 
+score_alignment_many = sync_twin(score_alignment_many_async)
+
+
 def _answer_result(
     found: list[tuple[int, int, Triple, NLIPair]],
     decided: dict[NLIPair, NLIVerdict],
@@ -191,7 +195,7 @@ def _answer_result(
     )
 
 
-async def score_alignment(
+async def score_alignment_async(
     answer: ParsedAnswer,
     nli: NLIModel,
     *,
@@ -214,11 +218,14 @@ async def score_alignment(
         ConfigError: On an unknown mode or hypothesis style.
         ModelError: If the model returns a different number of verdicts than pairs.
     """
-    (result,) = await score_alignment_many(
+    (result,) = await score_alignment_many_async(
         [answer], nli, mode=mode, hypothesis=hypothesis, batch_size=1_000_000
     )
     assert result is not None
     return result
+
+
+score_alignment = sync_twin(score_alignment_async)
 
 
 def aggregate_alignment(

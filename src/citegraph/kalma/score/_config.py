@@ -5,9 +5,9 @@ Written verbatim into ``run.json`` (part of a run's identity) and ``metrics.json
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from citegraph.kalma._rules import KalmaRules, Mode
 
@@ -74,15 +74,37 @@ class ScoringOptions(BaseModel):
 
 
 class ScoreConfig(ScoringOptions):
-    """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``."""
+    """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``.
+
+    Answers are scored either against a benchmark's entries (``dataset`` and ``split``: their ids
+    are the dataset's) or over your own KG (``kg``: your own ids; each answer's graphs come from
+    the KG). The dump holds the fields of the one in use: ``kg`` only when it is set, ``dataset``
+    and ``split`` only when it is not (so runs made before ``kg`` existed keep their identity).
+    """
 
     dataset: str = Field(
         default="biokalma",
         description="The benchmark the answers were generated for: 'biokalma', or a dataset "
         "directory written by kalma build.",
     )
+    kg: str | None = Field(
+        default=None,
+        description="Score answers over your own KG instead of a dataset: RDF files "
+        "(kg.ttl,more.nt), sparql+<url>, or an embedded store (biokalma, codex-s...). Each "
+        "answer's graphs are retrieved from it for its question, or are those of its 'entities'.",
+    )
     split: Literal["general", "specific"] = Field(
         default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
     )
     batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
     seed: int = Field(default=0, description="Seed of the bootstrap.")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        out: dict[str, Any] = handler(self)
+        if self.kg is None:
+            out.pop("kg", None)
+        else:
+            out.pop("dataset", None)
+            out.pop("split", None)
+        return out

@@ -17,12 +17,13 @@ from citegraph.datasets import GoldRecord
 from citegraph.kalma._rules import KalmaRules
 from citegraph.kalma.parse._paper import parse_with
 from citegraph.kalma.parse._types import ParsedAnswer
-from citegraph.kalma.score._alignment import AnswerAlignment, score_alignment_many
+from citegraph.kalma.score._alignment import AnswerAlignment, score_alignment_many_async
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kalma.score._config import ScoringOptions
-from citegraph.kalma.score._na import AnswerNAScores, score_na
+from citegraph.kalma.score._na import AnswerNAScores, score_na_async
 from citegraph.kg import Subgraph, Triple
 from citegraph.models import NLIModel
+from citegraph.runs import sync_twin
 
 NO_ABSENT = "no absent-knowledge set (gold 'absent' field) for this answer"
 NO_GOLD_ENTRY = "no entry for this id in the gold file"
@@ -48,7 +49,7 @@ class ScoreItem(BaseModel):
         return bool(self.graphs)
 
 
-async def score_items(
+async def score_items_async(
     items: Sequence[ScoreItem], config: ScoringOptions, model: NLIModel
 ) -> list[dict[str, Any]]:
     """Score a batch of items (alignment pairs go to the NLI model together)."""
@@ -58,7 +59,7 @@ async def score_items(
         rules.skip_unscorable_answers and (not (item.answer or "").strip() or not item.has_graph)
         for item in items
     ]
-    alignments = await score_alignment_many(
+    alignments = await score_alignment_many_async(
         [None if skip else p for p, skip in zip(parsed, skip_alignment, strict=True)],
         model,
         mode=rules,
@@ -76,6 +77,9 @@ async def score_items(
         na = await _score_na(answer, item, rules, config, model)
         out.append(_record(item, answer, citations, alignment, na))
     return out
+
+
+score_items = sync_twin(score_items_async)
 
 
 async def _score_na(
@@ -96,7 +100,7 @@ async def _score_na(
         return None
     else:
         absent = entry.absent
-    return await score_na(
+    return await score_na_async(
         answer,
         absent,
         model,

@@ -44,6 +44,7 @@ from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fa
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_f1
 from citegraph.models import NLIModel, NLIPair
+from citegraph.runs import sync_twin
 
 NAMode = Mode
 NAMetric = Literal["precision", "recall"]
@@ -123,7 +124,7 @@ class NAReport(NLISetup):
     )
 
 
-async def score_na(
+async def score_na_async(
     answer: ParsedAnswer,
     absent: Sequence[Triple],
     nli: NLIModel,
@@ -227,6 +228,9 @@ async def score_na(
         edge_check=edge_name,
         gold_set=gold_set if rules.na_absent_is_uncited_gold else None,
     )
+
+
+score_na = sync_twin(score_na_async)
 
 
 async def _not_answering(

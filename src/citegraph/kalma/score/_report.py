@@ -3,7 +3,9 @@
 Layout: ``correctness``, ``precision``, ``recall``, ``f1``, ``alignment``, ``na_precision``,
 ``na_recall``, each ``{"micro": x, "macro": y}`` (fractions in [0, 1], or ``null`` when
 unmeasured); ``n_answers``, ``n_citations``; ``unmeasured``: per metric, how many answers could not
-be measured and why; ``details``: per metric the full average (counts, policy, mode, confidence
+be measured and why; ``warnings``: per kind of input hazard (``question_mismatch``,
+``gold_subject_label``, ``gold_unmatched``: see :mod:`._inputs`), ``{"n", "ids" (the first few),
+"reason"}``; ``details``: per metric the full average (counts, policy, mode, confidence
 intervals); ``na_edge_case``: how many [NA] sentences the paper's §4.5 edge case counted correct
 and what decided it; ``na_gold_set``: in reference mode, which gold set the absent facts came
 from, per answer; ``config``: modes, parser, NLI model, versions.
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -37,8 +39,12 @@ def build_metrics(
     nli_name: str,
     *,
     gold_given: bool,
+    warnings: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Aggregate per-answer records (in answer-file order) into the ``metrics.json`` dict.
+
+    ``warnings`` are the input checks' (``run.json`` ``notes``), passed through (``kalma score``
+    passes them, none or some; ``kalma run`` has none, and its metrics no ``warnings`` key).
 
     The records are read once (:class:`_Scores`): of each answer, only what the averages need is
     kept, so a run's metrics stream its ``samples.jsonl`` instead of holding it.
@@ -87,6 +93,8 @@ def build_metrics(
             "citegraph_version": __version__,
         },
     }
+    if warnings is not None:
+        out["warnings"] = dict(warnings)
     return out
 
 

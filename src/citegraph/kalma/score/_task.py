@@ -10,8 +10,9 @@ the answers file. ``metrics.json`` is aggregated from the records alone.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,29 @@ from citegraph.datasets import (
     index_answers,
     index_gold,
 )
-from citegraph.errors import DataError
+from citegraph.errors import ConfigError
 from citegraph.io import JsonlIndex
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
-from citegraph.kalma.score._item import ScoreItem, score_items
+from citegraph.kalma.score._inputs import (
+    InputWarnings,
+    SubjectMap,
+    check_dataset_answers,
+    check_gold_ids,
+    resolve_dataset_gold,
+    with_subjects,
+)
+from citegraph.kalma.score._item import ScoreItem, score_items_async
+from citegraph.kalma.score._own_kg import (
+    OwnKG,
+    check_questions,
+    graph_fields,
+    graphs_of,
+    open_own_kg,
+    prepare_own_kg,
+)
 from citegraph.kalma.score._report import build_metrics
+from citegraph.kg import KnowledgeGraph, Subgraph
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     Record,
@@ -43,7 +61,7 @@ from citegraph.runs import (
     opened,
     recorded_config,
     register_task,
-    run_task,
+    run_task_async,
     sha256_file,
 )
 
@@ -61,14 +79,17 @@ class ScoreResult(TaskResult):
 
 class _Inputs(BaseModel):
     """Where the answers, their questions and their gold are in their files (checked once; a
-    batch's are read again when it is scored), and the files' hashes."""
+    batch's are read again when it is scored), the files' hashes, the warnings the checks gave,
+    and (dataset mode) the gold subjects given as names with the ids they stand for."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     answers: JsonlIndex[AnswerRecord]
-    split: KalmaSplit
+    split: KalmaSplit | None = Field(description="The dataset split; None over your own KG.")
     gold: JsonlIndex[GoldRecord] | None
     data: dict[str, str]
+    warnings: InputWarnings
+    gold_subjects: SubjectMap
 
 
 @register_task
@@ -77,10 +98,14 @@ class KalmaScoreTask(Task[int, NLIModel]):
     in the file: a run holds no answer, question graph or gold record beyond the batches being
     scored); the record is its scores.
 
-    ``runs report`` and ``runs merge`` put the records in dataset order (``general-<i>`` /
-    ``specific-<i>``), which is the answers file's order whenever that file is sorted by id (as
-    ``kalma run`` exports and the demo answers are); only the reference-mode alignment cap and
-    bootstrap intervals depend on the order.
+    Over a dataset (``config.kg`` unset), each answer's graphs are its entry's. Over your own KG
+    (``config.kg``, or a ``kg`` object), they come from the KG (:mod:`._own_kg`), which is opened
+    and the inputs' entity references resolved in it when the run opens.
+
+    ``runs report`` and ``runs merge`` put the records in id order (``general-<i>`` /
+    ``specific-<i>`` by number), which is the answers file's order whenever that file is sorted
+    by id (as ``kalma run`` exports and the demo answers are); only the reference-mode alignment
+    cap and bootstrap intervals depend on the order.
     """
 
     name = "kalma.score"
@@ -96,93 +121,164 @@ class KalmaScoreTask(Task[int, NLIModel]):
         gold_path: str | Path | None = None,
         data_dir: str | Path | None = None,
         nli: NLIModel | None = None,
+        kg: KnowledgeGraph | None = None,
+        contact: str | None = None,
     ) -> None:
+        """The task over ``answers_path`` (see :func:`score_answers_async` for the arguments).
+
+        Raises:
+            ConfigError: a KG is given with a dataset other than the default, or a KG object
+                without ``config.kg`` naming it.
+        """
+        if config.kg is not None and config.dataset != "biokalma":
+            raise ConfigError(
+                f"give answers either a dataset ({config.dataset!r}) or your own KG "
+                f"({config.kg!r}), not both"
+            )
+        if kg is not None and config.kg is None:
+            raise ConfigError("a KG object is given: set config.kg to what names it (its spec)")
         self.config: ScoreConfig = config
         self.answers_path = Path(answers_path)
         self.gold_path = gold_path
         self.data_dir = data_dir
+        self.contact = contact
         self._nli = nli
+        self._kg = kg
+        self._own: OwnKG | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The task without the KG it opened (a Ray worker opens its own in :meth:`open`)."""
+        return self.__dict__ | {"_own": None}
 
     @cached_property
     def inputs(self) -> _Inputs:
         """The answers, the split and the gold, checked, and their hashes (on first use).
 
         Raises:
-            DataError: an input file is malformed or names an id the split does not have.
+            DataError: an input file is malformed or names an id the split does not have (see
+                :mod:`._inputs` for what is checked).
         """
         config = self.config
+        warnings = InputWarnings()
         answers = index_answers(self.answers_path)
         gold = index_gold(self.gold_path) if self.gold_path is not None else None
-        split = KalmaSplit(config.dataset, config.split, self.data_dir)
-        _check_ids(answers, split)
-        data = {"answers": sha256_file(self.answers_path), "dataset": sha256_file(split.path)}
-        if self.gold_path is not None:
-            data["gold"] = sha256_file(self.gold_path)
-        return _Inputs(answers=answers, split=split, gold=gold, data=data)
+        data = {"answers": sha256_file(self.answers_path)}
+        split, subjects = None, {}
+        if config.kg is None:
+            split = KalmaSplit(config.dataset, config.split, self.data_dir)
+            check_dataset_answers(answers, split, warnings)
+            data["dataset"] = sha256_file(split.path)
+        else:
+            check_questions(answers)
+        if gold is not None:
+            check_gold_ids(gold, answers, warnings)
+            if split is not None:
+                subjects = resolve_dataset_gold(gold, split, warnings)
+            data["gold"] = sha256_file(gold.path)
+        return _Inputs(
+            answers=answers,
+            split=split,
+            gold=gold,
+            data=data,
+            warnings=warnings,
+            gold_subjects=subjects,
+        )
 
     def items(self) -> list[tuple[str, int]]:
         return [(sid, position) for position, sid in enumerate(self.inputs.answers.ids)]
 
-    def open(self, runtime: Runtime) -> AbstractAsyncContextManager[NLIModel]:
+    @asynccontextmanager
+    async def open(self, runtime: Runtime) -> AsyncIterator[NLIModel]:
+        """The NLI model; over your own KG, the KG is opened and the inputs' references are
+        resolved in it first (a bad one stops the run before ``run.json`` is written)."""
+        config, inputs = self.config, self.inputs
+        if config.kg is not None:
+            kg, identity = open_own_kg(
+                self._kg or config.kg, data_dir=self.data_dir, contact=self.contact
+            )
+            self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
         if self._nli is not None:
-            return opened(self._nli)
-        served = served_options(self.config.nli, self.config.nli_base_url, runtime.cache)
-        return opened(nli_model(self.config.nli, **runtime.model_options(), **served))
+            yield self._nli
+            return
+        served = served_options(config.nli, config.nli_base_url, runtime.cache)
+        async with opened(nli_model(config.nli, **runtime.model_options(), **served)) as model:
+            yield model
 
     def run_config(self, models: NLIModel) -> dict[str, Any]:
         return self.config.model_dump(mode="json") | {"nli_name": models.name}
 
     def run_data(self, models: NLIModel) -> dict[str, str]:
-        return dict(self.inputs.data)
+        data = dict(self.inputs.data)
+        if self._own is not None:
+            data["kg"] = self._own.identity
+        return data
+
+    def run_notes(self, models: NLIModel) -> dict[str, Any]:
+        """The input warnings (``metrics.json`` ``warnings``), when there are any."""
+        warnings = self.inputs.warnings.as_json()
+        return {"warnings": warnings} if warnings else {}
 
     async def work(self, batch: Sequence[int], models: NLIModel) -> list[Record]:
-        inputs = self.inputs
+        """The batch's records: each answer with its graphs (its dataset entry's, or over your
+        own KG the retrieved ones, kept in the record as ``retrieval`` and ``kg_triples``),
+        scored together (the alignment pairs go to the NLI model in one call)."""
+        inputs, own = self.inputs, self._own
         records = inputs.answers.read(batch)
-        samples = inputs.split.samples([r.id for r in records])
-        gold = _gold_of(inputs.gold, [r.id for r in records])
+        gold = _gold_of(inputs, own, [r.id for r in records])
+        found: list[tuple[tuple[Subgraph, ...], dict[str, Any]]] = []
+        if inputs.split is None:
+            assert own is not None
+            found = list(await asyncio.gather(*(graphs_of(r, own) for r in records)))
+            questions = [r.question or "" for r in records]
+        else:
+            samples = inputs.split.samples([r.id for r in records])
+            found = [(sample.graphs, {}) for sample in samples]
+            questions = [r.question or s.question for r, s in zip(records, samples, strict=True)]
         items = [
             ScoreItem(
                 id=record.id,
-                question=record.question or sample.question,
+                question=question,
                 answer=record.answer,
-                graphs=sample.graphs,
+                graphs=graphs,
                 gold=gold.get(record.id),
                 gold_given=inputs.gold is not None,
             )
-            for record, sample in zip(records, samples, strict=True)
+            for record, question, (graphs, _) in zip(records, questions, found, strict=True)
         ]
-        return await score_items(items, self.config, models)
+        scored = await score_items_async(items, self.config, models)
+        if own is None:
+            return scored
+        return [
+            record | graph_fields(graphs, retrieval)
+            for record, (graphs, retrieval) in zip(scored, found, strict=True)
+        ]
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
         config = recorded_config(ScoreConfig, info)
         gold_given = "gold" in (info.get("data") or {})
-        return build_metrics(records, config, info["config"]["nli_name"], gold_given=gold_given)
+        warnings = (info.get("notes") or {}).get("warnings") or {}
+        return build_metrics(
+            records, config, info["config"]["nli_name"], gold_given=gold_given, warnings=warnings
+        )
 
     @classmethod
     def order(cls, records: Sequence[Record]) -> Sequence[Record]:
-        """Dataset order (``<split>-<i>`` by ``i``)."""
+        """Id order (``<split>-<i>`` by ``i``; your own ids by their natural order)."""
         return in_id_order(records)
 
 
-def _check_ids(answers: JsonlIndex[AnswerRecord], split: KalmaSplit) -> None:
-    for position, sid in enumerate(answers.ids):
-        if split.index_of(sid) is None:
-            hint = f"ids of this split run from {split.split}-0 to {split.split}-{len(split) - 1}"
-            raise DataError(
-                f"id {sid!r} is not in BioKaLMA's {split.split} split ({hint})",
-                path=answers.path,
-                line=answers.line(position),
-                field="id",
-            )
-
-
-def _gold_of(gold: JsonlIndex[GoldRecord] | None, ids: Sequence[str]) -> dict[str, GoldRecord]:
-    """The gold records of ``ids`` that the gold file has (none without a gold file)."""
-    if gold is None:
+def _gold_of(inputs: _Inputs, own: OwnKG | None, ids: Sequence[str]) -> dict[str, GoldRecord]:
+    """The gold records of ``ids`` that the gold file has (none without a gold file), their
+    subjects given as names or short ids replaced by entity ids."""
+    if inputs.gold is None:
         return {}
-    positions = [p for p in map(gold.position, ids) if p is not None]
-    return {record.id: record for record in gold.read(positions)}
+    subjects = own.gold_subjects if own is not None else inputs.gold_subjects
+    positions = [p for p in map(inputs.gold.position, ids) if p is not None]
+    return {
+        record.id: with_subjects(record, subjects.get(record.id))
+        for record in inputs.gold.read(positions)
+    }
 
 
 async def score_answers_async(
@@ -194,35 +290,73 @@ async def score_answers_async(
     gold_path: str | Path | None = None,
     data_dir: str | Path | None = None,
     nli: NLIModel | None = None,
+    kg: str | KnowledgeGraph | None = None,
+    contact: str | None = None,
 ) -> ScoreResult:
     """Score a file of attributed answers and write a run directory.
 
+    Example (answers over your own KG, with the lexical matcher)::
+
+        from citegraph.kalma import score_answers
+        result = score_answers("answers.jsonl", "runs/mine", kg="kg.ttl", gold_path="gold.jsonl")
+        print(result.metrics["precision"])
+
     Args:
-        answers_path: ``answers.jsonl`` (``{"id", "answer"}`` per line).
+        answers_path: ``answers.jsonl`` (``{"id", "answer"}`` per line; over your own KG also
+            ``question`` and optionally ``entities``: see :mod:`citegraph.datasets._answers`).
         out: The run directory (created; resumed if it holds the same run).
         config: Scoring options; defaults to the paper's definitions with the lexical matcher.
             ``config.batch_size`` answers go to the NLI model together unless
             ``runtime.batch_size`` says otherwise.
         runtime: limit, shard, overwrite, command, progress (see
             :class:`citegraph.runs.Runtime`; not part of the run's identity).
-        gold_path: ``gold.jsonl`` with minimum knowledge sets (and optional absent sets).
+        gold_path: ``gold.jsonl`` with minimum knowledge sets (and optional absent sets); over
+            your own KG its subjects may be ids, IRIs, short ids or labels.
         data_dir: Where the datasets are (see :func:`citegraph.datasets.resolve_data_dir`).
         nli: An entailment model to use instead of building ``config.nli`` (tests, reuse).
+        kg: Score over your own KG instead of ``config.dataset``: a spec
+            :func:`citegraph.kg.open_kg` takes (``"kg.ttl"``, ``"a.ttl,b.nt"``,
+            ``"sparql+<url>"``, ``"codex-s"``...; the same as ``config.kg``), or a ready
+            :class:`~citegraph.kg.KnowledgeGraph` (left open).
+        contact: Contact for Wikidata's User-Agent policy (``kg="wikidata"``).
 
     Returns:
         The metrics and counts.
 
     Raises:
-        DataError: an input file is malformed or names an id the split does not have.
-        ConfigError: ``out`` holds a run with another configuration (and not ``overwrite``).
+        DataError: an input file is malformed, names an id the split does not have, or an
+            entity the KG does not have (or several); see :mod:`citegraph.kalma.score._inputs`.
+        ConfigError: ``out`` holds a run with another configuration (and not ``overwrite``), or
+            both a dataset and a KG are given.
     """
     config = config or ScoreConfig()
     runtime = runtime or Runtime()
     if runtime.batch_size is None:
         runtime = runtime.model_copy(update={"batch_size": config.batch_size})
-    task = KalmaScoreTask(config, answers_path, gold_path=gold_path, data_dir=data_dir, nli=nli)
-    outcome = await run_task(task, out, runtime)
+    given: KnowledgeGraph | None = None
+    if isinstance(kg, str):
+        config = _with_kg(config, kg)
+    elif kg is not None:
+        given = kg
+        if config.kg is None:
+            config = _with_kg(config, type(kg).__name__)
+    task = KalmaScoreTask(
+        config,
+        answers_path,
+        gold_path=gold_path,
+        data_dir=data_dir,
+        nli=nli,
+        kg=given,
+        contact=contact,
+    )
+    outcome = await run_task_async(task, out, runtime)
     return ScoreResult.of(outcome)
+
+
+def _with_kg(config: ScoreConfig, spec: str) -> ScoreConfig:
+    if config.kg is not None and config.kg != spec:
+        raise ConfigError(f"two KGs given: kg={spec!r} and config.kg={config.kg!r}")
+    return config.model_copy(update={"kg": spec})
 
 
 score_answers = blocking(score_answers_async)

@@ -54,6 +54,7 @@ from citegraph.kalma.parse._brackets import strip_citations
 from citegraph.kalma.parse._reference import reference_plain
 from citegraph.metrics import summarise_runs
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.runs import sync_twin
 
 Criterion = Literal["coherence", "consistency", "fluency", "relevance"]
 CRITERIA: tuple[Criterion, ...] = ("coherence", "consistency", "fluency", "relevance")
@@ -193,7 +194,7 @@ class TextQuality(BaseModel):
     scores: dict[str, CriterionScore] = Field(description="Criterion -> verdict, in order.")
 
 
-async def judge_text_quality(
+async def judge_text_quality_async(
     question: str,
     knowledge_text: str,
     answer: str,
@@ -232,6 +233,9 @@ async def judge_text_quality(
         judge=model.name,
         scores={v.criterion: v for v in verdicts},
     )
+
+
+judge_text_quality = sync_twin(judge_text_quality_async)
 
 
 async def _judge_one(
