@@ -152,7 +152,7 @@ def outcome_options(func: F) -> F:
         callback=_thresholds,
         metavar="METRIC=VALUE[,...]",
         help="CI gate: exit 4 when a metric of metrics.json is below VALUE (a fraction, or "
-        "60%%), naming it on stderr. METRIC is a key of metrics.json, dotted for nested ones "
+        "60%), naming it on stderr. METRIC is a key of metrics.json, dotted for nested ones "
         "(precision, precision.macro, factuality, micro_f1).",
     )(func)
     return click.option(
