@@ -163,9 +163,11 @@ async def run_task_async(
                 run.close()
             records = _every_record(task, run, [key for key, _ in share])
             metrics = task.metrics(records, run.info, models)
-    metrics = write_metrics(type(task), run, records, metrics)
+    # The failures are read before the metrics are written: a task's outputs may rewrite
+    # samples.jsonl then (conner select), which leaves the run's index of it stale.
     selected = run.newest(key for key, _ in pairs)
     failure = first_failure(selected) if selected.n_failed else None
+    metrics = write_metrics(type(task), run, records, metrics)
     note_finished(FinishedRun(Path(out), metrics, len(pairs), selected.n_failed, failure))
     return RunOutcome(
         out=Path(out),
