@@ -84,22 +84,31 @@ def _wait_for_records(proc: Any, samples: Path, n: int, server: FakeOpenAIServer
         time.sleep(0.05)
 
 
+def _stopped_by(
+    signum: int, server: FakeOpenAIServer, out: Path, data_dir: Path, cache: Path
+) -> tuple[int, str, str]:
+    """Start the run, send ``signum`` once two records are written and two calls are held, and
+    wait (under half the held time) for it to stop: its exit status, stdout and stderr."""
+    proc = _start(server, out, data_dir, cache)
+    try:
+        _wait_for_records(proc, out / "samples.jsonl", 2, server)
+        proc.send_signal(signum)
+        # a held reply would take HELD_S: returning before means the calls were cancelled
+        stdout, stderr = proc.communicate(timeout=HELD_S / 2)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, stdout, stderr
+
+
 def test_first_sigint_keeps_records_prints_resume_hint_exits_130(
     data_dir: Path, tmp_path: Path
 ) -> None:
     out, cache = tmp_path / "run", tmp_path / "cache"
     script = Script(n_fast=2)
     with FakeOpenAIServer(reply=script) as server:
-        proc = _start(server, out, data_dir, cache)
-        try:
-            _wait_for_records(proc, out / "samples.jsonl", 2, server)
-            proc.send_signal(signal.SIGINT)
-            # a held reply would take 60 s: returning before means the calls were cancelled
-            stdout, stderr = proc.communicate(timeout=HELD_S / 2)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-        assert proc.returncode == 130, stderr
+        status, stdout, stderr = _stopped_by(signal.SIGINT, server, out, data_dir, cache)
+        assert status == 130, stderr
         assert "interrupted (SIGINT): 2 item(s) finished in this call are kept in" in stderr
         assert "6 left; resume with: citegraph kalma run --model vllm/fake-model" in stderr
         assert "Aborted!" not in stderr + stdout
@@ -144,13 +153,6 @@ def test_sigterm_stops_the_same_way_with_143(
 ) -> None:
     out = tmp_path / "run"
     with FakeOpenAIServer(reply=Script(n_fast=2)) as server:
-        proc = _start(server, out, data_dir, tmp_path / "cache")
-        try:
-            _wait_for_records(proc, out / "samples.jsonl", 2, server)
-            proc.send_signal(signum)
-            _, stderr = proc.communicate(timeout=HELD_S / 2)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-    assert proc.returncode == 143, stderr
+        status, _, stderr = _stopped_by(signum, server, out, data_dir, tmp_path / "cache")
+    assert status == 143, stderr
     assert "interrupted (SIGTERM): 2 item(s) finished" in stderr
