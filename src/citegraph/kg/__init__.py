@@ -41,7 +41,7 @@ from citegraph.kg._sparql_config import (
 )
 from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
 from citegraph.kg._sparql_literal import sparql_string
-from citegraph.kg._spec import OpenedKG, open_kg
+from citegraph.kg._spec import OpenedKG, kg_with_identity, open_kg
 from citegraph.kg._types import Entity, Subgraph, Triple
 
 __all__ = [
@@ -65,6 +65,7 @@ __all__ = [
     "iri_text",
     "is_iri",
     "is_qid",
+    "kg_with_identity",
     "load_biokalma_kg",
     "load_codex_kg",
     "load_grailqa_kg",

@@ -99,6 +99,26 @@ def open_kg(
     )
 
 
+def kg_with_identity(
+    kg: str | KnowledgeGraph,
+    *,
+    data_dir: str | Path | None = None,
+    contact: str | None = None,
+) -> tuple[KnowledgeGraph, str]:
+    """The KG a spec names (:func:`open_kg`), or a KG object as given, with what identifies it
+    in a run's data hashes: the spec's identity, else the object's ``source_hash``, else its
+    type (``"OxigraphKG given by caller"``).
+
+    Raises:
+        The errors of :func:`open_kg` for a spec.
+    """
+    if isinstance(kg, str):
+        found = open_kg(kg, data_dir=data_dir, contact=contact)
+        return found.kg, found.identity
+    given = getattr(kg, "source_hash", None)
+    return kg, given or f"{type(kg).__name__} given by caller"
+
+
 def _open_sparql(spec: str, contact: str | None) -> OpenedKG:
     url = spec.removeprefix("sparql+")
     url = {"wikidata": WIKIDATA_URL, "qlever": QLEVER_WIKIDATA_URL}.get(url, url)

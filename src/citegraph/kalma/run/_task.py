@@ -27,7 +27,7 @@ from citegraph.kalma.run._answer import RunModels, answer_and_score
 from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs
 from citegraph.kalma.run._report import build_run_metrics
-from citegraph.kg import KnowledgeGraph, open_kg
+from citegraph.kg import KnowledgeGraph, kg_with_identity
 from citegraph.models import (
     ChatModel,
     NLIModel,
@@ -138,12 +138,9 @@ class KalmaRunTask(Task[str, RunModels]):
                 )
             kg, identity, retriever = self._kg, None, None
             if config.retrieval == "ner":
-                if kg is None:
-                    found = open_kg(config.kg, data_dir=self.data_dir, contact=self.contact)
-                    kg, identity = found.kg, found.identity
-                else:
-                    given = getattr(kg, "source_hash", None)
-                    identity = given or f"{type(kg).__name__} given by caller"
+                kg, identity = kg_with_identity(
+                    config.kg if kg is None else kg, data_dir=self.data_dir, contact=self.contact
+                )
                 retriever = Retriever(RetrievalConfig.for_mode(config.rules))
             yield RunModels(
                 answerer=answerer,

@@ -12,7 +12,6 @@ graphs held (``kg_triples``) and the centres' short ids (``short_ids``), so the 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -25,7 +24,7 @@ from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._inputs import SubjectMap, chunks, gold_references
 from citegraph.kalma.score._resolve import Reference, resolve_in_kg
-from citegraph.kg import KnowledgeGraph, Subgraph, open_kg, with_short_ids
+from citegraph.kg import KnowledgeGraph, Subgraph, with_short_ids
 
 
 class OwnKG(BaseModel):
@@ -38,21 +37,6 @@ class OwnKG(BaseModel):
     entity_ids: dict[str, str]
     gold_subjects: SubjectMap
     retriever: Retriever
-
-
-def open_own_kg(
-    spec: str | KnowledgeGraph,
-    *,
-    data_dir: str | Path | None = None,
-    contact: str | None = None,
-) -> tuple[KnowledgeGraph, str]:
-    """The KG ``spec`` names (:func:`citegraph.kg.open_kg`), or a KG object as given, with
-    what identifies it (``run.json`` ``data.kg``)."""
-    if isinstance(spec, str):
-        found = open_kg(spec, data_dir=data_dir, contact=contact)
-        return found.kg, found.identity
-    given = getattr(spec, "source_hash", None)
-    return spec, given or f"{type(spec).__name__} given by caller"
 
 
 def check_questions(answers: JsonlIndex[AnswerRecord]) -> None:

@@ -44,11 +44,10 @@ from citegraph.kalma.score._own_kg import (
     check_questions,
     graph_fields,
     graphs_of,
-    open_own_kg,
     prepare_own_kg,
 )
 from citegraph.kalma.score._report import build_metrics
-from citegraph.kg import KnowledgeGraph, Subgraph
+from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     Record,
@@ -193,7 +192,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         resolved in it first (a bad one stops the run before ``run.json`` is written)."""
         config, inputs = self.config, self.inputs
         if config.kg is not None:
-            kg, identity = open_own_kg(
+            kg, identity = kg_with_identity(
                 self._kg or config.kg, data_dir=self.data_dir, contact=self.contact
             )
             self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
