@@ -105,6 +105,23 @@ def test_summary_scores_and_tags() -> None:
     assert JUDGE.summary(old).title == "x"
 
 
+def test_a_paper_mode_run_shows_an_unparseable_reply_as_wrong() -> None:
+    # Paper mode counts a reply no label was read from as wrong (micro-F1's denominator keeps
+    # it); the sample list says so (correct 0, verdict wrong) instead of "unmeasured".
+    # Reference mode drops it, as the authors' scripts do: unmeasured, as the class shows it.
+    paper = JUDGE.for_run({"config": {"extraction": "paper"}})
+    reference = JUDGE.for_run({"config": {"extraction": "reference"}})
+    assert paper is JUDGE.for_run({"config": {"extraction": "paper"}})  # one class per mode
+    assert reference is JUDGE
+    unread = paper.summary(RECORDS[2])
+    assert unread.scores == {"correct": 0.0}
+    assert {"unparseable", "verdict:wrong", "pred:none"} <= set(unread.tags)
+    assert "unmeasured" not in unread.tags
+    assert reference.summary(RECORDS[2]).scores == {"correct": None}
+    assert paper.summary(RECORDS[0]).scores == {"correct": 1.0}
+    assert paper.summary(RECORDS[6]).scores == {}  # a failed call is never scored
+
+
 def test_binary_labels_are_compared_as_the_report_does() -> None:
     # AttributionBench: binary gold, a four-way evaluator's label collapses onto it
     record = _record(9, "unsupported", "irrelevant", "single") | {"complexity": None}

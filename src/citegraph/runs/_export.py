@@ -123,7 +123,7 @@ def export_run(
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     info = read_run_info(run_dir)
     task = task_of_run(info, where=run_dir)
-    tables = _collect(run_dir, info, task.name, task.presenter)
+    tables = _collect(run_dir, info, task.name, task.presenter.for_run(info))
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for name, table in tables.items():

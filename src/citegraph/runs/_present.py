@@ -195,6 +195,13 @@ class Presenter:
     """How the runs of a task are shown. The defaults work for any task's records."""
 
     @classmethod
+    def for_run(cls, info: Mapping[str, Any]) -> type[Presenter]:
+        """The presenter of one run's records, given its ``run.json``: this class, or (for a
+        task whose sample rows depend on the run's settings) a variant of it, the same class
+        object for the same settings so that indexes keyed by presenter stay valid."""
+        return cls
+
+    @classmethod
     def summary(cls, record: Record) -> SampleSummary:
         """The sample-list row of ``record``: its question (or id), status, its ``scores``
         dict, tags ``failed`` and ``unmeasured``."""

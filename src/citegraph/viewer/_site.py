@@ -64,14 +64,15 @@ def placement_lines(info: dict[str, Any]) -> list[str]:
 
 
 def presenter_of(info: dict[str, Any]) -> tuple[str, type[Presenter]]:
-    """The task name and presenter of a run from its ``run.json``; the generic presenter when
-    the run names no registered task (a run of another tool, or of a removed task)."""
+    """The task name and presenter of a run from its ``run.json`` (the task presenter's
+    :meth:`~citegraph.runs.Presenter.for_run` variant); the generic presenter when the run names
+    no registered task (a run of another tool, or of a removed task)."""
     try:
         task = task_of_run(info)
     except CitegraphError:
         name = info.get("task") or (info.get("config") or {}).get("task")
         return (str(name) if name else "unknown"), Presenter
-    return task.name, task.presenter
+    return task.name, task.presenter.for_run(info)
 
 
 def presented(

@@ -61,14 +61,38 @@ def _cell_tag(gold: str, predicted: str | None) -> str:
     return f"cell:{gold}|{predicted or UNPARSEABLE}"
 
 
+def unparseable_is_wrong(info: Mapping[str, Any]) -> bool:
+    """Whether the run's mode (``config.extraction``) counts a reply no label was read from as
+    wrong (paper mode) rather than leaving it out (reference mode, as the authors' scripts)."""
+    config = info.get("config")
+    mode = (config if isinstance(config, Mapping) else {}).get("extraction")
+    return (
+        CaqaRules.for_mode("reference" if mode == "reference" else "paper").unparseable == "wrong"
+    )
+
+
 class CaqaJudgePresenter(Presenter):
     """A ``caqa judge`` run: each sample with the evaluator's verdict, Tables 5-7's numbers,
-    the confusion matrix and Figure-style charts over several runs."""
+    the confusion matrix and Figure-style charts over several runs.
+
+    The class itself shows a reply no label was read from as unmeasured; :meth:`for_run` gives
+    the variant of a run whose mode counts it wrong (paper mode: verdict wrong, ``correct`` 0,
+    as the metrics count it).
+    """
+
+    #: Whether an unparseable reply is shown as wrong (set on the paper-mode variant).
+    unparseable_wrong: bool = False
+
+    @classmethod
+    def for_run(cls, info: Mapping[str, Any]) -> type[Presenter]:
+        """The variant for the run's mode (see the class docstring)."""
+        return _PaperJudgePresenter if unparseable_is_wrong(info) else CaqaJudgePresenter
 
     @classmethod
     def summary(cls, record: Record) -> SampleSummary:
         """Title the question (the id for records without one); score ``correct`` 1 / 0
-        (``None`` when no label was read); tags ``failed``, ``unmeasured``, ``gold:``,
+        (when no label was read: ``None``, or 0 with tag ``unparseable`` in the paper-mode
+        variant); tags ``failed``, ``unmeasured``, ``gold:``,
         ``pred:`` (``pred:none``), ``cell:<gold>|<pred>``, ``verdict:correct|wrong``,
         ``complexity:``."""
         status = str(record.get("status") or "ok")
@@ -79,7 +103,10 @@ class CaqaJudgePresenter(Presenter):
             tags.insert(0, "failed")
         else:
             tags += [f"pred:{predicted or 'none'}", _cell_tag(gold, predicted)]
-            if predicted is None:
+            if predicted is None and cls.unparseable_wrong:
+                tags += [UNPARSEABLE, "verdict:wrong"]
+                scores["correct"] = 0.0
+            elif predicted is None:
                 tags.append("unmeasured")
                 scores["correct"] = None
             else:
@@ -190,12 +217,7 @@ class CaqaJudgePresenter(Presenter):
         drop it; a failed call is never scored. micro-F1 = mean of ``score_correct`` over the
         scored samples."""
         gold, predicted = judged_labels(record)
-        config = info.get("config")
-        mode = (config if isinstance(config, Mapping) else {}).get("extraction")
-        wrong = (
-            CaqaRules.for_mode("reference" if mode == "reference" else "paper").unparseable
-            == "wrong"
-        )
+        wrong = unparseable_is_wrong(info)
         failed = record.get("status") == FAILED
         scored = not failed and (predicted is not None or wrong)
         correct = None if not scored else float(predicted is not None and predicted == gold)
@@ -218,3 +240,9 @@ class CaqaJudgePresenter(Presenter):
             },
             "facts": dict.fromkeys(("sample_id", *FACT_KEYS), "string"),
         }
+
+
+class _PaperJudgePresenter(CaqaJudgePresenter):
+    """:class:`CaqaJudgePresenter` for a run whose mode counts an unparseable reply wrong."""
+
+    unparseable_wrong = True
