@@ -106,6 +106,23 @@ def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path)
     assert set(cascade["config"]["alignment_sources"]) == {"lexical", f"hf:{never}"}
 
 
+def test_ask_over_an_rdf_kg_shows_the_short_id_and_the_iri(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # examples/own-kg/people.ttl declares ex: = http://example.org/kg/: the table shows the id
+    # the prompt shows (ex:MarieCurie) with the full IRI under it.
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    kg = Path(__file__).parents[2] / "examples" / "own-kg" / "people.ttl"
+    question = "Which awards did Marie Curie receive?"
+    result = CliRunner().invoke(
+        main, ["ask", question, "--kg", str(kg), "--model", "mock"], env={"COLUMNS": "120"}
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    row = next(i for i, line in enumerate(lines) if "Marie Curie" in line)
+    assert "ex:MarieCurie" in lines[row] and "http://example.org/kg/MarieCurie" in lines[row + 1]
+
+
 def test_ask_with_mock_model(data_dir: Path) -> None:
     result = CliRunner().invoke(
         main,

@@ -166,7 +166,11 @@ def show_answer(result: AskResult) -> None:
     table.add_column("id")
     table.add_column("facts", justify="right")
     for graph in result.retrieval.graphs:
-        table.add_row(graph.center.name, graph.center.id, str(len(graph.triples)))
+        center = graph.center
+        shown = Text(center.display_id)
+        if center.display_id != center.id:  # the short id the prompt shows, then the IRI
+            shown.append(f"\n{center.id}", style="dim")
+        table.add_row(center.name, shown, str(len(graph.triples)))
     console.print(table)
     if result.answer.error:
         _say_no_answer(result)
