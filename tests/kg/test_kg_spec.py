@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError
-from citegraph.kg import OxigraphKG, SparqlEndpointKG, open_kg
+from citegraph.kg import OxigraphKG, SparqlEndpointKG, SparqlRdfKG, open_kg
 
 
 def test_embedded_biokalma(data_dir: Path, tmp_path: Path) -> None:
@@ -31,6 +31,14 @@ def test_wikidata_needs_a_contact(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_other_endpoint_and_bad_spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path))
     opened = open_kg("sparql+http://localhost:8890/sparql")
+    # Any endpoint but Wikidata's and QLever's holds your own KG, read as an RDF file is.
+    assert isinstance(opened.kg, SparqlRdfKG)
     assert opened.kg.client.config.endpoint == "http://localhost:8890/sparql"
+    assert opened.identity == "http://localhost:8890/sparql"
+    # A Virtuoso hosting a Wikidata dump keeps the Wikidata-shaped reader.
+    shaped = open_kg("wikidata+sparql+http://localhost:8890/sparql")
+    assert isinstance(shaped.kg, SparqlEndpointKG)
+    assert shaped.kg.client.config.endpoint == "http://localhost:8890/sparql"
+    assert shaped.kg.relation_names == {}
     with pytest.raises(ConfigError, match="unknown KG"):
         open_kg("freebase")

@@ -1,7 +1,8 @@
 """Knowledge-graph layer: typed records, the :class:`KnowledgeGraph` protocol and its backends.
 
 Label level (KaLMA, CONNER): :class:`KnowledgeGraph` over the embedded :class:`OxigraphKG` or a
-remote :class:`SparqlEndpointKG`. Id level (CAQA): :class:`IdGraph` (``OxigraphKG.ids``), with
+remote :class:`SparqlEndpointKG` (Wikidata-shaped endpoints) or :class:`SparqlRdfKG` (any RDF
+graph behind an endpoint). Id level (CAQA): :class:`IdGraph` (``OxigraphKG.ids``), with
 Wikidata's IRI namespaces (:data:`WIKIDATA_ENTITY`, :data:`WIKIDATA_DIRECT`) and :func:`is_qid`.
 Short ids (``ex:MarieCurie`` for an IRI id, in prompts and pages): :func:`compact_ids`,
 :class:`ShortIds`, :func:`with_short_ids`, ``Entity.display_id``, ``OxigraphKG.short_id_of``;
@@ -41,6 +42,7 @@ from citegraph.kg._sparql_config import (
 )
 from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
 from citegraph.kg._sparql_literal import sparql_string
+from citegraph.kg._sparql_rdf import SparqlRdfKG
 from citegraph.kg._spec import OpenedKG, kg_with_identity, open_kg
 from citegraph.kg._types import Entity, Subgraph, Triple
 
@@ -59,6 +61,7 @@ __all__ = [
     "SparqlClientConfig",
     "SparqlEndpointKG",
     "SparqlOptions",
+    "SparqlRdfKG",
     "Subgraph",
     "Triple",
     "compact_ids",

@@ -11,6 +11,8 @@ fixed template text plus values that went through exactly one of these functions
   some engines mishandle.
 - :func:`item_id` / :func:`property_id` accept only ``Q<n>`` / ``P<n>`` (``n`` without leading
   zeros), checked with :func:`re.fullmatch` (``$`` would let a trailing newline through).
+- :func:`sparql_iri` writes ``<iri>`` only for an absolute IRI made of characters SPARQL's
+  ``IRIREF`` (rule [139]) allows: no space, control, ``<>"{}|^`\\`` (so no ``\\u`` escapes).
 - :func:`language_tag` accepts a BCP 47-shaped tag (letters, digits, hyphens).
 - :func:`sparql_int` accepts a non-negative ``int`` (not ``bool``).
 
@@ -35,6 +37,7 @@ __all__ = [
     "language_tag",
     "property_id",
     "sparql_int",
+    "sparql_iri",
     "sparql_string",
 ]
 
@@ -53,6 +56,7 @@ _FORBIDDEN = re.compile(r"[\x00-\x07\x0b\x0e-\x1f\ud800-\udfff]")
 _SPECIAL = re.compile(r"[\\\"'\n\r\t\b\f]")
 _ITEM = re.compile(r"Q[1-9][0-9]*")
 _PROPERTY = re.compile(r"P[1-9][0-9]*")
+_IRIREF = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:[^<>\"{}|^`\\\x00-\x20\ud800-\udfff]*")
 _LANGUAGE = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
 
 
@@ -114,3 +118,15 @@ def sparql_int(value: int) -> str:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise KGQueryError(f"expected a non-negative int, got {value!r}")
     return str(value)
+
+
+def sparql_iri(value: str) -> str:
+    """Serialise an absolute IRI as ``<value>``, or raise KGQueryError when it cannot be one.
+
+    Only characters that ``IRIREF`` allows pass (a scheme, then no space, control character,
+    ``<``, ``>``, ``"``, ``{``, ``}``, ``|``, ``^``, backquote or backslash), so the IRI can
+    never end the ``<...>`` early nor carry an escape.
+    """
+    if isinstance(value, str) and _IRIREF.fullmatch(value):
+        return f"<{value}>"
+    raise KGQueryError(f"not an IRI that can be sent to a SPARQL endpoint: {value!r}")

@@ -10,7 +10,13 @@ Specs:
 - ``wikidata``, ``sparql+https://query.wikidata.org/sparql``: the Wikidata Query Service (one
   request at a time; a contact for the User-Agent is required: ``--contact`` or
   ``$CITEGRAPH_CONTACT``). Relation names follow BioKaLMA's (``date_of_birth``...).
-- ``qlever``: QLever's Wikidata endpoint. ``sparql+<url>``: any other SPARQL 1.1 endpoint.
+- ``qlever``: QLever's Wikidata endpoint.
+- ``sparql+<url>``: any other SPARQL 1.1 endpoint serving a plain RDF graph (your own KG), read
+  as an RDF file would be (:class:`~citegraph.kg._sparql_rdf.SparqlRdfKG`: ``rdfs:label`` names,
+  predicates labelled by ``rdfs:label``, full-IRI ids).
+- ``wikidata+sparql+<url>``: an endpoint holding a Wikidata dump (e.g. a Virtuoso), read the
+  Wikidata way (``wd:Q…`` items, ``wdt:P…`` claims, ``@en`` labels) by
+  :class:`~citegraph.kg.SparqlEndpointKG`.
 - a path to RDF files (``.nt``, ``.ttl``, ``.nq``, ``.trig``, ``.rdf``), several joined by ``,``.
 
 Remote endpoints get a SQLite response cache under the cache root (``$CITEGRAPH_CACHE``).
@@ -44,8 +50,11 @@ from citegraph.kg._sparql_config import (
     wikidata,
 )
 from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
+from citegraph.kg._sparql_rdf import SparqlRdfKG
 
 CONTACT_ENV = "CITEGRAPH_CONTACT"
+#: Spec prefix of an endpoint read as Wikidata (``wikidata+sparql+<url>``).
+WIKIDATA_SHAPED = "wikidata+sparql+"
 
 
 class OpenedKG(BaseModel):
@@ -86,7 +95,7 @@ def open_kg(
         else:
             store = load_pathquestion_kg(root, pq_kb, cache_dir=cache_dir)
         return OpenedKG(spec=spec, kg=store, identity=store.source_hash or spec)
-    if spec in ("wikidata", "qlever") or spec.startswith("sparql+"):
+    if spec in ("wikidata", "qlever") or spec.startswith(("sparql+", WIKIDATA_SHAPED)):
         return _open_sparql(spec, contact)
     paths = [Path(p) for p in spec.split(",") if p]
     if paths and all(p.suffix in {".nt", ".ttl", ".nq", ".trig", ".rdf", ".xml"} for p in paths):
@@ -95,7 +104,8 @@ def open_kg(
     raise ConfigError(
         f"unknown KG {spec!r}: use 'biokalma', 'codex-s', 'pathquestion-2h|3h|pql2|pql3', "
         "'grailqa-mini', 'wikidata', 'qlever', "
-        "'sparql+<url>' or paths to RDF files (.nt, .ttl, .nq, .trig, .rdf)"
+        "'sparql+<url>', 'wikidata+sparql+<url>' or paths to RDF files "
+        "(.nt, .ttl, .nq, .trig, .rdf)"
     )
 
 
@@ -120,7 +130,8 @@ def kg_with_identity(
 
 
 def _open_sparql(spec: str, contact: str | None) -> OpenedKG:
-    url = spec.removeprefix("sparql+")
+    wikidata_shaped = spec.startswith(WIKIDATA_SHAPED)
+    url = spec.removeprefix(WIKIDATA_SHAPED).removeprefix("sparql+")
     url = {"wikidata": WIKIDATA_URL, "qlever": QLEVER_WIKIDATA_URL}.get(url, url)
     contact = contact or os.environ.get(CONTACT_ENV) or None
     cache = str(cache_root() / "sparql.sqlite")
@@ -137,6 +148,8 @@ def _open_sparql(spec: str, contact: str | None) -> OpenedKG:
     else:
         config = virtuoso(url, contact=contact, cache_path=cache)
     is_wikidata = url in (WIKIDATA_URL, QLEVER_WIKIDATA_URL)
+    if not (wikidata_shaped or url.rstrip("/") == WIKIDATA_URL or url == QLEVER_WIKIDATA_URL):
+        return OpenedKG(spec=spec, kg=SparqlRdfKG(SparqlClient(config)), identity=url)
     kg = SparqlEndpointKG(
         SparqlClient(config), relation_names=KALMA_RELATION_NAMES if is_wikidata else None
     )
