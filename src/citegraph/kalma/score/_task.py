@@ -298,7 +298,7 @@ async def score_answers_async(
 
         from citegraph.kalma import score_answers
         result = score_answers("answers.jsonl", "runs/mine", kg="kg.ttl", gold_path="gold.jsonl")
-        print(result.metrics["precision"])
+        precision = result.metrics["precision"]  # {"micro": ..., "macro": ...}
 
     Args:
         answers_path: ``answers.jsonl`` (``{"id", "answer"}`` per line; over your own KG also
