@@ -12,7 +12,8 @@ from typing import Any
 
 from citegraph.kalma._view_charts import kalma_charts
 from citegraph.kalma._view_export import KALMA_SCHEMA, kalma_export_columns
-from citegraph.kalma._view_sample import citation_refs, sample_blocks, triple_key
+from citegraph.kalma._view_ids import triple_key
+from citegraph.kalma._view_sample import citation_refs, sample_blocks
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._inputs import warning_lines
 from citegraph.runs import (

@@ -5,9 +5,8 @@ Everything is rebuilt from the record alone (``kalma run`` and ``kalma score`` s
 ``kalma run`` adds ``kg_triples``, the facts its prompt held). Model text is kept verbatim: the
 answer is only cut into segments, never rewritten or escaped (the renderers escape).
 
-Entity ids that are IRIs are shown by their short id with the full IRI beside it (in the
-tooltip, or in brackets in plain fields): the record's ``short_ids`` (full id -> short id, what
-the prompt showed) when it has one, else :func:`citegraph.kg.compact_ids` over the record's ids.
+Entity ids that are IRIs are shown by their short id with the full IRI beside it
+(:mod:`citegraph.kalma._view_ids`).
 """
 
 from __future__ import annotations
@@ -16,7 +15,14 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from citegraph.kg import compact_ids, is_iri
+from citegraph.kalma._view_ids import (
+    TripleKey,
+    id_segment,
+    id_text,
+    record_short_ids,
+    triple_key,
+    triple_text,
+)
 from citegraph.runs import (
     Block,
     FieldsBlock,
@@ -28,9 +34,6 @@ from citegraph.runs import (
     TextBlock,
 )
 
-_Key = tuple[str, str, str]
-
-
 #: What a citation's colour says in an answer.
 CITATION_LEGEND: list[tuple[Mark, str]] = [
     ("correct", "in the KG"),
@@ -38,76 +41,6 @@ CITATION_LEGEND: list[tuple[Mark, str]] = [
     ("na", "[NA]"),
     ("malformed", "malformed"),
 ]
-
-
-def triple_key(triple: Mapping[str, Any] | Sequence[Any]) -> _Key:
-    """``(subject, relation, value)`` of a triple dict or ``[s, r, v]`` list."""
-    if isinstance(triple, Mapping):
-        return (str(triple.get("subject")), str(triple.get("relation")), str(triple.get("value")))
-    subject, relation, value = (str(x) for x in triple[:3])
-    return (subject, relation, value)
-
-
-def triple_text(triple: Mapping[str, Any], short_ids: Mapping[str, str] | None = None) -> str:
-    """``subject label · relation · value (Qid)``; without a label, ``Qid · relation · value``.
-
-    A subject with a short id in ``short_ids`` is written ``ex:MarieCurie = <full IRI>``.
-    """
-    subject, relation, value = triple_key(triple)
-    shown = id_text(subject, short_ids or {})
-    label = triple.get("subject_label")
-    if label and label != subject:
-        return f"{label} · {relation} · {value} ({shown})"
-    return f"{shown} · {relation} · {value}"
-
-
-def id_text(entity_id: str, short_ids: Mapping[str, str]) -> str:
-    """``ex:MarieCurie = http://example.org/kg/MarieCurie`` for an id with a short id, else the
-    id."""
-    short = short_ids.get(entity_id)
-    return f"{short} = {entity_id}" if short and short != entity_id else entity_id
-
-
-def id_segment(entity_id: str, short_ids: Mapping[str, str]) -> Segment:
-    """The short id, with the full id as its tooltip; an id without one as it is."""
-    short = short_ids.get(entity_id)
-    if short and short != entity_id:
-        return Segment(text=short, tip=entity_id)
-    return Segment(text=entity_id)
-
-
-def record_short_ids(record: Record) -> dict[str, str]:
-    """Full id -> short id for the IRI ids of a record (see the module docstring)."""
-    given = record.get("short_ids")
-    out = {str(k): str(v) for k, v in given.items()} if isinstance(given, Mapping) else {}
-    ids = [i for i in _record_ids(record) if i not in out and is_iri(i)]
-    if ids:
-        known = set(out.values())
-        out |= {k: v for k, v in compact_ids(ids).items() if v not in known}
-    return out
-
-
-def _record_ids(record: Record) -> list[str]:
-    """The subject and graph ids a record mentions, in order of appearance."""
-    found: dict[str, None] = {}
-    triples: list[Any] = list(record.get("kg_triples") or record.get("kg_given") or [])
-    citations = record.get("citations") or {}
-    triples += [v.get("triple") for v in citations.get("verdicts") or []]
-    triples += list(citations.get("gold_missed") or [])
-    triples += list((record.get("na") or {}).get("absent") or []) + list(
-        record.get("removed") or []
-    )
-    for triple in triples:
-        if isinstance(triple, Mapping | Sequence) and not isinstance(triple, str) and triple:
-            found.setdefault(triple_key(triple)[0])
-    retrieval = record.get("retrieval")
-    if isinstance(retrieval, Mapping):
-        for key in ("qids", "gold_qids"):
-            for entity_id in retrieval.get(key) or []:
-                found.setdefault(str(entity_id))
-    for entity_id in record.get("graph_qids") or []:
-        found.setdefault(str(entity_id))
-    return list(found)
 
 
 def yes_no(value: Any) -> str:
@@ -262,7 +195,7 @@ def kg_table(record: Record) -> TableBlock:
         ]
     short_ids = record_short_ids(record)
     labels: dict[str, str] = {}
-    rows: dict[_Key, dict[str, Any]] = {}
+    rows: dict[TripleKey, dict[str, Any]] = {}
 
     def add(triple: Mapping[str, Any] | Sequence[Any], **flags: bool) -> None:
         key = triple_key(triple)
