@@ -116,31 +116,6 @@ class OpenAICompatibleChat(ServerClient):
         >>> (await model.generate(request)).text  # doctest: +SKIP
     """
 
-    def __init__(
-        self,
-        model: str,
-        *,
-        provider: str = "openai",
-        base_url: str | None = None,
-        api_key_env: str | None = None,
-        concurrency: int | None = None,
-        timeout: float = 120.0,
-        max_retries: int = 5,
-        backoff_base: float = 1.0,
-        max_retry_wait: float = 60.0,
-    ) -> None:
-        super().__init__(
-            model,
-            provider=provider,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff_base=backoff_base,
-            max_retry_wait=max_retry_wait,
-        )
-
     def request_body(self, request: ChatRequest) -> dict[str, Any]:
         """The JSON body sent for ``request`` (``seed``, ``stop`` and ``response_format``
         omitted when unset)."""
