@@ -14,7 +14,24 @@ from typing import Any
 import torch
 import transformers
 
+from citegraph.caqa import CATEGORIES, CaqaSample
 from citegraph.testing import save_model, word_level_tokenizer
+
+#: One CAQA sample per category, citations of growing length (one to four words apart): what
+#: the classifier judge and a fine-tuning step run on in the device tests.
+CAQA_SAMPLES = [
+    CaqaSample(
+        id=f"{label}-{i}",
+        question="where was he born",
+        answer="he was born in newark .",
+        citation=f"{'stephen crane ' * i}{word} .",
+        label=label,
+        source="test",
+    )
+    for i, (label, word) in enumerate(
+        zip(CATEGORIES, ["paris", "novel", "died", "1871"], strict=True)
+    )
+]
 
 #: The tiny causal LM's words (after the specials <pad> <unk> <s> </s>, ids 0-3).
 LM_WORDS = [

@@ -37,8 +37,13 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from _tiny_models import LM_WORDS, _tiny_llama_config, build_random_causal_lm  # noqa: E402
-from citegraph.caqa import CATEGORIES, CaqaSample  # noqa: E402
+from _tiny_models import (  # noqa: E402
+    CAQA_SAMPLES,
+    LM_WORDS,
+    _tiny_llama_config,
+    build_random_causal_lm,
+)
+from citegraph.caqa import CATEGORIES  # noqa: E402
 from citegraph.caqa.finetune import ClassifierJudge, FinetuneConfig  # noqa: E402
 from citegraph.caqa.finetune._loop import _optimizer  # noqa: E402
 from citegraph.caqa.finetune._models import ClassifierTrainee  # noqa: E402
@@ -80,19 +85,7 @@ PAIRS = [
     NLIPair(premise="stephen crane wrote a novel", hypothesis="he wrote"),
     NLIPair(premise="she died in paris in 1871 .", hypothesis="she died"),
 ]
-SAMPLES = [
-    CaqaSample(
-        id=f"{label}-{i}",
-        question="where was he born",
-        answer="he was born in newark .",
-        citation=f"{'stephen crane ' * i}{word} .",
-        label=label,
-        source="test",
-    )
-    for i, (label, word) in enumerate(
-        zip(CATEGORIES, ["paris", "novel", "died", "1871"], strict=True)
-    )
-]
+SAMPLES = CAQA_SAMPLES
 
 
 @pytest.fixture(scope="module")

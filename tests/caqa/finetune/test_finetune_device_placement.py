@@ -13,25 +13,13 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _fake_device import FAKE_DEVICE, MISMATCH_TEXT, FakeAccelerator, run_on_fake_device  # noqa: E402
-from _tiny_models import build_tiny_causal_lm  # noqa: E402
-from citegraph.caqa import CATEGORIES, CaqaSample  # noqa: E402
+from _tiny_models import CAQA_SAMPLES, build_tiny_causal_lm  # noqa: E402
+from citegraph.caqa import CATEGORIES  # noqa: E402
 from citegraph.caqa.finetune import ClassifierJudge, FinetuneConfig  # noqa: E402
 from citegraph.caqa.finetune._models import CausalTrainee, ClassifierTrainee  # noqa: E402
 from citegraph.testing import build_tiny_nli_classifier  # noqa: E402
 
-SAMPLES = [
-    CaqaSample(
-        id=f"{label}-{i}",
-        question="where was he born",
-        answer="he was born in newark .",
-        citation=f"{'stephen crane ' * i}{word} .",
-        label=label,
-        source="test",
-    )
-    for i, (label, word) in enumerate(
-        zip(CATEGORIES, ["paris", "novel", "died", "1871"], strict=True)
-    )
-]
+SAMPLES = CAQA_SAMPLES
 TARGETS = [0, 1, 2, 3]
 
 
