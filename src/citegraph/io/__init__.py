@@ -39,7 +39,7 @@ from citegraph.io._jsonl import (
 from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
-from citegraph.io._text import iter_lines, read_text
+from citegraph.io._text import encodable, iter_lines, json_bytes, json_text, read_text
 
 __all__ = [
     "CACHE_ENV",
@@ -60,10 +60,13 @@ __all__ = [
     "canonical_json",
     "dataset_file",
     "default_download_dir",
+    "encodable",
     "iter_jsonl",
     "iter_jsonl_at",
     "iter_lines",
     "iter_unique",
+    "json_bytes",
+    "json_text",
     "load_json",
     "markdown_table",
     "numbered_rows",

@@ -9,14 +9,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
 
+from citegraph.io._text import encodable
+
 
 def atomic_write(path: Path, data: str | bytes) -> None:
-    """Replace ``path`` with ``data`` (text is written as UTF-8) in one rename."""
+    """Replace ``path`` with ``data`` in one rename. Text is written as UTF-8, a lone surrogate
+    in it as U+FFFD (:func:`~citegraph.io.encodable`; JSON goes through
+    :func:`~citegraph.io.json_text`, which keeps it)."""
     tmp = path.with_name(path.name + ".tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data, encoding="utf-8")
+    tmp.write_bytes(data if isinstance(data, bytes) else encodable(data).encode("utf-8"))
     tmp.replace(path)
 
 

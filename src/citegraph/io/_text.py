@@ -4,11 +4,19 @@ Every reader of user files (JSONL, JSON, CSV, TSV) reads bytes and decodes them 
 or non-UTF-8 file (say, saved as Windows-1252) is one :class:`DataError` naming the file, the line
 and the byte offset instead of a ``UnicodeDecodeError`` traceback. A UTF-8 byte-order mark at the
 start of a file (editors and Excel write one) is dropped.
+
+Any text goes out safely too. Python text can hold a lone surrogate (``"\\ud800"``: JSON's
+``\\ud800`` escape, read from a model's reply or a user's file, decodes to one), which UTF-8
+cannot encode. :func:`json_text` writes such text as JSON's own escape, so a record that holds
+one is stored and read back unchanged; :func:`encodable` replaces it with U+FFFD for every place
+that shows text (terminal, HTML, plots, CSV and Parquet cells).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -16,6 +24,9 @@ from typing import BinaryIO
 from citegraph.errors import DataError, DataNotFoundError
 
 BOM = b"\xef\xbb\xbf"
+
+#: A lone surrogate: a code point UTF-8 cannot encode.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 #: What a user file must be, for the error message.
 _EXPECTED = "expected UTF-8 text (re-save the file as UTF-8)"
@@ -135,3 +146,31 @@ def check_unchanged(path: Path, stamp: tuple[int, int]) -> None:
         raise DataError(
             "the file changed while the run was using it; start the run again", path=path
         )
+
+
+def json_text(value: object, *, indent: int | None = None, sort_keys: bool = False) -> str:
+    """``value`` as JSON text that any UTF-8 writer can write: non-ASCII text kept as it is, a
+    lone surrogate written as its ``\\uXXXX`` escape (``json.loads`` reads it back unchanged).
+
+    Args:
+        value: Anything :func:`json.dumps` takes.
+        indent: As for :func:`json.dumps`.
+        sort_keys: As for :func:`json.dumps`.
+    """
+    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+    return _SURROGATE.sub(_escape_surrogate, text)
+
+
+def json_bytes(value: object, *, indent: int | None = None, sort_keys: bool = False) -> bytes:
+    """:func:`json_text` encoded as UTF-8 (never fails on a lone surrogate)."""
+    return json_text(value, indent=indent, sort_keys=sort_keys).encode("utf-8")
+
+
+def encodable(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so that it can be shown
+    (printed, rendered as HTML, plotted, written to a CSV or Parquet cell)."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def _escape_surrogate(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
