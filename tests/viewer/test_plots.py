@@ -70,3 +70,46 @@ def test_text_is_escaped_and_output_is_stable() -> None:
     assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in svg
     assert chart_svg(chart) == svg
     assert not re.search(r"<\?xml|<!DOCTYPE", svg)
+
+
+#: Issue 27: run and model names that matplotlib read as mathtext (``$\\frac{$`` raised, and
+#: crashed ``report`` and /compare), hid (``_x`` in a legend) or could not encode (a surrogate).
+HOSTILE_LABELS = [
+    "$\\frac{",
+    "$\\frac{$",
+    "$x$",
+    "a$b",
+    "_hidden",
+    "\ud800$",
+    "<script>alert(1)</script>",
+]
+
+
+def _texts(svg: str) -> list[str]:
+    return [re.sub(r"<[^>]+>", "", t) for t in re.findall(r"<text\b.*?</text>", svg, re.S)]
+
+
+@pytest.mark.parametrize("kind", ["bar", "line", "scatter", "hist", "heatmap"])
+def test_chart_labels_are_drawn_as_written_never_as_mathtext(kind: str) -> None:
+    series = [
+        Series(name=name, x=[name, "b"] if kind == "bar" else [1, 2], y=[1.0, 2.0])
+        for name in HOSTILE_LABELS
+    ]
+    chart = Chart(
+        kind=kind,
+        title="$\\frac{ title",
+        x_label="$x$",
+        y_label="$",
+        series=series,
+        matrix=[[1.0, 2.0], [3.0, 4.0]] if kind == "heatmap" else None,
+        x_ticks=["$\\frac{", "$x$"] if kind == "heatmap" else None,
+        y_ticks=["\ud800", "_t"] if kind == "heatmap" else None,
+    )
+    svg = chart_svg(chart)
+    svg.encode("utf-8")  # no lone surrogate left
+    texts = _texts(svg)
+    assert "$\\frac{ title" in texts and "$x$" in texts
+    assert "<script>" not in svg
+    if kind != "heatmap":
+        assert "\u200b_hidden" in texts  # a legend entry matplotlib would have dropped
+        assert "\ufffd$" in texts

@@ -1,7 +1,10 @@
 """Charts drawn with matplotlib as SVG text, to inline in a page (no files, no network).
 
 A :class:`~citegraph.runs.Chart` says what to draw (a paper's figure recomputed from runs);
-this module only draws it. matplotlib escapes the text it writes into the SVG.
+this module only draws it. matplotlib escapes the text it writes into the SVG; every text
+from a run (a title, an axis label, a run or model name in a legend or on a tick) goes through
+:func:`plain` first, so matplotlib shows it as written and never reads it as mathtext
+(``$\\frac{`` in a model name would raise) or drops it as a hidden ``_label``.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import itertools
 import re
 
 from citegraph.errors import MissingDependency
+from citegraph.io import encodable
 from citegraph.runs import Chart
 
 _XML_HEAD = re.compile(r"^.*?(?=<svg)", re.S)
@@ -35,9 +39,9 @@ def chart_svg(chart: Chart) -> str:
     fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=100)
     try:
         _draw(ax, fig, chart)
-        ax.set_title(wrapped_title(chart.title), fontsize=11)
-        ax.set_xlabel(chart.x_label)
-        ax.set_ylabel(chart.y_label)
+        ax.set_title(plain(wrapped_title(chart.title)), fontsize=11)
+        ax.set_xlabel(plain(chart.x_label))
+        ax.set_ylabel(plain(chart.y_label))
         fig.tight_layout()
         out = io.StringIO()
         fig.savefig(out, format="svg", metadata={"Date": None})
@@ -49,6 +53,14 @@ def chart_svg(chart: Chart) -> str:
 #: Characters per title line: a 6.4-inch figure holds about 60 at 11 pt beside a heatmap's
 #: colour bar; longer titles (an evaluator's full name) wrap instead of running off the figure.
 TITLE_WIDTH = 56
+
+
+def plain(text: object) -> str:
+    """``text`` as matplotlib should show it, literally: every ``$`` escaped (no mathtext), a
+    lone surrogate as U+FFFD, and a leading ``_`` kept visible (matplotlib leaves a legend
+    entry whose label starts with ``_`` out)."""
+    shown = encodable(str(text)).replace("$", r"\$")
+    return "\u200b" + shown if shown.startswith("_") else shown
 
 
 def wrapped_title(title: str, width: int = TITLE_WIDTH) -> str:
@@ -78,7 +90,7 @@ def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
         if chart.kind == "line":
             xs = [x for x, y in zip(series.x, series.y, strict=True) if y is not None]
             ys = [y for y in series.y if y is not None]
-            ax.plot(xs, ys, marker="o", color=colour, label=series.name)
+            ax.plot(xs, ys, marker="o", color=colour, label=plain(series.name))
         elif chart.kind == "scatter":
             pairs = [(x, y) for x, y in zip(series.x, series.y, strict=True) if y is not None]
             ax.scatter(
@@ -87,7 +99,7 @@ def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
                 s=14,
                 alpha=0.7,
                 color=colour,
-                label=series.name,
+                label=plain(series.name),
             )
         elif chart.kind == "hist":  # pre-binned: x bin centres, y counts
             centres = [float(x) for x in series.x]
@@ -100,7 +112,7 @@ def _draw(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
                 width=width,
                 alpha=0.8,
                 color=colour,
-                label=series.name,
+                label=plain(series.name),
             )
     if chart.kind == "line" and all(
         isinstance(x, int | float) and float(x).is_integer() for s in chart.series for x in s.x
@@ -136,13 +148,15 @@ def _bars(ax, chart: Chart) -> None:  # type: ignore[no-untyped-def]
             yerr=[e for _, _, e in shown] if any(e for _, _, e in shown) else None,
             capsize=3,
             color=_COLOURS[i % len(_COLOURS)],
-            label=series.name,
+            label=plain(series.name),
         )
         ax.bar_label(bars, fmt="%.2g", fontsize=7, padding=1)
         top = max([top, *(float(y) + e for _, y, e in shown)])
         low = min([low, *(float(y) - e for _, y, e in shown)])
     ax.set_xticks(range(len(groups)))
-    ax.set_xticklabels(groups, rotation=20 if len(groups) > 4 else 0, fontsize=8)
+    ax.set_xticklabels(
+        [plain(g) for g in groups], rotation=20 if len(groups) > 4 else 0, fontsize=8
+    )
     ax.set_xlim(-0.5, len(groups) - 0.5)  # every group keeps its place, with a bar or not
     for g, name in enumerate(groups):
         if not any(
@@ -162,9 +176,9 @@ def _heatmap(ax, fig, chart: Chart) -> None:  # type: ignore[no-untyped-def]
     ax.set_xticks(range(len(matrix[0])))
     ax.set_yticks(range(len(matrix)))
     if chart.x_ticks:
-        ax.set_xticklabels(chart.x_ticks, rotation=30, ha="right", fontsize=8)
+        ax.set_xticklabels([plain(t) for t in chart.x_ticks], rotation=30, ha="right", fontsize=8)
     if chart.y_ticks:
-        ax.set_yticklabels(chart.y_ticks, fontsize=8)
+        ax.set_yticklabels([plain(t) for t in chart.y_ticks], fontsize=8)
     top = max((v for row in matrix for v in row), default=0.0)
     for r, row in enumerate(matrix):
         for c, value in enumerate(row):
