@@ -152,3 +152,18 @@ def test_the_run_table_fits_a_900px_window(browser, viewer_url: str) -> None:
         assert _by_css(box, "table.runs"), "the run table is not in its scroll box"
     finally:
         browser.set_window_size(1300, 1600)
+
+
+def test_compare_charts_show_under_the_content_security_policy(browser, viewer_url: str) -> None:
+    """Issue 27: the viewer sends a CSP that allows no inline style, so its charts (matplotlib
+    styles an SVG inline) are ``data:`` images; they load, and the stylesheet still applies."""
+    browser.get(viewer_url + "/compare?run=0/judged")
+    charts = _by_css(browser, "figure.chart img")
+    assert charts, "the compare page has no chart"
+    assert browser.execute_script(
+        "return Array.from(document.querySelectorAll('figure.chart img'))"
+        ".every(i => i.complete && i.naturalWidth > 0)"
+    ), "a chart image did not load"
+    link = _by_css(browser, "header.top a.brand")[0]
+    assert link.value_of_css_property("font-weight") in ("700", "bold", "600")
+    _shot(browser, "compare.png")

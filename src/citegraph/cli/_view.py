@@ -20,8 +20,19 @@ from citegraph.cli._options import EXISTING_DIR
     show_default=True,
     help="Address to bind; the default serves this machine only.",
 )
+@click.option(
+    "--allow-host",
+    "allow_hosts",
+    multiple=True,
+    metavar="NAME",
+    help="A host name the browser may use besides localhost, 127.0.0.1, [::1] and --host "
+    "(repeatable): the machine's name when serving on 0.0.0.0. Requests naming any other host "
+    "are refused, so a web page cannot read the runs by pointing its own name here.",
+)
 @reports_errors
-def view_command(run_dirs: tuple[Path, ...], port: int, host: str) -> None:
+def view_command(
+    run_dirs: tuple[Path, ...], port: int, host: str, allow_hosts: tuple[str, ...]
+) -> None:
     """Browse runs in a web browser: answers with their citations checked, metrics, filters.
 
     RUN_DIRS are run directories or folders of runs (default: ./runs). Read-only: the viewer
@@ -38,7 +49,7 @@ def view_command(run_dirs: tuple[Path, ...], port: int, host: str) -> None:
             "read these runs"
         )
     console.print(f"citegraph viewer on http://{host}:{port}/ (Ctrl+C to stop)")
-    serve([str(r) for r in roots], host=host, port=port, sock=sock)
+    serve([str(r) for r in roots], host=host, port=port, sock=sock, allow_hosts=allow_hosts)
 
 
 @click.command("report")

@@ -39,7 +39,14 @@ from citegraph.io._jsonl import (
 from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
-from citegraph.io._text import encodable, iter_lines, json_bytes, json_text, read_text
+from citegraph.io._text import (
+    encodable,
+    iter_lines,
+    json_bytes,
+    json_text,
+    not_utf8_error,
+    read_text,
+)
 
 __all__ = [
     "CACHE_ENV",
@@ -69,6 +76,7 @@ __all__ = [
     "json_text",
     "load_json",
     "markdown_table",
+    "not_utf8_error",
     "numbered_rows",
     "parse_jsonl_line",
     "parse_retry_after",

@@ -2,7 +2,9 @@
 
 Every route is a GET; a run is named by its catalog reference and resolved through
 :class:`~citegraph.viewer._catalog.Catalog`, which refuses anything outside the directories the
-viewer was given (404). Templates escape every string of a run.
+viewer was given (404). A run that cannot be read (a damaged or hand-edited file) answers 422
+with the reason, never 500. Templates escape every string of a run. The app answers only to the
+host names it serves, with a strict Content-Security-Policy (:mod:`citegraph.viewer._guard`).
 """
 
 from __future__ import annotations
@@ -11,22 +13,37 @@ import errno
 import importlib
 import socket
 import threading
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, MissingDependency
+from citegraph.io import encodable
+from citegraph.viewer._guard import Guard, served_hosts
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._render import environment, server_urls
-from citegraph.viewer._site import Site, compare_context
+from citegraph.viewer._site import UNREADABLE, Site, compare_context, unreadable
 
 
-def create_app(roots: list[str | Path], *, warm: bool = True) -> Any:
+def create_app(
+    roots: list[str | Path],
+    *,
+    warm: bool = True,
+    host: str | None = None,
+    port: int | None = None,
+    allow_hosts: Sequence[str] = (),
+) -> Any:
     """The viewer's ASGI app over the run directories under ``roots``.
 
     Args:
         roots: Directories to look for runs in (each a run or a folder of runs).
         warm: Index every run in a background thread at start-up, so that the first page view
             of a large run is as fast as the next.
+        host: The address the app is served on: a request may name it in ``Host`` (besides
+            localhost, 127.0.0.1 and [::1]).
+        port: The port it is served on; when given, a ``Host`` naming another port is refused.
+        allow_hosts: More host names a request may name (a viewer bound to ``0.0.0.0`` and
+            opened by the machine's name).
 
     Raises:
         MissingDependency: Starlette or Jinja2 is not installed (the ``viewer`` extra).
@@ -50,9 +67,18 @@ def create_app(roots: list[str | Path], *, warm: bool = True) -> Any:
         return HTMLResponse(body, status_code=status)
 
     def not_found(what: str) -> HTMLResponse:
-        return HTMLResponse(
-            f"<!doctype html><title>not found</title><p>{_escape(what)}</p>", status_code=404
-        )
+        return message_page("not found", what, 404)
+
+    def guarded(route: Callable[[Request], Awaitable[Response]]) -> Any:
+        async def answer(request: Request) -> Response:
+            try:
+                return await route(request)
+            except UNREADABLE as exc:
+                refs = ", ".join(request.query_params.getlist("run"))
+                why = f"run {refs} cannot be shown: {unreadable(exc)}"
+                return message_page("unreadable run", why, 422)
+
+        return answer
 
     async def index(request: Request) -> Response:
         return page("index.html", runs=site.overviews())
@@ -86,16 +112,24 @@ def create_app(roots: list[str | Path], *, warm: bool = True) -> Any:
     static = Path(__file__).resolve().parent / "static"
     app = Starlette(
         routes=[
-            Route("/", index),
-            Route("/run", run),
-            Route("/sample", sample),
-            Route("/compare", compare),
+            Route("/", guarded(index)),
+            Route("/run", guarded(run)),
+            Route("/sample", guarded(sample)),
+            Route("/compare", guarded(compare)),
             Mount("/static", app=StaticFiles(directory=static), name="static"),
         ]
     )
     if warm:
         threading.Thread(target=site.warm, name="citegraph-viewer-warm", daemon=True).start()
-    return app
+    return Guard(app, served_hosts(host, allow_hosts), port)
+
+
+def message_page(title: str, text: str, status: int) -> Any:
+    """A short HTML page saying ``text`` (escaped), answered with ``status``."""
+    from starlette.responses import HTMLResponse
+
+    body = f"<!doctype html><title>{title}</title><p>{_escape(text)}</p>"
+    return HTMLResponse(body, status_code=status)
 
 
 def require_viewer() -> None:
@@ -158,6 +192,7 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 7575,
     sock: socket.socket | None = None,
+    allow_hosts: Sequence[str] = (),
 ) -> None:
     """Serve the viewer until interrupted.
 
@@ -167,6 +202,7 @@ def serve(
         port: Port to bind.
         sock: A socket already bound by :func:`open_port` (then ``host`` and ``port`` only
             label it); default: bind ``host:port`` here.
+        allow_hosts: Host names a request may name besides ``host`` and the loopback names.
 
     Raises:
         MissingDependency: the ``viewer`` extra is not installed.
@@ -176,11 +212,12 @@ def serve(
     import uvicorn
 
     sock = sock or open_port(host, port)
-    config = uvicorn.Config(create_app(roots), host=host, port=port, log_level="warning")
+    app = create_app(roots, host=host, port=port, allow_hosts=allow_hosts)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning")
     uvicorn.Server(config).run(sockets=[sock])
 
 
 def _escape(text: str) -> str:
     import html
 
-    return html.escape(text)
+    return html.escape(encodable(text))

@@ -40,8 +40,10 @@ class Catalog:
         found = []
         for index, root in enumerate(self.roots):
             for path in _run_dirs(root, 0):
-                rel = path.relative_to(root).as_posix() or "."
-                found.append(RunEntry(ref=f"{index}/{rel}", path=path))
+                ref = f"{index}/{path.relative_to(root).as_posix() or '.'}"
+                resolved = self.resolve(ref)  # None behind a symlink that leads out of the root
+                if resolved is not None:
+                    found.append(RunEntry(ref=ref, path=resolved))
         return found
 
     def resolve(self, ref: str | None) -> Path | None:
@@ -50,17 +52,18 @@ class Catalog:
         if not ref or "\x00" in ref:
             return None
         head, _, rel = ref.partition("/")
-        if not head.isdigit() or int(head) >= len(self.roots):
-            return None
+        if not (head.isascii() and head.isdigit()) or int(head) >= len(self.roots):
+            return None  # "²" is a digit to str.isdigit, not to int()
         root = self.roots[int(head)]
         if os.path.isabs(rel) or "\\" in rel:
             return None
         try:
             path = (root / (rel or ".")).resolve()
             path.relative_to(root)
-        except (ValueError, OSError):
+            is_run = (path / RUN_FILE).is_file()
+        except (ValueError, OSError):  # outside the root; a name too long, a loop of links
             return None
-        return path if (path / RUN_FILE).is_file() else None
+        return path if is_run else None
 
     def ref_of(self, path: Path) -> str | None:
         """The reference of a run directory under a root, or None."""

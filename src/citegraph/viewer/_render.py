@@ -1,14 +1,17 @@
 """The Jinja2 environment shared by the web viewer and the HTML report (autoescape on: every
-string from a run, model text included, is escaped)."""
+string from a run, model text included, is escaped; a lone surrogate is shown as U+FFFD, so any
+text renders)."""
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from citegraph.errors import MissingDependency
+from citegraph.io import encodable
 
 UrlOf = Callable[..., str]
 
@@ -29,8 +32,11 @@ def environment() -> Any:
         trim_blocks=True,
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
+        finalize=shown,
     )
     env.filters["combine"] = _combine
+    env.filters["svg_uri"] = svg_uri
+    env.filters["urlencode"] = lambda value: quote(encodable(str(value)), safe="/")
     return env
 
 
@@ -47,12 +53,34 @@ def server_urls(base: str = "") -> dict[str, UrlOf]:
     """URL builders of the web viewer's pages."""
 
     def run_url(ref: str, params: Mapping[str, Any] | None = None) -> str:
-        return f"{base}/run?" + urlencode({"run": ref, **(params or {})})
+        return f"{base}/run?" + query({"run": ref, **(params or {})})
 
     def sample_url(ref: str, sample_id: str) -> str:
-        return f"{base}/sample?" + urlencode({"run": ref, "id": sample_id})
+        return f"{base}/sample?" + query({"run": ref, "id": sample_id})
 
     return {"run_url": run_url, "sample_url": sample_url}
+
+
+def shown(value: Any) -> Any:
+    """What a template writes for ``value`` (the environment's ``finalize``): text with every
+    lone surrogate replaced by U+FFFD, so a page always encodes as UTF-8; markup stays markup."""
+    if not isinstance(value, str):
+        return value
+    text = encodable(value)
+    if text == value:
+        return value
+    return type(value)(text) if hasattr(value, "__html__") else text
+
+
+def svg_uri(svg: str) -> str:
+    """An SVG as a ``data:`` URI, for an ``<img>``: the web viewer's Content-Security-Policy
+    allows no inline style, and matplotlib styles its SVG inline (the report inlines it)."""
+    return "data:image/svg+xml;base64," + base64.b64encode(encodable(svg).encode("utf-8")).decode()
+
+
+def query(params: Mapping[str, Any]) -> str:
+    """``params`` as a URL query string; a lone surrogate in a value is sent as U+FFFD."""
+    return urlencode({k: encodable(str(v)) for k, v in params.items()})
 
 
 def _combine(params: Mapping[str, Any], **more: Any) -> dict[str, Any]:

@@ -11,12 +11,19 @@ from pathlib import Path
 from typing import Any
 
 from citegraph import __version__
-from citegraph.errors import ConfigError
+from citegraph.errors import ConfigError, DataError
 from citegraph.io import atomic_write
-from citegraph.runs import RUN_FILE, Presenter, RunData
+from citegraph.runs import RUN_FILE, Chart, Presenter, RunData
 from citegraph.viewer._plots import chart_svg
 from citegraph.viewer._render import assets, environment
-from citegraph.viewer._site import Site, placement_lines, presented, presenter_of
+from citegraph.viewer._site import (
+    UNSHOWABLE,
+    Site,
+    placement_lines,
+    presented,
+    presenter_of,
+    unreadable,
+)
 
 
 def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: int = 5) -> Path:
@@ -32,6 +39,7 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
 
     Raises:
         ConfigError: a directory is not a run directory.
+        DataError: a run's files cannot be read or shown: names the file (and line).
         MissingDependency: Jinja2 or matplotlib is not installed (the ``viewer`` extra).
     """
     paths = [Path(p).resolve() for p in run_dirs]
@@ -47,30 +55,23 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
     for number, path in enumerate(paths):
         ref = site.catalog.ref_of(path) or f"{number}/."
         anchors.setdefault(ref, f"#run-{number}")
-        data = site.run_data(path)
-        task, presenter = presenter_of(data.info)
+        try:
+            data, task, presenter, section = _section(site, ref, path, out, samples)
+        except UNSHOWABLE as exc:
+            raise DataError(f"this run cannot be shown ({unreadable(exc)})", path=path) from exc
         data_by_task.setdefault(task, []).append(data)
         presenters[task] = presenter
-        shown = presented(presenter, data.metrics, data.info)
-        chosen = data.records[:samples]
-        runs.append(
-            {
-                "index": number,
-                "where": where_from(out, path),
-                "run": site.overview_of(ref, path, data.info, data.metrics, shown),
-                "models": placement_lines(data.info),
-                "shown": shown,
-                "samples": [
-                    {"summary": presenter.summary(r), "blocks": presenter.sample(r, data.info)}
-                    for r in chosen
-                ],
-            }
-        )
-    figures = [
-        (task, chart, chart_svg(chart))
-        for task, data in data_by_task.items()
-        for chart in presenters[task].charts(data)
-    ]
+        runs.append({"index": number, **section})
+    figures: list[tuple[str, Chart, str]] = []
+    for task, of_task in data_by_task.items():
+        try:
+            figures.extend((task, c, chart_svg(c)) for c in presenters[task].charts(of_task))
+        except (DataError, *UNSHOWABLE) as exc:
+            if isinstance(exc, DataError) and exc.path is not None:
+                raise
+            where = ", ".join(str(d.path) for d in of_task)
+            msg = f"the {task} figures of {where} cannot be drawn ({unreadable(exc)})"
+            raise DataError(msg) from exc
     html = (
         environment()
         .get_template("report.html")
@@ -88,6 +89,35 @@ def write_report(run_dirs: Sequence[str | Path], out: str | Path, *, samples: in
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(out, html)
     return out
+
+
+def _section(
+    site: Site, ref: str, path: Path, out: Path, samples: int
+) -> tuple[RunData, str, type[Presenter], dict[str, Any]]:
+    """One run's data, task, presenter and section of the report.
+
+    Raises:
+        DataError: a line of its ``samples.jsonl`` is not a record (the first such line, named
+            as ``runs report`` names it), or its run.json or metrics.json cannot be shown.
+    """
+    data = site.run_data(path)
+    task, presenter = presenter_of(data.info)
+    index = site.index(path, presenter)
+    if index.damage:
+        raise index.damage[0]
+    summaries = index.summaries()  # a record its task cannot show: named by file and line
+    shown = presented(presenter, data.metrics, data.info, path)
+    section = {
+        "where": where_from(out, path),
+        "run": site.overview_of(ref, path, data.info, data.metrics, shown),
+        "models": placement_lines(data.info),
+        "shown": shown,
+        "samples": [
+            {"summary": summary, "blocks": presenter.sample(record, data.info)}
+            for summary, record in zip(summaries[:samples], data.records[:samples], strict=True)
+        ],
+    }
+    return data, task, presenter, section
 
 
 def where_from(report: Path, run_dir: Path) -> str:

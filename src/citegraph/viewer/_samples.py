@@ -5,7 +5,10 @@ was appended since the last one (a run still being written shows its new samples
 starts over when the file was replaced (``runs merge``, a resume that dropped a torn line). It
 keeps, per id, the byte offset of the newest record, so one sample's page reads one line, not
 the run; the sample-list rows (:class:`~citegraph.runs.SampleSummary`) are made once per record
-and kept. A torn last line (a run killed mid-write) is left out and counted.
+and kept. A torn last line (a run killed mid-write) is left out and counted. A complete line
+that is not a record (not UTF-8, not JSON, nested too deeply, not an object) is left out and
+named: :attr:`SampleIndex.damage` holds its :class:`~citegraph.errors.DataError` (file and
+line), as ``runs report`` would raise it; a record is read again through the same parser.
 """
 
 from __future__ import annotations
@@ -15,10 +18,17 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from citegraph.errors import DataError
+from citegraph.io import not_utf8_error, parse_jsonl_line
 from citegraph.runs import SAMPLES_FILE, Presenter, SampleSummary
 from citegraph.viewer._listing import Facets, facets_of
+
+#: What a presenter may raise on a record of a shape it does not expect (a field of the wrong
+#: type, a missing key, JSON nested too deeply to walk): the record cannot be shown, and the
+#: index says which line it is (:class:`~citegraph.errors.DataError`) instead.
+UNSHOWABLE = (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError)
 
 _ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
@@ -27,7 +37,10 @@ _ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 class _State:
     key: tuple[int, int] | None = None  # (device, inode) of the file read
     scanned: int = 0  # bytes read, up to the end of the last complete line
-    where: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (offset, length)
+    lines: int = 0  # complete lines read
+    # id -> (offset, length, line number) of its newest record
+    where: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    damage: list[DataError] = field(default_factory=list)  # complete lines that are no record
     summaries: dict[str, tuple[int, SampleSummary]] = field(default_factory=dict)
     torn: int = 0  # bytes of an incomplete last line
     version: int = 0  # bumped whenever ``where`` changes
@@ -56,6 +69,13 @@ class SampleIndex:
             return list(self._state.where)
 
     @property
+    def damage(self) -> list[DataError]:
+        """The complete lines that are not records, each as the error naming file and line."""
+        with self._lock:
+            self._refresh()
+            return list(self._state.damage)
+
+    @property
     def torn(self) -> bool:
         """Whether the file ends in an incomplete line (left out)."""
         return self._state.torn > 0
@@ -67,7 +87,8 @@ class SampleIndex:
             where = self._state.where.get(sample_id)
         if where is None:
             return None
-        return _read_record(self.path, *where)
+        with self.path.open("rb") as fh:
+            return _read_record(fh, self.path, *where)
 
     def records(self) -> list[dict[str, Any]]:
         """The newest record of every id, in order of first appearance (one pass over the
@@ -79,11 +100,7 @@ class SampleIndex:
         if not where:
             return out
         with self.path.open("rb") as fh:
-            for offset, length in where:
-                fh.seek(offset)
-                record = json.loads(fh.read(length))
-                if isinstance(record, dict):
-                    out.append(record)
+            out.extend(_read_record(fh, self.path, *at) for at in where)
         return out
 
     def summaries(self) -> list[SampleSummary]:
@@ -97,21 +114,28 @@ class SampleIndex:
             state = self._state
             if state.rows is not None and state.rows[0] == state.version:
                 return state.rows[1], state.rows[2]
-            missing = [
-                (i, off, n)
-                for i, (off, n) in state.where.items()
-                if state.summaries.get(i, (-1, None))[0] != off
-            ]
+            done = state.summaries
+            missing = [(i, at) for i, at in state.where.items() if done.get(i, (-1,))[0] != at[0]]
             if missing:
                 with self.path.open("rb") as fh:
-                    for sample_id, offset, length in missing:
-                        fh.seek(offset)
-                        record = json.loads(fh.read(length))
-                        state.summaries[sample_id] = (offset, self.presenter.summary(record))
+                    for sample_id, at in missing:
+                        state.summaries[sample_id] = (at[0], self._summary(fh, *at))
             rows = [state.summaries[i][1] for i in state.where]
             facets = facets_of(rows)
             state.rows = (state.version, rows, facets)
             return rows, facets
+
+    def _summary(self, fh: BinaryIO, offset: int, length: int, lineno: int) -> SampleSummary:
+        record = _read_record(fh, self.path, offset, length, lineno)
+        try:
+            return self.presenter.summary(record)
+        except DataError:
+            raise
+        except UNSHOWABLE as exc:
+            why = f"{type(exc).__name__}: {exc}"[:200]
+            raise DataError(
+                f"a record this run's task cannot show ({why})", path=self.path, line=lineno
+            ) from exc
 
     def neighbours(self, sample_id: str) -> tuple[str | None, str | None]:
         """The ids before and after ``sample_id`` in the run."""
@@ -141,9 +165,14 @@ class SampleIndex:
         offset = state.scanned
         for line in chunk[:end].split(b"\n")[:-1]:
             length = len(line)
-            sample_id = _id_of(line)
-            if sample_id is not None:
-                state.where[sample_id] = (offset, length)
+            state.lines += 1
+            try:
+                sample_id = _id_of(line, self.path, state.lines, offset)
+            except DataError as err:
+                state.damage.append(err)
+            else:
+                if sample_id is not None:
+                    state.where[sample_id] = (offset, length, state.lines)
             offset += length + 1
         state.scanned += end
         state.torn = len(chunk) - end
@@ -151,21 +180,40 @@ class SampleIndex:
             state.version += 1
 
 
-def _id_of(line: bytes) -> str | None:
+def _id_of(line: bytes, path: Path, lineno: int, offset: int) -> str | None:
+    """The id of the record on ``line`` (None for a blank line).
+
+    Raises:
+        DataError: the line is not a record (names the file and line).
+    """
     match = _ID.match(line)
     if match:
         return str(json.loads(match.group(1)))
     if not line.strip():
         return None
+    return str(_parse(line, path, lineno, offset).get("id"))
+
+
+def _parse(line: bytes, path: Path, lineno: int, offset: int) -> dict[str, Any]:
+    """The record on one line, parsed as every reader of a run parses it.
+
+    Raises:
+        DataError: not UTF-8, not valid JSON (or nested too deeply), or not an object.
+    """
+    if lineno == 1:
+        line = line.removeprefix(b"\xef\xbb\xbf")  # a byte-order mark
     try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return str(record.get("id")) if isinstance(record, dict) else None
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise not_utf8_error(line, exc.start, path, line=lineno, line_offset=offset) from None
+    return parse_jsonl_line(text, path, lineno)
 
 
-def _read_record(path: Path, offset: int, length: int) -> dict[str, Any] | None:
-    with path.open("rb") as fh:
-        fh.seek(offset)
-        record = json.loads(fh.read(length))
-    return record if isinstance(record, dict) else None
+def _read_record(fh: BinaryIO, path: Path, offset: int, length: int, lineno: int) -> dict[str, Any]:
+    """The record at ``offset`` (read again through :func:`_parse`).
+
+    Raises:
+        DataError: the line is no longer a record (the file was changed under the index).
+    """
+    fh.seek(offset)
+    return _parse(fh.read(length), path, lineno, offset)

@@ -8,12 +8,12 @@ and cached sample-list rows, never by re-reading a whole run.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any
 
-from citegraph.errors import CitegraphError
+from citegraph.errors import CitegraphError, DataError
+from citegraph.io import json_text
 from citegraph.runs import (
     METRICS_FILE,
     RUN_FILE,
@@ -36,7 +36,22 @@ from citegraph.viewer._listing import (
     read_json,
     settings_of,
 )
-from citegraph.viewer._samples import SampleIndex
+from citegraph.viewer._samples import UNSHOWABLE, SampleIndex
+
+#: What reading or showing one damaged or hostile run directory may raise: the run is listed as
+#: unreadable, with the reason, and its pages answer with the reason, never a server error.
+UNREADABLE = (CitegraphError, OSError, *UNSHOWABLE)
+
+
+def unreadable(exc: BaseException) -> str:
+    """The short reason a run cannot be shown (the file and line, when known)."""
+    text = str(exc) if isinstance(exc, CitegraphError | OSError) else f"{type(exc).__name__}: {exc}"
+    return " ".join(text.split())[:300]
+
+
+def mapping(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one (a hand-edited run.json)."""
+    return value if isinstance(value, dict) else {}
 
 
 def placement_lines(info: dict[str, Any]) -> list[str]:
@@ -70,17 +85,86 @@ def presenter_of(info: dict[str, Any]) -> tuple[str, type[Presenter]]:
     try:
         task = task_of_run(info)
     except CitegraphError:
-        name = info.get("task") or (info.get("config") or {}).get("task")
+        name = info.get("task") or mapping(info.get("config")).get("task")
         return (str(name) if name else "unknown"), Presenter
     return task.name, task.presenter.for_run(info)
 
 
 def presented(
-    presenter: type[Presenter], metrics: dict[str, Any], info: dict[str, Any]
+    presenter: type[Presenter],
+    metrics: dict[str, Any],
+    info: dict[str, Any],
+    run_dir: Path | None = None,
 ) -> RunPresentation:
     """The run's metrics as its presenter shows them; an empty table before ``metrics.json``
-    exists."""
-    return presenter.metrics(metrics, info) if metrics else RunPresentation(metrics=[])
+    exists.
+
+    Raises:
+        DataError: ``metrics.json`` holds values of a shape its task cannot show (names it).
+    """
+    if not metrics:
+        return RunPresentation(metrics=[])
+    try:
+        return presenter.metrics(metrics, info)
+    except CitegraphError:
+        raise
+    except UNSHOWABLE as exc:
+        where = run_dir / METRICS_FILE if run_dir is not None else METRICS_FILE
+        why = f"metrics this run's task cannot show ({unreadable(exc)})"
+        raise DataError(why, path=where) from exc
+
+
+#: Fields of ``run.json`` and the JSON type every reader of a run expects of them.
+_RUN_FIELDS = {"task": str, "created": str, "config": dict, "runtime": dict, "data": dict}
+
+
+def run_info(run_dir: Path) -> dict[str, Any]:
+    """``run.json`` of ``run_dir`` (empty when missing or not JSON, as before a run starts).
+
+    Raises:
+        DataError: a field has the wrong JSON type (a hand-edited or damaged file): names the
+            file and the field.
+    """
+    info = read_json(run_dir / RUN_FILE)
+    for key, kind in _RUN_FIELDS.items():
+        value = info.get(key)
+        if value is not None and not isinstance(value, kind):
+            what = "an object" if kind is dict else "text"
+            raise DataError(
+                f"should be {what}, not {type(value).__name__}; the file was edited or damaged",
+                path=run_dir / RUN_FILE,
+                field=key,
+            )
+    return info
+
+
+def skipped_lines(index: SampleIndex) -> str | None:
+    """The note on the lines of ``samples.jsonl`` that are not records (left out), or None."""
+    damage = index.damage
+    if not damage:
+        return None
+    return f"{len(damage)} line(s) of samples.jsonl left out, not records: {damage[0]}"[:300]
+
+
+def unreadable_overview(ref: str, run_dir: Path, exc: BaseException) -> RunOverview:
+    """The run list's line of a run that cannot be read: its ref and why."""
+    return RunOverview(
+        ref=ref,
+        path=run_dir,
+        task="?",
+        created="",
+        model="-",
+        settings={},
+        metrics=[],
+        n_samples=0,
+        n_failed=0,
+        n_unmeasured=0,
+        n_items=None,
+        finished=True,
+        partial=False,
+        torn=False,
+        problem=f"unreadable: {unreadable(exc)}",
+    )
 
 
 class Site:
@@ -104,17 +188,23 @@ class Site:
         for entry in self.catalog.runs():
             try:
                 self.overview(entry.ref, entry.path)
-            except (OSError, ValueError, CitegraphError):
+            except UNREADABLE:
                 continue
 
     def overviews(self) -> list[RunOverview]:
-        """Every run under the roots, newest first."""
-        rows = [self.overview(e.ref, e.path) for e in self.catalog.runs()]
+        """Every run under the roots, newest first; a run that cannot be read is listed with
+        the reason (``unreadable: ...``), never keeping the others from being listed."""
+        rows = []
+        for entry in self.catalog.runs():
+            try:
+                rows.append(self.overview(entry.ref, entry.path))
+            except UNREADABLE as exc:
+                rows.append(unreadable_overview(entry.ref, entry.path, exc))
         return sorted(rows, key=lambda r: r.created, reverse=True)
 
     def overview(self, ref: str, run_dir: Path) -> RunOverview:
         """One run's line in the run list."""
-        return self.overview_of(ref, run_dir, read_json(run_dir / RUN_FILE))
+        return self.overview_of(ref, run_dir, run_info(run_dir))
 
     def overview_of(
         self,
@@ -126,18 +216,18 @@ class Site:
     ) -> RunOverview:
         """One run's line from its ``run.json`` (``info``), and its metrics and their
         presentation when the caller has them already."""
-        config = info.get("config") or {}
+        config = mapping(info.get("config"))
         task, presenter = presenter_of(info)
         if metrics is None:
             metrics = read_json(run_dir / METRICS_FILE)
         index = self.index(run_dir, presenter)
         try:
             rows, facets = index.listing()
-            problem = None
-        except (OSError, ValueError) as exc:
-            rows, facets, problem = [], facets_of([]), f"samples.jsonl: {exc}"
-        shown = shown or presented(presenter, metrics, info)
-        runtime = info.get("runtime") or {}
+            broken = None
+        except UNREADABLE as exc:
+            rows, facets, broken = [], facets_of([]), f"unreadable: {unreadable(exc)}"
+        shown = shown or presented(presenter, metrics, info, run_dir)
+        runtime = mapping(info.get("runtime"))
         n_items = runtime.get("n_total", runtime.get("n_items"))  # before the limit, if known
         recorded = metrics.get("progress")
         progress: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
@@ -153,19 +243,19 @@ class Site:
             n_failed=facets.count("failed"),
             n_unmeasured=facets.count("unmeasured"),
             n_items=n_items if isinstance(n_items, int) else None,
-            finished=run_state(run_dir, n_samples=None if problem else len(rows)).finished,
+            finished=run_state(run_dir, n_samples=None if broken else len(rows)).finished,
             partial=bool(progress.get("partial")),
             torn=index.torn,
-            problem=problem,
+            problem=broken or skipped_lines(index),
         )
 
     def run_page(self, ref: str, run_dir: Path, query: dict[str, str]) -> dict[str, Any]:
         """The context of a run's page: overview, metrics table, run blocks, a page of
         samples."""
-        info = read_json(run_dir / RUN_FILE)
+        info = run_info(run_dir)
         _, presenter = presenter_of(info)
         metrics = read_json(run_dir / METRICS_FILE)
-        shown = presented(presenter, metrics, info)
+        shown = presented(presenter, metrics, info, run_dir)
         chosen = SampleFilter.from_query(query)
         try:
             page = int(query.get("page", "1"))
@@ -177,7 +267,7 @@ class Site:
             "ref": ref,
             "run": self.overview_of(ref, run_dir, info, metrics, shown),
             "info": info,
-            "config_json": json.dumps(info.get("config") or {}, indent=2, ensure_ascii=False),
+            "config_json": json_text(mapping(info.get("config")), indent=2),
             "models": placement_lines(info),
             "shown": shown,
             "filters": chosen,
@@ -186,7 +276,7 @@ class Site:
 
     def sample_page(self, ref: str, run_dir: Path, sample_id: str) -> dict[str, Any] | None:
         """The context of one sample's page (reads that sample's line only), or None."""
-        info = read_json(run_dir / RUN_FILE)
+        info = run_info(run_dir)
         task, presenter = presenter_of(info)
         index = self.index(run_dir, presenter)
         record = index.record(sample_id)
@@ -206,7 +296,7 @@ class Site:
 
     def run_data(self, run_dir: Path) -> RunData:
         """A whole run (its records read through its index), for figures."""
-        info = read_json(run_dir / RUN_FILE)
+        info = run_info(run_dir)
         _, presenter = presenter_of(info)
         records = self.index(run_dir, presenter).records()
         return RunData(
@@ -217,14 +307,14 @@ class Site:
 def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
     """Several runs side by side: the settings that differ, each metric per run, and the
     papers' figures from the runs of each task."""
-    infos = [read_json(p / RUN_FILE) for _, p in runs]
+    infos = [run_info(p) for _, p in runs]
     shown = []
     tasks = []
     for (_, path), info in zip(runs, infos, strict=True):
         task, presenter = presenter_of(info)
         tasks.append((task, presenter))
         metrics = read_json(path / METRICS_FILE)
-        shown.append(presented(presenter, metrics, info))
+        shown.append(presented(presenter, metrics, info, path))
     names = list(dict.fromkeys(row.name for s in shown for row in s.metrics))
     table = {
         name: [next((r for r in s.metrics if r.name == name), None) for s in shown]
@@ -242,7 +332,7 @@ def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
     return {
         "runs": runs,
         "tasks": [t for t, _ in tasks],
-        "differ": differing_settings([i.get("config") or {} for i in infos]),
+        "differ": differing_settings([mapping(i.get("config")) for i in infos]),
         "table": table,
         "charts": charts,
     }
