@@ -111,8 +111,8 @@ def _bare(host: str) -> str:
 def _split(header: str) -> tuple[str, str | None]:
     """``(name, port)`` of a Host header value (``[::1]:7575``, ``localhost``)."""
     if header.startswith("["):
-        name, _, rest = header[1:].partition("]")
-        if rest and not rest.startswith(":"):
+        name, bracket, rest = header[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
             return "", None
         return name, rest[1:] if rest else None
     if header.count(":") > 1:  # a bare IPv6 address is not a valid Host
