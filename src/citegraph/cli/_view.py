@@ -46,7 +46,7 @@ def view_command(
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(
             f"[yellow]warning:[/] serving on {host}: anyone who can reach this address can "
-            "read these runs"
+            "read these runs (open it by this address, or name the machine with --allow-host)"
         )
     console.print(f"citegraph viewer on http://{host}:{port}/ (Ctrl+C to stop)")
     serve([str(r) for r in roots], host=host, port=port, sock=sock, allow_hosts=allow_hosts)
