@@ -129,7 +129,9 @@ def test_lone_surrogates_render_as_replacement_characters(tmp_path: Path) -> Non
     info = INFO | {"config": {"mode": "paper", "model_name": "m\ud800<script>x</script>"}}
     from citegraph.io import json_text
 
-    run = make_run(tmp_path, "run", [json_text(record).encode()], info=info)
+    other = RECORD | {"id": "x\ud800", "question": "Which?"}
+    lines = [json_text(record).encode(), json_text(other).encode()]
+    run = make_run(tmp_path, "run", lines, info=info)
     viewer = client(tmp_path)
     for page in ("/", "/run?run=0/run", "/sample?run=0/run&id=s0", "/compare?run=0/run"):
         answer = viewer.get(page)
@@ -137,6 +139,9 @@ def test_lone_surrogates_render_as_replacement_characters(tmp_path: Path) -> Non
         assert "<script>x" not in answer.text and "<b>x" not in answer.text
     assert "m\ufffd&lt;script&gt;" in viewer.get("/").text
     assert "Who\ufffd?" in viewer.get("/sample?run=0/run&id=s0").text
+    # the run page links the sample whose id holds a surrogate as "x\ufffd", and the link works
+    assert 'href="/sample?run=0%2Frun&amp;id=x%EF%BF%BD"' in viewer.get("/run?run=0/run").text
+    assert "Which?" in viewer.get("/sample", params={"run": "0/run", "id": "x\ufffd"}).text
     html = write_report([run], tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Who\ufffd?" in html
 

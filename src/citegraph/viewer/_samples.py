@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from citegraph.errors import DataError
-from citegraph.io import not_utf8_error, parse_jsonl_line
+from citegraph.io import encodable, not_utf8_error, parse_jsonl_line
 from citegraph.runs import SAMPLES_FILE, Presenter, SampleSummary
 from citegraph.viewer._listing import Facets, facets_of
 
@@ -84,11 +84,22 @@ class SampleIndex:
         """The newest record of ``sample_id`` (read from its offset), or None."""
         with self._lock:
             self._refresh()
-            where = self._state.where.get(sample_id)
+            stored = self._stored_id(sample_id)
+            where = None if stored is None else self._state.where[stored]
         if where is None:
             return None
         with self.path.open("rb") as fh:
             return _read_record(fh, self.path, *where)
+
+    def _stored_id(self, sample_id: str) -> str | None:
+        """The id as stored that ``sample_id`` names: itself, or, for a link to an id holding a
+        lone surrogate (pages show and link it with U+FFFD), the first id shown as it."""
+        where = self._state.where
+        if sample_id in where:
+            return sample_id
+        if "\ufffd" in sample_id:
+            return next((i for i in where if encodable(i) == sample_id), None)
+        return None
 
     def records(self) -> list[dict[str, Any]]:
         """The newest record of every id, in order of first appearance (one pass over the
@@ -139,11 +150,13 @@ class SampleIndex:
 
     def neighbours(self, sample_id: str) -> tuple[str | None, str | None]:
         """The ids before and after ``sample_id`` in the run."""
-        ids = self.ids
-        try:
-            at = ids.index(sample_id)
-        except ValueError:
+        with self._lock:
+            self._refresh()
+            stored = self._stored_id(sample_id)
+            ids = list(self._state.where)
+        if stored is None:
             return None, None
+        at = ids.index(stored)
         return (ids[at - 1] if at else None, ids[at + 1] if at + 1 < len(ids) else None)
 
     def _refresh(self) -> None:
