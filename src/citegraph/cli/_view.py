@@ -35,7 +35,8 @@ def view_command(run_dirs: tuple[Path, ...], port: int, host: str) -> None:
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(
             f"[yellow]warning:[/] serving on {host}: anyone who can reach this address can "
-            "read these runs"
+            "read these runs",
+            markup=True,
         )
     console.print(f"citegraph viewer on http://{host}:{port}/ (Ctrl+C to stop)")
     serve([str(r) for r in roots], host=host, port=port, sock=sock)
