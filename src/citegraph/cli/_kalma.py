@@ -145,8 +145,11 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     :func:`~citegraph.cli._console.note_progress`).
     """
     cfg = metrics["config"]
+    failed = metrics.get("n_failed") or 0
+    not_scored = f" ({failed} failed items not scored)" if failed else ""
     table = Table(
-        title=f"KaLMA scores: {metrics['n_answers']} answers, {metrics['n_citations']} citations",
+        title=f"KaLMA scores: {metrics['n_answers']} answers{not_scored}, "
+        f"{metrics['n_citations']} citations",
         caption=f"mode={cfg['mode']} parser={cfg['parser_version']} nli={cfg['nli_name']} "
         f"hypothesis={cfg['hypothesis']}",
     )
@@ -180,8 +183,9 @@ def _counted(name: str, metrics: dict[str, Any]) -> int:
 
 
 def _counted_and_why(name: str, metrics: dict[str, Any]) -> tuple[str, str]:
-    """The "answers counted" and "not measured (why)" cells of one metric."""
-    n = metrics["n_answers"]
+    """The "answers counted" and "not measured (why)" cells of one metric (of the answers and
+    the failed items, which ``unmeasured`` gives with their reason)."""
+    n = metrics["n_answers"] + (metrics.get("n_failed") or 0)
     detail = metrics["details"][name]
     reasons: dict[str, int] = dict(metrics["unmeasured"].get(name, {}))
     value = metrics[name]

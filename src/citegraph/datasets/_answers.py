@@ -2,10 +2,12 @@
 
 ``answers.jsonl``: one ``{"id": "specific-0", "answer": "..."}`` per line; ``question`` is
 optional. ``answer`` may be ``""`` or ``null`` for an empty generation: it is scored as the chosen
-mode says, never dropped. Answers over your own KG (``kalma score --kg``) carry your own ids (any
-non-empty string, unique), their ``question``, and optionally ``entities``: the entities the
-question is about (ids, IRIs, short ids or labels), whose one-hop graphs are then used instead of
-retrieving them from the question.
+mode says, never dropped. A line whose model call failed (``"status": "failed"``, as ``kalma
+run`` writes it, with its ``error``) is no empty answer: it is read with its ``error`` and
+scored as a failed item, in every mode. Answers over your own KG (``kalma score --kg``) carry
+your own ids (any non-empty string, unique), their ``question``, and optionally ``entities``:
+the entities the question is about (ids, IRIs, short ids or labels), whose one-hop graphs are
+then used instead of retrieving them from the question.
 
 ``gold.jsonl``: one ``{"id": "...", "knowledge": [["Q206534", "place of birth", "Newark"], ...]}``
 per line: the question's minimum knowledge set. An optional ``"absent"`` list of triples in the
@@ -41,6 +43,11 @@ class AnswerRecord(BaseModel):
         "given: their graphs are used instead of retrieval (own-KG scoring).",
     )
     line: int = Field(description="Line in the answers file, for error messages.")
+    error: str | None = Field(
+        default=None,
+        description="Why the answer's model call failed (a line with status 'failed'): the "
+        "answer is a failed item, never scored as an empty answer.",
+    )
 
 
 class GoldRecord(BaseModel):
@@ -123,8 +130,17 @@ def _answer(obj: dict[str, Any], path: Path, lineno: int) -> AnswerRecord:
     question = obj.get("question")
     if question is not None and not isinstance(question, str):
         raise DataError("must be a string", path=path, line=lineno, field="question")
+    error = None
+    if obj.get("status") == "failed":
+        why = obj.get("error") or obj.get("empty_reason")
+        error = str(why) if why else "the answer's line says status 'failed' and gives no error"
     return AnswerRecord(
-        id=sid, answer=answer, question=question, entities=_entities(obj, path, lineno), line=lineno
+        id=sid,
+        answer=answer,
+        question=question,
+        entities=_entities(obj, path, lineno),
+        line=lineno,
+        error=error,
     )
 
 

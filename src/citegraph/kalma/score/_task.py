@@ -50,6 +50,7 @@ from citegraph.kalma.score._report import build_metrics
 from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
+    FAILED,
     Record,
     RunOutcome,
     Runtime,
@@ -223,6 +224,10 @@ class KalmaScoreTask(Task[int, NLIModel]):
         scored together (the alignment pairs go to the NLI model in one call)."""
         inputs, own = self.inputs, self._own
         records = inputs.answers.read(batch)
+        failed = [_failed(r) for r in records if r.error is not None]  # failed is not zero
+        records = [r for r in records if r.error is None]
+        if not records:
+            return failed
         gold = _gold_of(inputs, own, [r.id for r in records])
         found: list[tuple[tuple[Subgraph, ...], dict[str, Any]]] = []
         if inputs.split is None:
@@ -245,12 +250,12 @@ class KalmaScoreTask(Task[int, NLIModel]):
             for record, question, (graphs, _) in zip(records, questions, found, strict=True)
         ]
         scored = await score_items_async(items, self.config, models)
-        if own is None:
-            return scored
-        return [
-            record | graph_fields(graphs, retrieval)
-            for record, (graphs, retrieval) in zip(scored, found, strict=True)
-        ]
+        if own is not None:
+            scored = [
+                record | graph_fields(graphs, retrieval)
+                for record, (graphs, retrieval) in zip(scored, found, strict=True)
+            ]
+        return failed + scored
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
@@ -265,6 +270,17 @@ class KalmaScoreTask(Task[int, NLIModel]):
     def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Id order (``<split>-<i>`` by ``i``; your own ids by their natural order)."""
         return in_id_order(records)
+
+
+def _failed(answer: AnswerRecord) -> Record:
+    """The record of an answer whose model call failed: a failed item with the reason, never
+    scored as an empty answer."""
+    return {
+        "id": answer.id,
+        "status": FAILED,
+        "error": f"the answer's model call failed: {answer.error}",
+        "question": answer.question,
+    }
 
 
 def _gold_of(inputs: _Inputs, own: OwnKG | None, ids: Sequence[str]) -> dict[str, GoldRecord]:
