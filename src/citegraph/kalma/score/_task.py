@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets import (
+    MAX_ANSWER_CHARS,
     AnswerRecord,
     GoldRecord,
     KalmaSplit,
@@ -123,6 +124,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         nli: NLIModel | None = None,
         kg: KnowledgeGraph | None = None,
         contact: str | None = None,
+        max_answer_chars: int = MAX_ANSWER_CHARS,
     ) -> None:
         """The task over ``answers_path`` (see :func:`score_answers_async` for the arguments).
 
@@ -142,6 +144,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         self.gold_path = gold_path
         self.data_dir = data_dir
         self.contact = contact
+        self.max_answer_chars = max_answer_chars
         self._nli = nli
         self._kg = kg
         self._own: OwnKG | None = None
@@ -160,7 +163,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         """
         config = self.config
         warnings = InputWarnings()
-        answers = index_answers(self.answers_path)
+        answers = index_answers(self.answers_path, max_answer_chars=self.max_answer_chars)
         gold = index_gold(self.gold_path) if self.gold_path is not None else None
         data = {"answers": sha256_file(self.answers_path)}
         split, subjects = None, {}
@@ -307,6 +310,7 @@ async def score_answers_async(
     nli: NLIModel | None = None,
     kg: str | KnowledgeGraph | None = None,
     contact: str | None = None,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ScoreResult:
     """Score a file of attributed answers and write a run directory.
 
@@ -334,6 +338,10 @@ async def score_answers_async(
             ``"sparql+<url>"``, ``"codex-s"``...; the same as ``config.kg``), or a ready
             :class:`~citegraph.kg.KnowledgeGraph` (left open).
         contact: Contact for Wikidata's User-Agent policy (``kg="wikidata"``).
+        max_answer_chars: The most characters an answer may hold (default 1,000,000: 1 MB of
+            text); a longer answer, or a line too long to hold one, is a DataError naming the
+            file and line, found without reading the line whole. A read limit, not part of the
+            run's identity.
 
     Returns:
         The metrics and counts.
@@ -363,6 +371,7 @@ async def score_answers_async(
         nli=nli,
         kg=given,
         contact=contact,
+        max_answer_chars=max_answer_chars,
     )
     outcome = await run_task_async(task, out, runtime)
     return ScoreResult.of(outcome)
