@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.kalma import RunConfig, ScoreConfig, run_kalma, score_answers
+from citegraph.kalma._view import KalmaPresenter
 from citegraph.runs import Runtime, export_run
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
@@ -102,6 +103,9 @@ def test_kalma_run_failed_calls_are_not_empty_answers(
     # 1 triple each, in neither KG given: correctness 0/2, over those 2 answers only
     assert m["n_citations"] == 2 and m["correctness"]["micro"] == 0.0
     assert m["details"]["correctness"]["n"] == 2
+    # the viewer tags a failed item failed, not empty nor uncited
+    tags = {r["id"]: KalmaPresenter.summary(r).tags for r in records}
+    assert all(tags[r["id"]] == ["failed"] for r in failed)
     # the export: a failed row is unmeasured by every metric, with the reason
     written = export_run(tmp_path / "run", tmp_path / "export", "jsonl")
     rows = _lines(written["samples"])
