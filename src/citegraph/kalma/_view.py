@@ -67,8 +67,7 @@ class KalmaPresenter(Presenter):
             tags.append("empty")
         if not kg:
             tags.append("no-citation")
-        title = record.get("question") or record.get("id")
-        return base.model_copy(update={"title": str(title), "tags": tags})
+        return base.model_copy(update={"title": title, "tags": tags})
 
     @classmethod
     def sample(cls, record: Record, info: Mapping[str, Any]) -> list[Block]:
