@@ -9,19 +9,19 @@ tokens/s.
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._exit import MODEL
 from citegraph.cli._options import contact_option, data_dir_option, device_options, kg_option
+from citegraph.cli._streams import literal, markup_escaped, shown, shown_json
+from citegraph.io import encodable
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask_async
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
@@ -92,8 +92,14 @@ def ask_command(
 
     Exits 3, saying why on stderr, when the model gave no answer (an unreachable server, a
     failed generation)."""
+    if encodable(question) != question:  # sys.argv holds bytes that are not UTF-8 as surrogates
+        raise click.BadParameter(
+            "is not UTF-8 text (the shell passed bytes in another encoding); give the question "
+            "as UTF-8",
+            param_hint="QUESTION",
+        )
     parse_model_spec(model)  # a bad spec fails before the KG opens
-    with err_console.status(f"Opening KG {kg_spec} and model {model}..."):
+    with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
         chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     config = generate_config_for(
@@ -107,10 +113,10 @@ def ask_command(
         },
     )
     with err_console.status("Retrieving and generating...") as status:
-        on_progress = progress_line(lambda line: status.update(line))
+        on_progress = progress_line(lambda line: status.update(literal(line)))
         result = asyncio.run(_ask(question, opened.kg, chat, config, prompt, on_progress))
     if as_json:
-        click.echo(json.dumps(result.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        click.echo(shown_json(result.model_dump(mode="json")))
         _say_no_answer(result)
     else:
         show_answer(result)
@@ -122,7 +128,8 @@ def _say_no_answer(result: AskResult) -> None:
     """``No answer: <why>`` on stderr when the model gave no answer."""
     if result.answer.error:
         err_console.print(
-            f"[bold red]No answer:[/] {escape(result.answer.error)}",
+            f"[bold red]No answer:[/] {markup_escaped(result.answer.error)}",
+            markup=True,
             highlight=False,
             soft_wrap=True,
         )
@@ -167,10 +174,10 @@ def show_answer(result: AskResult) -> None:
     table.add_column("facts", justify="right")
     for graph in result.retrieval.graphs:
         center = graph.center
-        shown = Text(center.display_id)
+        cell = literal(center.display_id)
         if center.display_id != center.id:  # the short id the prompt shows, then the IRI
-            shown.append(f"\n{center.id}", style="dim")
-        table.add_row(center.name, shown, str(len(graph.triples)))
+            cell.append(f"\n{shown(center.id)}", style="dim")
+        table.add_row(literal(center.name), cell, str(len(graph.triples)))
     console.print(table)
     if result.answer.error:
         _say_no_answer(result)
@@ -187,8 +194,10 @@ def show_answer(result: AskResult) -> None:
 
 
 def answer_text(result: AskResult) -> Text:
-    """The answer with each bracket coloured by its verdict."""
-    text = Text(result.answer.text)
+    """The answer with each bracket coloured by its verdict, every piece of it :func:`shown`
+    (styled by the parser's offsets into the raw text, so a control character shown as its
+    escape moves no colour)."""
+    raw = result.answer.text
     verdicts = iter(result.citations.verdicts)
     status: dict[int, tuple[int, str]] = {}
     for sentence in result.parsed.sentences:
@@ -203,6 +212,11 @@ def answer_text(result: AskResult) -> Text:
             status[citation.start] = (end, style)
     for issue in result.parsed.issues:
         status.setdefault(issue.start, (issue.start + len(issue.bracket), "red"))
-    for start, (end, style) in status.items():
-        text.stylize(style, start, end)
+    text, at = Text(), 0
+    for start, (end, style) in sorted(status.items()):
+        start = max(start, at)
+        text.append(shown(raw[at:start]))
+        text.append(shown(raw[start:end]), style=style)
+        at = max(at, end)
+    text.append(shown(raw[at:]))
     return text

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import click
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -120,7 +119,7 @@ def progress_bar(
     start_done, step_start, last = 0, began, (-1, 0)
     shown_at, shown = -float("inf"), (description, -1, 0)
     with Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"),
@@ -224,5 +223,5 @@ def warn(line: str | None) -> None:
 
 
 def echo_path(label: str, path: object) -> None:
-    """Print ``label: path`` in the house style."""
-    click.echo(f"{label}: {path}")
+    """Print ``label: path`` in the house style (the path :func:`shown`, unwrapped)."""
+    console.print(f"{label}: {path}", highlight=False, soft_wrap=True)

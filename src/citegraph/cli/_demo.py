@@ -40,6 +40,7 @@ from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score
 from citegraph.cli._options import data_dir_option, device_options
 from citegraph.cli._run import print_run_extras, run_one
+from citegraph.cli._streams import literal
 from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
 from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask_async
 from citegraph.kg import open_kg
@@ -85,7 +86,7 @@ def demo(
         chat = chat_model(model, device=device, dtype=dtype)
     with err_console.status("Retrieving and generating...") as status:
         config = generate_config_for(chat, {"max_tokens": max_tokens})
-        on_progress = progress_line(lambda line: status.update(line))
+        on_progress = progress_line(lambda line: status.update(literal(line)))
         result = asyncio.run(ask_async(QUESTION, kg, chat, config=config, on_progress=on_progress))
     show_answer(result)
 
@@ -118,7 +119,7 @@ def demo(
     judge_config = CaqaJudgeConfig(
         data=str(out / "caqa" / "test.jsonl"), evaluator=model, prompt="alpaca", max_tokens=8
     )
-    with err_console.status(f"Judging {judge} CAQA samples with {model}..."):
+    with err_console.status(literal(f"Judging {judge} CAQA samples with {model}...")):
         judged = judge_caqa(
             out / "caqa-judge", judge_config, runtime=Runtime(limit=judge, overwrite=True, **placed)
         )

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
 from pydantic import ValidationError
-from rich.markup import escape
 
-from citegraph.cli._streams import console, err_console
+from citegraph.cli._streams import console, err_console, markup_escaped
 from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
 from citegraph.runs import (
     CommandRuns,
@@ -89,7 +88,9 @@ def code_for_error(exc: CitegraphError) -> int:
 
 
 def _say(line: str) -> None:
-    err_console.print(line, highlight=False, soft_wrap=True)
+    """Print a markup ``line`` on stderr (its untrusted parts passed through
+    :func:`markup_escaped`)."""
+    err_console.print(line, markup=True, highlight=False, soft_wrap=True)
 
 
 def _stop(code: int) -> NoReturn:
@@ -109,14 +110,14 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
         except KeyboardInterrupt:
             _interrupted(stop_requested() or signal.SIGINT, runs, None)
         except CitegraphError as exc:
-            _say(f"[bold red]error:[/] {escape(str(exc))}")
+            _say(f"[bold red]error:[/] {markup_escaped(str(exc))}")
             _stop(code_for_error(exc))
         except ValidationError as exc:  # a config model refused an option value
             for problem in exc.errors():
                 where = "--" + "-".join(str(p).replace("_", "-") for p in problem["loc"])
                 _say(
-                    f"[bold red]error:[/] {where}: {escape(problem['msg'])} "
-                    f"(got {escape(repr(problem.get('input')))})"
+                    f"[bold red]error:[/] {where}: {markup_escaped(problem['msg'])} "
+                    f"(got {markup_escaped(repr(problem.get('input')))})"
                 )
             _stop(USAGE)
     code = judge_runs(runs.finished, policy)
@@ -137,14 +138,14 @@ def _interrupted(signum: int, runs: CommandRuns, exc: RunInterrupted | None) -> 
     if exc is not None:
         kept = f"{exc.n_done_now} item(s) finished in this call are kept in {exc.out}"
         _say(
-            f"[yellow]interrupted ({name}):[/] {escape(kept)}, {exc.n_left} left; resume with: "
-            f"{escape(resume_command())}"
+            f"[yellow]interrupted ({name}):[/] {markup_escaped(kept)}, {exc.n_left} left; "
+            f"resume with: {markup_escaped(resume_command())}"
         )
     elif runs.started:
         _say(
             f"[yellow]interrupted ({name}):[/] the finished records are kept in "
-            f"{escape(str(runs.started[-1]))}; resume with: "
-            f"{escape(resume_command())}"
+            f"{markup_escaped(str(runs.started[-1]))}; resume with: "
+            f"{markup_escaped(resume_command())}"
         )
     else:
         _say(f"[yellow]interrupted ({name})[/]")
@@ -166,8 +167,8 @@ def judge_runs(finished: Sequence[FinishedRun], policy: ExitPolicy) -> int:
         n_items = sum(r.n_items for r in failed)
         _say(
             f"[bold red]error:[/] {n_failed} of {n_items} items failed ({what}); first: "
-            f"{escape(failure.id)}: {escape(failure.error)}. Re-run the same command to retry "
-            "them, or pass --allow-failures to exit 0 anyway."
+            f"{markup_escaped(failure.id)}: {markup_escaped(failure.error)}. Re-run the same "
+            "command to retry them, or pass --allow-failures to exit 0 anyway."
         )
         return code
     if not policy.fail_under:
@@ -179,7 +180,7 @@ def judge_runs(finished: Sequence[FinishedRun], policy: ExitPolicy) -> int:
                 run.metrics, policy.fail_under, allow_unmeasured=policy.allow_unmeasured
             )
         except CitegraphError as exc:
-            _say(f"[bold red]error:[/] --fail-under: {escape(str(exc))}")
+            _say(f"[bold red]error:[/] --fail-under: {markup_escaped(str(exc))}")
             return USAGE
         where = f" ({run.out})" if len(finished) > 1 else ""
         for check in checks:
@@ -188,5 +189,5 @@ def judge_runs(finished: Sequence[FinishedRun], policy: ExitPolicy) -> int:
             else:
                 short.append(f"{check.describe()}{where}")
     for line in short:
-        _say(f"[bold red]fell short:[/] {escape(line)}")
+        _say(f"[bold red]fell short:[/] {markup_escaped(line)}")
     return GATE if short else OK

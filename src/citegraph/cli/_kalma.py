@@ -26,6 +26,7 @@ from citegraph.cli._options import (
     runtime_from,
     showing_progress,
 )
+from citegraph.datasets import MAX_ANSWER_CHARS
 from citegraph.kalma import (
     KalmaRules,
     RetrievalConfig,
@@ -62,6 +63,14 @@ def kalma_group() -> None:
     help="gold.jsonl with minimum knowledge sets (and optional 'absent'); with --kg, subjects "
     "may be ids, IRIs, short ids or labels.",
 )
+@click.option(
+    "--max-answer-chars",
+    type=click.IntRange(min=1),
+    default=MAX_ANSWER_CHARS,
+    show_default=True,
+    help="The most characters an answer may hold (1 MB of text); a longer one is an input "
+    "error naming the file and line. Not part of the run's identity.",
+)
 @contact_option
 @data_dir_option
 @run_dir_options
@@ -69,6 +78,7 @@ def kalma_group() -> None:
 def score(
     answers: Path,
     gold: Path | None,
+    max_answer_chars: int,
     contact: str | None,
     data_dir: Path | None,
     out: Path,
@@ -100,7 +110,17 @@ def score(
     batch_size = options.pop("batch_size", None)
     runtime = runtime_from(options, overwrite=overwrite)
     config = ScoreConfig(**options, **({"batch_size": batch_size} if batch_size else {}))
-    run_score(config, answers, gold, data_dir, out, overwrite, runtime=runtime, contact=contact)
+    run_score(
+        config,
+        answers,
+        gold,
+        data_dir,
+        out,
+        overwrite,
+        runtime=runtime,
+        contact=contact,
+        max_answer_chars=max_answer_chars,
+    )
 
 
 def run_score(
@@ -113,6 +133,7 @@ def run_score(
     *,
     runtime: Runtime | None = None,
     contact: str | None = None,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> None:
     """Score, show progress, print the table (shared by ``kalma score`` and ``demo``)."""
     runtime = (runtime or Runtime(command=command_line())).model_copy(
@@ -127,6 +148,7 @@ def run_score(
             gold_path=gold,
             data_dir=data_dir,
             contact=contact,
+            max_answer_chars=max_answer_chars,
         )
     if result.n_resumed:
         console.print(f"Resumed: {result.n_resumed} answers were already scored in {out}.")
@@ -145,8 +167,11 @@ def print_metrics(metrics: dict[str, Any]) -> None:
     :func:`~citegraph.cli._console.note_progress`).
     """
     cfg = metrics["config"]
+    failed = metrics.get("n_failed") or 0
+    not_scored = f" ({failed} failed items not scored)" if failed else ""
     table = Table(
-        title=f"KaLMA scores: {metrics['n_answers']} answers, {metrics['n_citations']} citations",
+        title=f"KaLMA scores: {metrics['n_answers']} answers{not_scored}, "
+        f"{metrics['n_citations']} citations",
         caption=f"mode={cfg['mode']} parser={cfg['parser_version']} nli={cfg['nli_name']} "
         f"hypothesis={cfg['hypothesis']}",
     )
@@ -180,8 +205,9 @@ def _counted(name: str, metrics: dict[str, Any]) -> int:
 
 
 def _counted_and_why(name: str, metrics: dict[str, Any]) -> tuple[str, str]:
-    """The "answers counted" and "not measured (why)" cells of one metric."""
-    n = metrics["n_answers"]
+    """The "answers counted" and "not measured (why)" cells of one metric (of the answers and
+    the failed items, which ``unmeasured`` gives with their reason)."""
+    n = metrics["n_answers"] + (metrics.get("n_failed") or 0)
     detail = metrics["details"][name]
     reasons: dict[str, int] = dict(metrics["unmeasured"].get(name, {}))
     value = metrics[name]

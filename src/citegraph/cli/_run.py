@@ -109,8 +109,9 @@ def run_one(
         console.print(f"Resumed: {result.n_resumed} questions were already done in {out}.")
     if result.n_failed:
         console.print(
-            f"[yellow]{result.n_failed} questions have no answer because the model call failed; "
-            "run the same command again to retry them.[/]"
+            f"{result.n_failed} questions have no answer because the model call failed; "
+            "run the same command again to retry them.",
+            style="yellow",
         )
     return result
 
@@ -129,7 +130,7 @@ def print_run_extras(result: RunResult) -> None:
     if m.get("text_quality"):
         console.print(f"Text quality: {json.dumps(_short(m['text_quality']))}")
     if m["setup"].get("gold_note"):
-        console.print(f"[yellow]Gold: {m['setup']['gold_note']}[/]")
+        console.print(f"Gold: {m['setup']['gold_note']}", style="yellow")
     console.print(f"Wrote {result.out / METRICS_FILE}")
 
 

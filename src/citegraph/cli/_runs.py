@@ -11,6 +11,7 @@ import click
 
 from citegraph.cli._console import console, note_progress, reports_errors
 from citegraph.cli._options import EXISTING_DIR, outcome_options
+from citegraph.cli._streams import shown
 from citegraph.runs import (
     EXPORT_FORMATS,
     FinishedRun,
@@ -344,16 +345,25 @@ def _compare_csv(c: _Comparison) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
-    writer.writerows([["" if v is None else v for v in row] for row in rows])
+    writer.writerows([[_csv_value(v) for v in row] for row in rows])
     return buffer.getvalue()
+
+
+def _csv_value(value: Any) -> Any:
+    """A compare cell for CSV: empty for null, text never read as a formula (formula_safe)."""
+    from citegraph.io import formula_safe
+
+    if value is None:
+        return ""
+    return formula_safe(value) if isinstance(value, str) else value
 
 
 def _compare_markdown(c: _Comparison) -> str:
     from citegraph.io import markdown_table
 
     header, rows = _compare_rows(c, cells=True)
-    escaped = [[str(v).replace("|", "\\|") for v in row] for row in rows]
-    return f"{c.title}\n\n{markdown_table(header, escaped)}"
+    escaped = [[shown(v).replace("|", "\\|") for v in row] for row in rows]
+    return f"{shown(c.title)}\n\n{markdown_table(header, escaped)}"
 
 
 def _print_comparison(c: _Comparison, out: Console, layout: str) -> None:

@@ -9,6 +9,7 @@ import click
 
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._options import EXISTING_DIR
+from citegraph.cli._streams import markup_escaped
 
 
 @click.command("view")
@@ -45,8 +46,10 @@ def view_command(
     sock = open_port(host, port)  # a busy port fails here, before the URL is printed
     if host not in ("127.0.0.1", "localhost", "::1"):
         err_console.print(
-            f"[yellow]warning:[/] serving on {host}: anyone who can reach this address can "
-            "read these runs (open it by this address, or name the machine with --allow-host)"
+            f"[yellow]warning:[/] serving on {markup_escaped(host)}: anyone who can reach this "
+            "address can read these runs (open it by this address, or name the machine with "
+            "--allow-host)",
+            markup=True,
         )
     console.print(f"citegraph viewer on http://{host}:{port}/ (Ctrl+C to stop)")
     serve([str(r) for r in roots], host=host, port=port, sock=sock, allow_hosts=allow_hosts)

@@ -1,6 +1,7 @@
 """Dataset loaders and typed records; data location (from :mod:`citegraph.io`) and download."""
 
 from citegraph.datasets._answers import (
+    MAX_ANSWER_CHARS,
     AnswerRecord,
     GoldRecord,
     index_answers,
@@ -40,6 +41,7 @@ __all__ = [
     "CONNER_FILES",
     "CONNER_TASKS",
     "DATA_ENV",
+    "MAX_ANSWER_CHARS",
     "NO_PASSAGE",
     "SOURCES",
     "SPLIT_FILES",

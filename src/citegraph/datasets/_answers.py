@@ -2,10 +2,15 @@
 
 ``answers.jsonl``: one ``{"id": "specific-0", "answer": "..."}`` per line; ``question`` is
 optional. ``answer`` may be ``""`` or ``null`` for an empty generation: it is scored as the chosen
-mode says, never dropped. Answers over your own KG (``kalma score --kg``) carry your own ids (any
-non-empty string, unique), their ``question``, and optionally ``entities``: the entities the
-question is about (ids, IRIs, short ids or labels), whose one-hop graphs are then used instead of
-retrieving them from the question.
+mode says, never dropped. A line whose model call failed (``"status": "failed"``, as ``kalma
+run`` writes it, with its ``error``) is no empty answer: it is read with its ``error`` and
+scored as a failed item, in every mode. An answer may hold at most :data:`MAX_ANSWER_CHARS`
+characters (1 MB of text) unless the reader is given a higher ``max_answer_chars``; a longer
+line than :func:`max_line_bytes` is refused without being read whole (a 200 MB answer would
+otherwise take gigabytes to score). Answers over your own KG (``kalma score --kg``) carry your
+own ids (any non-empty string, unique), their ``question``, and optionally ``entities``: the
+entities the question is about (ids, IRIs, short ids or labels), whose one-hop graphs are then
+used instead of retrieving them from the question.
 
 ``gold.jsonl``: one ``{"id": "...", "knowledge": [["Q206534", "place of birth", "Newark"], ...]}``
 per line: the question's minimum knowledge set. An optional ``"absent"`` list of triples in the
@@ -17,6 +22,7 @@ the round-1 labels: the authors' no_round1 gold, which reference-mode [NA] scori
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +31,19 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import DataError
 from citegraph.io import JsonlIndex, iter_unique
 from citegraph.kg import Triple
+
+#: The most characters an answer may hold by default (1 MB of text; ``kalma score
+#: --max-answer-chars`` raises it).
+MAX_ANSWER_CHARS = 1_000_000
+
+_CAP_HINT = "; --max-answer-chars (max_answer_chars=) raises the cap"
+
+
+def max_line_bytes(max_answer_chars: int) -> int:
+    """The longest line of ``answers.jsonl`` read for answers of at most ``max_answer_chars``
+    characters: 6 bytes a character (JSON's ``\\uXXXX`` escape) plus 1 MiB for the other
+    fields."""
+    return 6 * max_answer_chars + 2**20
 
 
 class AnswerRecord(BaseModel):
@@ -41,6 +60,11 @@ class AnswerRecord(BaseModel):
         "given: their graphs are used instead of retrieval (own-KG scoring).",
     )
     line: int = Field(description="Line in the answers file, for error messages.")
+    error: str | None = Field(
+        default=None,
+        description="Why the answer's model call failed (a line with status 'failed'): the "
+        "answer is a failed item, never scored as an empty answer.",
+    )
 
 
 class GoldRecord(BaseModel):
@@ -70,14 +94,28 @@ _NO_GOLD = (
 )
 
 
-def read_answers(path: str | Path) -> list[AnswerRecord]:
+def read_answers(
+    path: str | Path, *, max_answer_chars: int = MAX_ANSWER_CHARS
+) -> list[AnswerRecord]:
     """Read ``answers.jsonl``; ids must be unique.
 
+    Args:
+        path: The file.
+        max_answer_chars: The most characters an answer may hold.
+
     Raises:
-        DataError: a line is malformed or an id repeats (names file, line and field), or the
-            file holds no answer (empty or blank lines only).
+        DataError: a line is malformed, an id repeats, or an answer is over the cap (names
+            file, line and field), or the file holds no answer (empty or blank lines only).
     """
-    return [record for _, _, record in iter_unique(path, _answer, _id, empty=_NO_ANSWERS)]
+    records = iter_unique(
+        path,
+        partial(_answer, max_chars=max_answer_chars),
+        _id,
+        empty=_NO_ANSWERS,
+        max_line_bytes=max_line_bytes(max_answer_chars),
+        cap_hint=_CAP_HINT,
+    )
+    return [record for _, _, record in records]
 
 
 def read_gold(path: str | Path) -> dict[str, GoldRecord]:
@@ -90,14 +128,23 @@ def read_gold(path: str | Path) -> dict[str, GoldRecord]:
     return {r.id: r for _, _, r in iter_unique(path, _gold, _id, empty=_NO_GOLD)}
 
 
-def index_answers(path: str | Path) -> JsonlIndex[AnswerRecord]:
+def index_answers(
+    path: str | Path, *, max_answer_chars: int = MAX_ANSWER_CHARS
+) -> JsonlIndex[AnswerRecord]:
     """``answers.jsonl`` checked as :func:`read_answers` does, holding where each answer is
     rather than the answers (read again with :meth:`~citegraph.io.JsonlIndex.read`).
 
     Raises:
         DataError: as :func:`read_answers`.
     """
-    return JsonlIndex(path, _answer, _id, empty=_NO_ANSWERS)
+    return JsonlIndex(
+        path,
+        partial(_answer, max_chars=max_answer_chars),
+        _id,
+        empty=_NO_ANSWERS,
+        max_line_bytes=max_line_bytes(max_answer_chars),
+        cap_hint=_CAP_HINT,
+    )
 
 
 def index_gold(path: str | Path) -> JsonlIndex[GoldRecord]:
@@ -113,18 +160,36 @@ def _id(record: AnswerRecord | GoldRecord) -> str:
     return record.id
 
 
-def _answer(obj: dict[str, Any], path: Path, lineno: int) -> AnswerRecord:
+def _answer(
+    obj: dict[str, Any], path: Path, lineno: int, *, max_chars: int = MAX_ANSWER_CHARS
+) -> AnswerRecord:
     sid = _require_str(obj, "id", path, lineno)
     if "answer" not in obj:
         raise DataError("missing field", path=path, line=lineno, field="answer")
     answer = obj["answer"]
     if answer is not None and not isinstance(answer, str):
         raise DataError("must be a string or null", path=path, line=lineno, field="answer")
+    if answer is not None and len(answer) > max_chars:
+        raise DataError(
+            f"{len(answer):,} characters, over the cap of {max_chars:,} per answer{_CAP_HINT}",
+            path=path,
+            line=lineno,
+            field="answer",
+        )
     question = obj.get("question")
     if question is not None and not isinstance(question, str):
         raise DataError("must be a string", path=path, line=lineno, field="question")
+    error = None
+    if obj.get("status") == "failed":
+        why = obj.get("error") or obj.get("empty_reason")
+        error = str(why) if why else "the answer's line says status 'failed' and gives no error"
     return AnswerRecord(
-        id=sid, answer=answer, question=question, entities=_entities(obj, path, lineno), line=lineno
+        id=sid,
+        answer=answer,
+        question=question,
+        entities=_entities(obj, path, lineno),
+        line=lineno,
+        error=error,
     )
 
 

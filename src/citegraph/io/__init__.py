@@ -10,7 +10,7 @@ chat client and the SPARQL client.
 
 from citegraph.io._atomic import AtomicLines, atomic_write, atomic_write_lines
 from citegraph.io._cache_dir import CACHE_ENV, cache_root
-from citegraph.io._csv_file import numbered_rows, read_csv_file
+from citegraph.io._csv_file import formula_safe, numbered_rows, read_csv_file
 from citegraph.io._data_dir import (
     DATA_ENV,
     dataset_file,
@@ -68,6 +68,7 @@ __all__ = [
     "dataset_file",
     "default_download_dir",
     "encodable",
+    "formula_safe",
     "iter_jsonl",
     "iter_jsonl_at",
     "iter_lines",

@@ -1,5 +1,6 @@
 """Reading a CSV file with errors that name the file (missing file, bad encoding, bad CSV) and
-the line (:func:`numbered_rows`)."""
+the line (:func:`numbered_rows`); writing a text cell that no spreadsheet reads as a formula
+(:func:`formula_safe`)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,22 @@ from pathlib import Path
 from typing import TextIO, TypeVar
 
 from citegraph.errors import DataError, DataNotFoundError
-from citegraph.io._text import read_text
+from citegraph.io._text import encodable, read_text
 
 T = TypeVar("T")
+
+#: The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
+FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
+
+
+def formula_safe(text: str) -> str:
+    """``text`` as a CSV text cell: lone surrogates as U+FFFD (:func:`encodable`), and a cell
+    that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return prefixed with a single
+    quote (``'=1+2``), so that a spreadsheet opening the file shows it as text instead of running
+    it as a formula (OWASP's advice against CSV injection). For text cells only: numbers such as
+    ``-0.5`` are written as numbers."""
+    text = encodable(text)
+    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
 
 def read_csv_file(path: str | Path, read_rows: Callable[[TextIO, Path], T], *, what: str) -> T:

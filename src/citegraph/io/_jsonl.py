@@ -26,17 +26,22 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, obj
 
 
-def iter_jsonl_at(path: str | Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+def iter_jsonl_at(
+    path: str | Path, *, max_line_bytes: int | None = None, cap_hint: str = ""
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """:func:`iter_jsonl` with each line's byte offset: ``(line_number, offset, object)``.
+
+    ``max_line_bytes`` (and ``cap_hint``): as for :func:`~citegraph.io._text.iter_lines_at`,
+    a longer line is refused without being read whole.
 
     Raises:
         DataNotFoundError: the file does not exist.
-        DataError: as :func:`iter_jsonl`.
+        DataError: as :func:`iter_jsonl`, or a line is longer than ``max_line_bytes``.
     """
     path = Path(path)
     if not path.is_file():
         raise DataNotFoundError("file not found", path=path)
-    for lineno, offset, line in iter_lines_at(path):
+    for lineno, offset, line in iter_lines_at(path, max_bytes=max_line_bytes, cap_hint=cap_hint):
         if line.strip():
             yield lineno, offset, parse_jsonl_line(line, path, lineno)
 

@@ -25,7 +25,13 @@ Parse = Callable[[dict[str, Any], Path, int], T]
 
 
 def iter_unique(
-    path: str | Path, parse: Parse[T], key: Callable[[T], str], *, empty: str
+    path: str | Path,
+    parse: Parse[T],
+    key: Callable[[T], str],
+    *,
+    empty: str,
+    max_line_bytes: int | None = None,
+    cap_hint: str = "",
 ) -> Iterator[tuple[int, int, T]]:
     """``(line, byte offset, record)`` for each non-blank line of a JSONL file whose records have
     unique ids.
@@ -35,14 +41,17 @@ def iter_unique(
         parse: Builds (and checks) one record.
         key: A record's id.
         empty: The message when the file holds no record.
+        max_line_bytes: A longer line is refused without being read whole (``None``: no cap).
+        cap_hint: Added to that refusal (how to raise the cap).
 
     Raises:
-        DataError: a line is malformed (from ``parse``), an id repeats (names both lines), or
-            the file holds no record.
+        DataError: a line is malformed (from ``parse``) or longer than ``max_line_bytes``, an
+            id repeats (names both lines), or the file holds no record.
     """
     path = Path(path)
     seen: dict[str, int] = {}
-    for lineno, offset, obj in iter_jsonl_at(path):
+    lines = iter_jsonl_at(path, max_line_bytes=max_line_bytes, cap_hint=cap_hint)
+    for lineno, offset, obj in lines:
         record = parse(obj, path, lineno)
         sid = key(record)
         if sid in seen:
@@ -60,9 +69,17 @@ class JsonlIndex(Generic[T]):
     records: ``ids`` in file order, and :meth:`read` for the records at some positions."""
 
     def __init__(
-        self, path: str | Path, parse: Parse[T], key: Callable[[T], str], *, empty: str
+        self,
+        path: str | Path,
+        parse: Parse[T],
+        key: Callable[[T], str],
+        *,
+        empty: str,
+        max_line_bytes: int | None = None,
+        cap_hint: str = "",
     ) -> None:
-        """Check every line of ``path`` once and note where each record is.
+        """Check every line of ``path`` once and note where each record is (``max_line_bytes``
+        and ``cap_hint``: as for :func:`iter_unique`).
 
         Raises:
             DataError: as :func:`iter_unique`.
@@ -73,7 +90,10 @@ class JsonlIndex(Generic[T]):
         self.ids: list[str] = []
         self._lines = array("q")
         self._offsets = array("q")
-        for lineno, offset, record in iter_unique(self.path, parse, key, empty=empty):
+        checked = iter_unique(
+            self.path, parse, key, empty=empty, max_line_bytes=max_line_bytes, cap_hint=cap_hint
+        )
+        for lineno, offset, record in checked:
             self.ids.append(key(record))
             self._lines.append(lineno)
             self._offsets.append(offset)

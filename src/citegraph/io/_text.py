@@ -94,16 +94,33 @@ def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
         yield lineno, text
 
 
-def iter_lines_at(path: Path) -> Iterator[tuple[int, int, str]]:
+def iter_lines_at(
+    path: Path, *, max_bytes: int | None = None, cap_hint: str = ""
+) -> Iterator[tuple[int, int, str]]:
     """:func:`iter_lines` with each line's byte offset in the file: ``(line_number, offset,
     text)``, so that a line can be read again alone (:func:`read_line_at`).
 
+    Args:
+        path: The file.
+        max_bytes: When given, a line of more bytes is refused after reading at most
+            ``max_bytes + 1`` of them (a huge line is never read whole).
+        cap_hint: Added to the message of a line over ``max_bytes`` (how to raise the cap).
+
     Raises:
-        DataError: a line is not UTF-8 (names the line and byte offset).
+        DataError: a line is not UTF-8 (names the line and byte offset), or is longer than
+            ``max_bytes``.
     """
     offset = 0
     with path.open("rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
+        lineno = 0
+        while raw := handle.readline(-1 if max_bytes is None else max_bytes + 1):
+            lineno += 1
+            if max_bytes is not None and len(raw.removesuffix(b"\n")) > max_bytes:
+                raise DataError(
+                    f"the line is longer than {max_bytes:,} bytes, the cap per line{cap_hint}",
+                    path=path,
+                    line=lineno,
+                )
             yield lineno, offset, _line_text(raw, path, lineno, offset)
             offset += len(raw)
 

@@ -17,6 +17,7 @@ from citegraph.kalma._view_sample import citation_refs, sample_blocks
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._inputs import warning_lines
 from citegraph.runs import (
+    FAILED,
     Block,
     Chart,
     MetricRow,
@@ -48,9 +49,12 @@ class KalmaPresenter(Presenter):
     def summary(cls, record: Record) -> SampleSummary:
         """Title = question; tags ``failed``, ``unmeasured``, ``has-na``, ``verdict:wrong``
         (a citation not in the KG), ``verdict:malformed`` (parse issues), ``empty``,
-        ``no-citation``."""
+        ``no-citation``; a failed item (no answer came) is tagged ``failed`` alone."""
         base = super().summary(record)
         tags = list(base.tags)
+        title = str(record.get("question") or record.get("id"))
+        if record.get("status") == FAILED:  # no answer came: not an empty, uncited answer
+            return base.model_copy(update={"title": title, "tags": tags})
         refs = citation_refs(record)
         kg = [r for r in refs if r.kind == "kg"]
         if any(r.kind == "na" for r in refs):
@@ -63,8 +67,7 @@ class KalmaPresenter(Presenter):
             tags.append("empty")
         if not kg:
             tags.append("no-citation")
-        title = record.get("question") or record.get("id")
-        return base.model_copy(update={"title": str(title), "tags": tags})
+        return base.model_copy(update={"title": title, "tags": tags})
 
     @classmethod
     def sample(cls, record: Record, info: Mapping[str, Any]) -> list[Block]:

@@ -21,6 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from citegraph.kalma.score._report import failed_reason
+from citegraph.runs import FAILED
+
 #: The metrics whose ``unmeasured_<metric>`` column says why a sample has no value.
 UNMEASURED_METRICS = (
     "correctness",
@@ -111,8 +114,9 @@ def kalma_export_columns(record: Mapping[str, Any]) -> dict[str, Any]:
     }
     out |= {name: na.get(name[3:]) for name in COUNT_COLUMNS if name.startswith("na_")}
     unmeasured = _part(record, "unmeasured")
-    for metric in UNMEASURED_METRICS:
-        reason = unmeasured.get(metric)
+    failed = failed_reason(record) if record.get("status") == FAILED else None
+    for metric in UNMEASURED_METRICS:  # a failed item is unmeasured by every metric, not zero
+        reason = failed or unmeasured.get(metric)
         out[f"unmeasured_{metric}"] = None if reason is None else str(reason)
     return out | _generation(record)
 

@@ -41,7 +41,7 @@ from citegraph.kg._sparql_config import (
     wikidata,
 )
 from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
-from citegraph.kg._sparql_literal import sparql_string
+from citegraph.kg._sparql_literal import sparql_iri, sparql_string
 from citegraph.kg._sparql_rdf import SparqlRdfKG
 from citegraph.kg._spec import OpenedKG, kg_with_identity, open_kg
 from citegraph.kg._types import Entity, Subgraph, Triple
@@ -77,6 +77,7 @@ __all__ = [
     "local_name_of",
     "open_kg",
     "qlever_wikidata",
+    "sparql_iri",
     "sparql_string",
     "user_agent_for",
     "virtuoso",

@@ -21,14 +21,13 @@ directory is only read (a torn last line of ``samples.jsonl`` is skipped, not re
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from citegraph.errors import ConfigError, DataError, MissingDependency
-from citegraph.io import read_jsonl_tolerant
+from citegraph.io import encodable, formula_safe, json_text, read_jsonl_tolerant
 from citegraph.runs._merge import read_run_info
 from citegraph.runs._present import Presenter
 from citegraph.runs._registry import task_of_run
@@ -324,7 +323,7 @@ def _convert(value: Any, kind: str) -> Any:
     if kind == "float":
         return float(value)
     if kind == "string" and not isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return json_text(value)
     return value
 
 
@@ -336,7 +335,7 @@ def _write_jsonl(path: Path, table: _Table) -> None:
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as fh:
         for row in table.typed_rows():
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+            fh.write(json_text(row) + "\n")
     tmp.replace(path)
 
 
@@ -352,13 +351,27 @@ def _write_csv(path: Path, table: _Table) -> None:
 
 
 def _csv_cell(value: Any) -> str:
+    """A typed value as its CSV cell: numbers as numbers, text (a string, a list joined with
+    ``;``) through :func:`~citegraph.io.formula_safe` (no formula, no lone surrogate)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list):
-        return ";".join(value)
+        return formula_safe(";".join(value))
+    if isinstance(value, str):
+        return formula_safe(value)
     return str(value)
+
+
+def _parquet_cell(value: Any) -> Any:
+    """A typed value as its Parquet cell: text kept as it is (Parquet has no formulas) but for
+    lone surrogates, written as U+FFFD (:func:`~citegraph.io.encodable`)."""
+    if isinstance(value, str):
+        return encodable(value)
+    if isinstance(value, list):
+        return [encodable(v) for v in value]
+    return value
 
 
 def _write_parquet(path: Path, table: _Table) -> None:
@@ -374,7 +387,11 @@ def _write_parquet(path: Path, table: _Table) -> None:
         "list": pa.list_(pa.string()),
     }
     schema = pa.schema([(name, types[kind]) for name, kind in table.columns()])
-    arrow = pa.Table.from_pylist(table.typed_rows(), schema=schema)
+    rows = table.typed_rows()
+    for row in rows:
+        for name, value in row.items():
+            row[name] = _parquet_cell(value)
+    arrow = pa.Table.from_pylist(rows, schema=schema)
     tmp = path.with_name(path.name + ".tmp")
     pq.write_table(arrow, tmp)
     tmp.replace(path)

@@ -1,9 +1,11 @@
 """Typed logical queries (§4.1, Table 3): single-triple, path-like, tree-like, union-tree.
 
-A query is a set of triple patterns over entity ids, relation ids and variables (strings that
-start with ``?``), joined by ``and`` (a conjunctive query) or ``or`` (a union of single-triple
-queries that share the answer variable). The answer variable is ``?a`` by default. Patterns may
-point either way: SimpleQuestions' inverse relations give ``(?a, P1303, Q6607)``.
+A query is a set of triple patterns over entity ids, relation ids and variables (``?`` then
+letters, digits and ``_``, not starting with ``__``: a term that starts with ``?`` and is not
+such a name is refused, so no term can change the structure of
+:meth:`LogicalQuery.to_sparql`), joined by ``and`` (a conjunctive query) or ``or`` (a union of
+single-triple queries that share the answer variable). The answer variable is ``?a`` by default.
+Patterns may point either way: SimpleQuestions' inverse relations give ``(?a, P1303, Q6607)``.
 
 The **shape** is read off the structure (undirected, the patterns must form a tree):
 
@@ -19,19 +21,33 @@ keeps paths paths and trees trees; adding a branch ``(e, r, ?a)`` makes a tree.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citegraph.caqa._types import SHAPE_COMPLEXITY, Complexity, Fact, QueryShape
 from citegraph.errors import DataError
+from citegraph.kg import sparql_iri
+
+#: A variable: ``?`` then a SPARQL-safe name (``?__type`` is ``to_sparql``'s own).
+_VARIABLE = re.compile(r"\?(?!__)[A-Za-z0-9_]+")
 
 
 def is_variable(term: str) -> bool:
     """Whether a query term is a variable (``?x``)."""
     return term.startswith("?")
+
+
+def _variable_or_constant(term: str) -> str:
+    """``term``, when it is a constant or a well-formed variable; else ValueError."""
+    if is_variable(term) and not _VARIABLE.fullmatch(term):
+        raise ValueError(
+            f"{term!r} is not a query variable: '?' then letters, digits and '_' (not '__')"
+        )
+    return term
 
 
 class QueryEdge(BaseModel):
@@ -42,6 +58,18 @@ class QueryEdge(BaseModel):
     subject: str
     relation: str
     object: str
+
+    @field_validator("subject", "object")
+    @classmethod
+    def _term(cls, term: str) -> str:
+        return _variable_or_constant(term)
+
+    @field_validator("relation")
+    @classmethod
+    def _relation(cls, relation: str) -> str:
+        if is_variable(relation):
+            raise ValueError(f"a relation is an id, not a variable: {relation!r}")
+        return relation
 
     def terms(self) -> tuple[str, str]:
         """``(subject, object)``."""
@@ -75,6 +103,7 @@ class LogicalQuery(BaseModel):
 
     @model_validator(mode="after")
     def _check(self) -> LogicalQuery:
+        _variable_or_constant(self.answer)
         if not is_variable(self.answer):
             raise ValueError(f"the answer {self.answer!r} must be a variable ('?a')")
         if not any(self.answer in e.terms() for e in self.edges):
@@ -150,21 +179,27 @@ class LogicalQuery(BaseModel):
     ) -> str:
         """SPARQL 1.1 text selecting every variable (``SELECT DISTINCT``).
 
+        Every IRI goes through :func:`~citegraph.kg.sparql_iri` and every variable was checked
+        when the query was made, so no term can change the query's structure.
+
         Args:
             entity_iri: Maps an entity id to its full IRI (without angle brackets).
             relation_iri: Maps a relation id to its full IRI.
             type_iri: The "instance of" predicate used for :attr:`answer_types`.
             limit: A ``LIMIT`` on the solutions.
+
+        Raises:
+            KGQueryError: an id maps to text that cannot be an IRI (a space, ``>``, ``{``...).
         """
 
         def term(t: str, iri: Callable[[str], str]) -> str:
-            return t if is_variable(t) else f"<{iri(t)}>"
+            return t if is_variable(t) else sparql_iri(iri(t))
 
         patterns = [
             " ".join(
                 (
                     term(e.subject, entity_iri),
-                    f"<{relation_iri(e.relation)}>",
+                    sparql_iri(relation_iri(e.relation)),
                     term(e.object, entity_iri),
                     ".",
                 )
@@ -177,8 +212,8 @@ class LogicalQuery(BaseModel):
             else " ".join(patterns)
         )
         if self.answer_types and type_iri:
-            values = " ".join(f"<{entity_iri(t)}>" for t in self.answer_types)
-            body += f" {self.answer} <{type_iri}> ?__type . VALUES ?__type {{ {values} }}"
+            values = " ".join(sparql_iri(entity_iri(t)) for t in self.answer_types)
+            body += f" {self.answer} {sparql_iri(type_iri)} ?__type . VALUES ?__type {{ {values} }}"
         select = " ".join(self.variables)
         text = f"SELECT DISTINCT {select} WHERE {{ {body} }}"
         return text + (f" LIMIT {int(limit)}" if limit else "")

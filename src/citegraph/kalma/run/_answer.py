@@ -4,7 +4,8 @@ KG context (the dataset's graphs, or citegraph's retrieval over ``--kg``) -> the
 incompetence experiment (gold facts removed from that context) -> the prompt and the model's
 answer -> the same per-answer scores as ``kalma score`` (correctness against the KG the model was
 given) -> the optional text-quality judge. The result is the question's ``samples.jsonl`` line;
-a failed model call gives ``status: failed`` (tried again on resume).
+a failed model call gives ``status: failed`` with the model's failure reason in ``error``, and
+no scores: it is never scored as an empty answer (tried again on resume).
 """
 
 from __future__ import annotations
@@ -84,16 +85,20 @@ async def answer_and_score(
         prompt_version=config.prompt,
         split=config.split,
     )
-    item = ScoreItem(
-        id=sample.id,
-        question=sample.question,
-        answer=answer.text,
-        graphs=graphs,
-        gold=entry,
-        gold_given=gold is not None,
-    )
-    [scored] = await score_items_async([item], config.score_config(), models.nli)
-    record |= scored | _generation_fields(answer)
+    if answer.error:  # failed is not zero: no answer came, so nothing is scored
+        record |= {"question": sample.question, "error": answer.error}
+    else:
+        item = ScoreItem(
+            id=sample.id,
+            question=sample.question,
+            answer=answer.text,
+            graphs=graphs,
+            gold=entry,
+            gold_given=gold is not None,
+        )
+        [scored] = await score_items_async([item], config.score_config(), models.nli)
+        record |= scored
+    record |= _generation_fields(answer)
     record["graph_qids"] = [g.center.id for g in graphs]
     shown = {g.center.id: g.center.display_id for g in with_short_ids(graphs)}
     if any(short != full for full, short in shown.items()):  # IRI ids: what the prompt showed

@@ -3,7 +3,10 @@
 Layout: ``correctness``, ``precision``, ``recall``, ``f1``, ``alignment``, ``na_precision``,
 ``na_recall``, each ``{"micro": x, "macro": y}`` (fractions in [0, 1], or ``null`` when
 unmeasured); ``n_answers``, ``n_citations``; ``unmeasured``: per metric, how many answers could not
-be measured and why; ``warnings``: per kind of input hazard (``question_mismatch``,
+be measured and why (a failed item, such as a failed model call, is never scored as an empty
+answer: it is left out of every metric and counted here with its reason, and in
+``n_failed``, present when an item failed); ``warnings``: per kind of input hazard
+(``question_mismatch``,
 ``gold_subject_label``, ``gold_unmatched``: see :mod:`._inputs`), ``{"n", "ids" (the first few),
 "reason"}``; ``details``: per metric the full average (counts, policy, mode, confidence
 intervals); ``na_edge_case``: how many [NA] sentences the paper's §4.5 edge case counted correct
@@ -27,6 +30,7 @@ from citegraph.kalma.score._citations import AnswerCitationScores, aggregate_cit
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._na import AnswerNAScores, NAReport, aggregate_na_scores
 from citegraph.metrics import BootstrapConfig, MicroMacro
+from citegraph.runs import FAILED
 
 PARSERS = {"paper": PAPER_PARSER, "reference": REFERENCE_PARSER}
 T = TypeVar("T")
@@ -54,7 +58,16 @@ def build_metrics(
         if config.bootstrap
         else None
     )
-    scores = _Scores.of(records)
+    failures: Counter[str] = Counter()
+
+    def scorable() -> Iterable[dict[str, Any]]:
+        for record in records:
+            if record.get("status") == FAILED:
+                failures[failed_reason(record)] += 1
+            else:
+                yield record
+
+    scores = _Scores.of(scorable())
     citations = aggregate_citation_scores(scores.citations, bootstrap=bootstrap, mode=config.mode)
     alignment = aggregate_alignment(scores.alignments, mode=config.mode, bootstrap=bootstrap)
     kept = scores.sources if alignment.cap is None else scores.sources[: alignment.cap]
@@ -71,6 +84,9 @@ def build_metrics(
         "na_recall": na.recall,
     }
     unmeasured = _unmeasured_counts(scores.outlines, alignment.cap)
+    for name in METRICS:
+        for reason, n in failures.items():
+            unmeasured.setdefault(name, {})[reason] = n
     out: dict[str, Any] = {
         name: {"micro": details[name].micro, "macro": details[name].macro} for name in METRICS
     }
@@ -93,9 +109,26 @@ def build_metrics(
             "citegraph_version": __version__,
         },
     }
+    if failures:
+        out["n_failed"] = sum(failures.values())
     if warnings is not None:
         out["warnings"] = dict(warnings)
     return out
+
+
+#: How long a failure reason in ``unmeasured`` may be (failures are grouped by reason).
+REASON_CHARS = 200
+
+
+def failed_reason(record: Mapping[str, Any]) -> str:
+    """Why a failed record (``status: failed``) is not scored, as ``unmeasured`` counts it:
+    ``item failed, not scored: <its error>`` (the model's failure reason, cut to
+    :data:`REASON_CHARS`)."""
+    why = record.get("error") or record.get("empty_reason") or "no reason recorded"
+    text = " ".join(str(why).split())
+    if len(text) > REASON_CHARS:
+        text = text[: REASON_CHARS - 3] + "..."
+    return f"item failed, not scored: {text}"
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets import (
+    MAX_ANSWER_CHARS,
     AnswerRecord,
     GoldRecord,
     KalmaSplit,
@@ -50,6 +51,7 @@ from citegraph.kalma.score._report import build_metrics
 from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
+    FAILED,
     Record,
     RunOutcome,
     Runtime,
@@ -122,6 +124,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         nli: NLIModel | None = None,
         kg: KnowledgeGraph | None = None,
         contact: str | None = None,
+        max_answer_chars: int = MAX_ANSWER_CHARS,
     ) -> None:
         """The task over ``answers_path`` (see :func:`score_answers_async` for the arguments).
 
@@ -141,6 +144,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         self.gold_path = gold_path
         self.data_dir = data_dir
         self.contact = contact
+        self.max_answer_chars = max_answer_chars
         self._nli = nli
         self._kg = kg
         self._own: OwnKG | None = None
@@ -159,7 +163,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         """
         config = self.config
         warnings = InputWarnings()
-        answers = index_answers(self.answers_path)
+        answers = index_answers(self.answers_path, max_answer_chars=self.max_answer_chars)
         gold = index_gold(self.gold_path) if self.gold_path is not None else None
         data = {"answers": sha256_file(self.answers_path)}
         split, subjects = None, {}
@@ -223,6 +227,10 @@ class KalmaScoreTask(Task[int, NLIModel]):
         scored together (the alignment pairs go to the NLI model in one call)."""
         inputs, own = self.inputs, self._own
         records = inputs.answers.read(batch)
+        failed = [_failed(r) for r in records if r.error is not None]  # failed is not zero
+        records = [r for r in records if r.error is None]
+        if not records:
+            return failed
         gold = _gold_of(inputs, own, [r.id for r in records])
         found: list[tuple[tuple[Subgraph, ...], dict[str, Any]]] = []
         if inputs.split is None:
@@ -245,12 +253,12 @@ class KalmaScoreTask(Task[int, NLIModel]):
             for record, question, (graphs, _) in zip(records, questions, found, strict=True)
         ]
         scored = await score_items_async(items, self.config, models)
-        if own is None:
-            return scored
-        return [
-            record | graph_fields(graphs, retrieval)
-            for record, (graphs, retrieval) in zip(scored, found, strict=True)
-        ]
+        if own is not None:
+            scored = [
+                record | graph_fields(graphs, retrieval)
+                for record, (graphs, retrieval) in zip(scored, found, strict=True)
+            ]
+        return failed + scored
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
@@ -265,6 +273,17 @@ class KalmaScoreTask(Task[int, NLIModel]):
     def order(cls, records: Sequence[Record]) -> Sequence[Record]:
         """Id order (``<split>-<i>`` by ``i``; your own ids by their natural order)."""
         return in_id_order(records)
+
+
+def _failed(answer: AnswerRecord) -> Record:
+    """The record of an answer whose model call failed: a failed item with the reason, never
+    scored as an empty answer."""
+    return {
+        "id": answer.id,
+        "status": FAILED,
+        "error": f"the answer's model call failed: {answer.error}",
+        "question": answer.question,
+    }
 
 
 def _gold_of(inputs: _Inputs, own: OwnKG | None, ids: Sequence[str]) -> dict[str, GoldRecord]:
@@ -291,6 +310,7 @@ async def score_answers_async(
     nli: NLIModel | None = None,
     kg: str | KnowledgeGraph | None = None,
     contact: str | None = None,
+    max_answer_chars: int = MAX_ANSWER_CHARS,
 ) -> ScoreResult:
     """Score a file of attributed answers and write a run directory.
 
@@ -318,6 +338,10 @@ async def score_answers_async(
             ``"sparql+<url>"``, ``"codex-s"``...; the same as ``config.kg``), or a ready
             :class:`~citegraph.kg.KnowledgeGraph` (left open).
         contact: Contact for Wikidata's User-Agent policy (``kg="wikidata"``).
+        max_answer_chars: The most characters an answer may hold (default 1,000,000: 1 MB of
+            text); a longer answer, or a line too long to hold one, is a DataError naming the
+            file and line, found without reading the line whole. A read limit, not part of the
+            run's identity.
 
     Returns:
         The metrics and counts.
@@ -347,6 +371,7 @@ async def score_answers_async(
         nli=nli,
         kg=given,
         contact=contact,
+        max_answer_chars=max_answer_chars,
     )
     outcome = await run_task_async(task, out, runtime)
     return ScoreResult.of(outcome)
