@@ -38,7 +38,7 @@ from citegraph.io._jsonl import (
 )
 from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
-from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
+from citegraph.io._sqlite_cache import CacheWarning, SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import encodable, iter_lines, json_bytes, json_text, read_text
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "DATA_ENV",
     "SNIPPET_CHARS",
     "AtomicLines",
+    "CacheWarning",
     "JsonArrayIndex",
     "JsonlIndex",
     "JsonlLine",
