@@ -26,6 +26,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _click_type(annotation: Any) -> tuple[Any, bool]:
     """The click type of a field annotation and whether the annotation admits None."""
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:  # ServerURL: a str that its dumps redact
+        return _click_type(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         inner, _ = _click_type(args[0])

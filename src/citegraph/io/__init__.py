@@ -40,6 +40,7 @@ from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import CacheWarning, SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import encodable, iter_lines, json_bytes, json_text, read_text
+from citegraph.io._urls import ServerURL, redact_url, redact_urls_in, split_query, url_secrets
 
 __all__ = [
     "CACHE_ENV",
@@ -52,6 +53,7 @@ __all__ = [
     "JsonlLine",
     "RetryHold",
     "SQLiteCache",
+    "ServerURL",
     "TolerantScan",
     "atomic_write",
     "atomic_write_lines",
@@ -76,8 +78,12 @@ __all__ = [
     "read_csv_file",
     "read_jsonl_tolerant",
     "read_text",
+    "redact_url",
+    "redact_urls_in",
     "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",
     "snippet",
+    "split_query",
+    "url_secrets",
 ]

@@ -18,8 +18,9 @@ spec                          model
 ============================  ===========================================================
 
 Model names may themselves contain ``/`` (``vllm/meta-llama/Llama-3.1-8B-Instruct``).
-``openai/<model>`` with a ``base_url`` talks to any OpenAI-compatible server and still reads
-``OPENAI_API_KEY`` (optional there); ``api_key_env`` names another variable.
+``openai/<model>`` with a ``base_url`` talks to any OpenAI-compatible server; on another host
+than api.openai.com it reads ``OPENAI_COMPATIBLE_API_KEY`` (optional), never ``OPENAI_API_KEY``;
+``api_key_env`` names another variable.
 """
 
 from __future__ import annotations

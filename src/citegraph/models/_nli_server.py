@@ -119,7 +119,7 @@ class _ServerClassifier:
         """The class probabilities of each pair, in the model's class order (the labels are
         read first unless the class indices were given: ``indices``)."""
         labels = self._given_labels if indices else self._labels()
-        url = f"{server_root(self._items.client.endpoint)}/classify"
+        url = f"{server_root(self._items.client.base_url)}/classify"
         params = {"model": self._items.client.model}
         texts = [{"input": f"{p.premise}{self._separator}{p.hypothesis}"} for p in pairs]
         found = await self._items.results(

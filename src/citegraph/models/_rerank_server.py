@@ -101,7 +101,7 @@ class ServerReranker:
             return []
         client = self._items.client
         tei = client.provider == "tei"
-        url = f"{server_root(client.endpoint)}/rerank" if tei else "/rerank"
+        url = f"{server_root(client.base_url)}/rerank" if tei else "/rerank"
         params: dict[str, Any] = {"raw_scores": False} if tei else {"model": client.model}
         found = await self._items.results(
             url,

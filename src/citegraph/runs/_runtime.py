@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citegraph.errors import ConfigError
+from citegraph.io import redact_urls_in
 
 
 class ModelPlace(TypedDict):
@@ -102,6 +103,12 @@ class Runtime(BaseModel):
         description="Called with a note the user should see (a run directory of another "
         "configuration with no finished record was started over); the CLI prints it.",
     )
+
+    @field_validator("command")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        """The command line as run.json keeps it: URLs' credentials written as ``***``."""
+        return None if value is None else redact_urls_in(value)
 
     @field_validator("shard")
     @classmethod

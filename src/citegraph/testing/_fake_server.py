@@ -308,7 +308,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            route = self.path.rstrip("/")
+            route = self.path.partition("?")[0].rstrip("/")
             if route != "/v1/chat/completions" and route not in SCORE_ROUTES:
                 self._send(*_error(404, f"no route POST {self.path}"))
                 return
