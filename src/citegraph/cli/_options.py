@@ -17,7 +17,7 @@ import click
 from pydantic import BaseModel
 
 from citegraph.cli._console import command_line, progress_bar, warn
-from citegraph.models import DEVICE_HELP, DTYPE_HELP
+from citegraph.models import DEVICE_HELP, DTYPE_HELP, server_deadlines
 from citegraph.runs import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -165,9 +165,31 @@ def outcome_options(func: F) -> F:
     )(func)
 
 
+def deadline_options(func: F) -> F:
+    """``--timeout`` and ``--total-timeout``: how long a model server may take (chat models and
+    served scorers); read back by :func:`runtime_from`."""
+    func = click.option(
+        "--total-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="Most seconds one model call of an item may take, every attempt and backoff wait "
+        "included; past it the item fails, saying so (default: no bound).",
+    )(func)
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="Most seconds one attempt at a model call may take as a whole, the answer read "
+        "included (a server trickling bytes is cut too); then it is retried (default: 120).",
+    )(func)
+
+
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The engine's runtime options, the same on every command that runs a task: ``--limit``,
-    ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache`` and the executor
+    ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache``, ``--timeout``,
+    ``--total-timeout`` and the executor
     (``--engine ray`` with ``--ray-address``, ``--ray-actors``, ``--ray-gpus-per-actor``; see
     :class:`citegraph.runs.Runtime`); read them back with :func:`runtime_from`. Then the
     exit status options of :func:`outcome_options`."""
@@ -198,6 +220,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
         func
     )
+    func = deadline_options(func)
     func = device_options(func)
     func = _count_option("--batch-size", "Items per model call (default: the task's).")(func)
     func = _count_option(
@@ -226,6 +249,8 @@ def runtime_from(
         concurrency=options.pop("concurrency", None),
         batch_size=options.pop("batch_size", None),
         cache=not options.pop("no_cache", False),
+        timeout=options.pop("timeout", None),
+        total_timeout=options.pop("total_timeout", None),
         engine=options.pop("engine", "local"),
         ray_address=options.pop("ray_address", None),
         ray_actors=options.pop("ray_actors", None),
@@ -243,6 +268,10 @@ def runtime_from(
 def showing_progress(runtime: Runtime, description: str) -> Iterator[Runtime]:
     """``runtime`` reporting its progress to a :func:`~citegraph.cli._console.progress_bar`
     labelled ``description``, shown while the block runs, and printing the run's notes
-    (``Runtime.notify``) as warnings."""
-    with progress_bar(description) as update:
+    (``Runtime.notify``) as warnings; the model servers opened in the block take the runtime's
+    ``timeout`` and ``total_timeout``."""
+    with (
+        progress_bar(description) as update,
+        server_deadlines(runtime.timeout, runtime.total_timeout),
+    ):
         yield runtime.model_copy(update={"progress": update, "notify": runtime.notify or warn})

@@ -37,6 +37,7 @@ from citegraph.models._chat_types import (
     Usage,
     generate_config_for,
 )
+from citegraph.models._deadlines import Deadlines, server_deadlines
 from citegraph.models._embeddings import (
     MINILM_NAME,
     EmbeddingModel,
@@ -122,6 +123,7 @@ __all__ = [
     "ChatRequest",
     "CrossEncoderReranker",
     "DateMention",
+    "Deadlines",
     "EmbeddingModel",
     "GenerateConfig",
     "Generation",
@@ -192,6 +194,7 @@ __all__ = [
     "resolve_dtype",
     "resolve_model_path",
     "served_options",
+    "server_deadlines",
     "strip_accents",
     "value_from_hypothesis",
     "value_in_text",

@@ -26,7 +26,15 @@ requests behave alike:
     retried;
 
 - at most ``concurrency`` requests in flight per endpoint: clients with the same base URL and
-  concurrency share one limit (and one 429 hold) within an event loop.
+  concurrency share one limit (and one 429 hold) within an event loop;
+- two deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, and reading the
+  whole answer: a server that sends one byte every half second is cut at the deadline, which a
+  per-read timeout never does), and ``total_timeout`` bounds one call: every attempt and every
+  wait between them. Either gives :class:`~citegraph.errors.EndpointUnavailable` naming the
+  deadline; an attempt cut at its deadline is retried, a call past its total deadline is not. A
+  client takes them from its arguments, else from the ``server_deadlines`` block it is made in
+  (:mod:`citegraph.models._deadlines`: the CLI's ``--timeout`` and ``--total-timeout``), else
+  ``timeout`` is 120 s and there is no total deadline.
 
 A path starting with ``/`` is joined to the base URL (``/chat/completions`` ->
 ``.../v1/chat/completions``); a full URL is used as is (:func:`server_root` gives the server's root
@@ -64,6 +72,7 @@ from citegraph.io import (
     split_query,
     url_secrets,
 )
+from citegraph.models._deadlines import DEFAULT_TIMEOUT, current_deadlines
 
 __all__ = [
     "COMPATIBLE_KEY_ENV",
@@ -204,12 +213,15 @@ class ServerClient:
         api_key_env: The environment variable holding the API key (keys are never passed in
             code); ``None``: the preset's.
         concurrency: Most requests in flight to this endpoint (default: the preset's).
-        timeout: Seconds before one HTTP attempt times out.
+        timeout: Seconds one attempt may take as a whole, answer read included (``None``: the
+            ``server_deadlines`` block's, else 120).
         max_retries: Retries after the first attempt (429, 5xx, connection errors, timeouts).
         backoff_base: First backoff wait in seconds when the server sends no Retry-After; it
             doubles each retry (with jitter: a wait is drawn from [ceiling/2, ceiling]).
         max_retry_wait: Cap on any single wait, Retry-After included.
         presets: The provider presets (:data:`PRESETS`, or :data:`SCORE_PRESETS`).
+        total_timeout: Seconds one call may take, all attempts and waits included (``None``:
+            the ``server_deadlines`` block's, else no bound).
 
     API keys: ``openai`` -> ``OPENAI_API_KEY``, ``vllm`` -> ``VLLM_API_KEY``, ``ollama`` ->
     ``OLLAMA_API_KEY``, ``llamacpp`` -> ``LLAMACPP_API_KEY``, ``tei`` -> ``TEI_API_KEY``. Only
@@ -232,12 +244,16 @@ class ServerClient:
         base_url: str | None = None,
         api_key_env: str | None = None,
         concurrency: int | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         backoff_base: float = 1.0,
         max_retry_wait: float = 60.0,
         presets: dict[str, ProviderPreset] = PRESETS,
+        total_timeout: float | None = None,
     ) -> None:
+        given = current_deadlines()
+        timeout = timeout if timeout is not None else given.timeout or DEFAULT_TIMEOUT
+        total_timeout = total_timeout if total_timeout is not None else given.total_timeout
         preset = presets.get(provider)
         if preset is None:
             raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(presets)}")
@@ -249,6 +265,8 @@ class ServerClient:
             raise ConfigError(
                 "max_retries, backoff_base and max_retry_wait must be >= 0, timeout > 0"
             )
+        if total_timeout is not None and total_timeout <= 0:
+            raise ConfigError(f"total_timeout must be > 0, got {total_timeout}")
         if api_key_env is not None and not api_key_env.strip():
             raise ConfigError("api_key_env must name an environment variable, got an empty name")
         try:
@@ -284,6 +302,7 @@ class ServerClient:
         self._api_key = api_key or "EMPTY"
         self.concurrency = concurrency or preset.concurrency
         self.timeout = timeout
+        self.total_timeout = total_timeout
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.max_retry_wait = max_retry_wait
@@ -336,10 +355,26 @@ class ServerClient:
 
         Raises:
             RateLimited, ServerError: Still failing after ``max_retries`` retries.
-            EndpointUnavailable: Connection failures or timeouts after ``max_retries`` retries.
+            EndpointUnavailable: Connection failures or timeouts after ``max_retries`` retries,
+                or no answer within ``total_timeout``.
             ClientError: The server refused the request (4xx other than 429); not retried.
         """
         where = where or redact_urls_in(self.url(path))
+        if self.total_timeout is None:
+            return await self._attempts(path, body, where)
+        try:
+            async with asyncio.timeout(self.total_timeout):
+                return await self._attempts(path, body, where)
+        except TimeoutError as exc:
+            raise EndpointUnavailable(
+                f"{where} gave no answer within the total deadline of {self.total_timeout:g} s "
+                "for the call, retries and waits included (--total-timeout)",
+                url=self.endpoint,
+            ) from exc
+
+    async def _attempts(
+        self, path: str, body: dict[str, Any], where: str
+    ) -> tuple[bytes, int, int]:
         attempt = 0
         while True:
             attempt += 1
@@ -373,9 +408,24 @@ class ServerClient:
                 await asyncio.sleep(hold)
             self.requests_sent += 1
             try:
-                # The body is plain JSON already: posting it as is skips the SDK's per-call walk
-                # of typed parameters (~1-3 ms of CPU per request at 16-32 requests in flight).
-                raw = await client.post(path, cast_to=httpx2.Response, body=body, options=_BEARER)
+                async with asyncio.timeout(self.timeout):  # the attempt as a whole
+                    # The body is plain JSON already: posting it as is skips the SDK's per-call
+                    # walk of typed parameters (~1-3 ms of CPU per request at 16-32 in flight).
+                    raw = await client.post(
+                        path, cast_to=httpx2.Response, body=body, options=_BEARER
+                    )
+                    content = await raw.aread()
+            except TimeoutError as exc:
+                raise EndpointUnavailable(
+                    f"{where} timed out: no whole answer within the per-attempt deadline of "
+                    f"{self.timeout:g} s (--timeout)",
+                    url=self.endpoint,
+                ) from exc
+            except httpx2.TransportError as exc:  # reading the body failed
+                raise EndpointUnavailable(
+                    f"{where} unreachable: {type(exc).__name__}: {self.scrub(str(exc))}",
+                    url=self.endpoint,
+                ) from exc
             except openai.APIStatusError as exc:
                 raise self._status_error(exc, where) from exc
             except openai.APIConnectionError as exc:  # APITimeoutError is one too
@@ -386,7 +436,6 @@ class ServerClient:
                     f"{where} {kind}: {type(cause).__name__}: {detail}",
                     url=self.endpoint,
                 ) from exc
-            content = await raw.aread()
         return content, raw.status_code
 
     def scrub(self, text: str) -> str:
