@@ -17,7 +17,7 @@ import click
 from pydantic import BaseModel
 
 from citegraph.cli._console import command_line, progress_bar, warn
-from citegraph.models import DEVICE_HELP, DTYPE_HELP, server_deadlines
+from citegraph.models import DEVICE_HELP, DTYPE_HELP
 from citegraph.runs import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -268,10 +268,6 @@ def runtime_from(
 def showing_progress(runtime: Runtime, description: str) -> Iterator[Runtime]:
     """``runtime`` reporting its progress to a :func:`~citegraph.cli._console.progress_bar`
     labelled ``description``, shown while the block runs, and printing the run's notes
-    (``Runtime.notify``) as warnings; the model servers opened in the block take the runtime's
-    ``timeout`` and ``total_timeout``."""
-    with (
-        progress_bar(description) as update,
-        server_deadlines(runtime.timeout, runtime.total_timeout),
-    ):
+    (``Runtime.notify``) as warnings."""
+    with progress_bar(description) as update:
         yield runtime.model_copy(update={"progress": update, "notify": runtime.notify or warn})

@@ -17,6 +17,7 @@ from citegraph.io._data_dir import (
     default_download_dir,
     resolve_data_dir,
 )
+from citegraph.io._deadlines import DEFAULT_TIMEOUT, Deadlines, current_deadlines, server_deadlines
 from citegraph.io._http_retry import (
     SNIPPET_CHARS,
     RetryHold,
@@ -45,9 +46,11 @@ from citegraph.io._urls import ServerURL, redact_url, redact_urls_in, split_quer
 __all__ = [
     "CACHE_ENV",
     "DATA_ENV",
+    "DEFAULT_TIMEOUT",
     "SNIPPET_CHARS",
     "AtomicLines",
     "CacheWarning",
+    "Deadlines",
     "JsonArrayIndex",
     "JsonlIndex",
     "JsonlLine",
@@ -61,6 +64,7 @@ __all__ = [
     "cache_key",
     "cache_root",
     "canonical_json",
+    "current_deadlines",
     "dataset_file",
     "default_download_dir",
     "encodable",
@@ -83,6 +87,7 @@ __all__ = [
     "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",
+    "server_deadlines",
     "snippet",
     "split_query",
     "url_secrets",

@@ -1,6 +1,7 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
+from citegraph.io import Deadlines, server_deadlines
 from citegraph.models._backend_options import (
     LMScorerOptions,
     NLI3Options,
@@ -37,7 +38,6 @@ from citegraph.models._chat_types import (
     Usage,
     generate_config_for,
 )
-from citegraph.models._deadlines import Deadlines, server_deadlines
 from citegraph.models._embeddings import (
     MINILM_NAME,
     EmbeddingModel,

@@ -33,7 +33,7 @@ requests behave alike:
   wait between them. Either gives :class:`~citegraph.errors.EndpointUnavailable` naming the
   deadline; an attempt cut at its deadline is retried, a call past its total deadline is not. A
   client takes them from its arguments, else from the ``server_deadlines`` block it is made in
-  (:mod:`citegraph.models._deadlines`: the CLI's ``--timeout`` and ``--total-timeout``), else
+  (:func:`citegraph.io.server_deadlines`: the CLI's ``--timeout`` and ``--total-timeout``), else
   ``timeout`` is 120 s and there is no total deadline.
 
 A path starting with ``/`` is joined to the base URL (``/chat/completions`` ->
@@ -63,7 +63,9 @@ from citegraph.errors import (
     ServerError,
 )
 from citegraph.io import (
+    DEFAULT_TIMEOUT,
     RetryHold,
+    current_deadlines,
     redact_url,
     redact_urls_in,
     retry_after_from_headers,
@@ -72,7 +74,6 @@ from citegraph.io import (
     split_query,
     url_secrets,
 )
-from citegraph.models._deadlines import DEFAULT_TIMEOUT, current_deadlines
 
 __all__ = [
     "COMPATIBLE_KEY_ENV",

@@ -3,7 +3,9 @@
 :class:`~citegraph.models._server_http.ServerClient` takes ``timeout`` (one attempt, as a whole)
 and ``total_timeout`` (one call: every attempt and wait) from its arguments, else from the
 :func:`server_deadlines` block it is made in, so that a command's ``--timeout`` and
-``--total-timeout`` reach every model it opens without each task passing them on.
+``--total-timeout`` (``Runtime.timeout`` and ``Runtime.total_timeout``, which the engine
+applies around a task's ``open``, on the Ray actors too) reach every model it opens without each
+task passing them on.
 """
 
 from __future__ import annotations
