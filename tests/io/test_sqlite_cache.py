@@ -59,7 +59,9 @@ def test_values_are_json_text_never_pickle(tmp_path: Path) -> None:
     cache.set("k", {"b": 1, "a": [True, 1.5]})
     cache.close()
     (stored,) = sqlite3.connect(path).execute("SELECT value FROM entries").fetchone()
-    assert stored == '{"a":[true,1.5],"b":1}'
+    # the JSON text, after its seal: "#" and 16 hex digits of a digest
+    assert stored[0] == "#" and int(stored[1:17], 16) >= 0
+    assert stored[17:] == '{"a":[true,1.5],"b":1}'
 
 
 def test_namespaces_are_isolated(tmp_path: Path) -> None:

@@ -321,11 +321,17 @@ def test_missing_openai_key_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -
         chat_model("openai/gpt-4o-mini")
 
 
-def test_key_from_env_is_sent_as_bearer(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-123")
+def test_openai_key_never_reaches_another_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    # openai/... with --base-url elsewhere: OPENAI_API_KEY stays home; the server's own key is
+    # read from OPENAI_COMPATIBLE_API_KEY (issue 27, item 10)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-real-openai-key")
+    monkeypatch.delenv("OPENAI_COMPATIBLE_API_KEY", raising=False)
     with FakeOpenAIServer() as server:
         generate(chat_model("openai/gpt-4o-mini", base_url=server.base_url), ask("Hi"))
-        assert server.received[0].headers["authorization"] == "Bearer sk-test-123"
+        assert server.received[0].headers["authorization"] == "Bearer EMPTY"
+        monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "gateway-key")
+        generate(chat_model("openai/gpt-4o-mini", base_url=server.base_url), ask("Hi"))
+        assert server.received[1].headers["authorization"] == "Bearer gateway-key"
 
 
 def test_local_server_without_key_sends_empty(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -404,7 +410,7 @@ PROVIDER_KEY_ENVS = {
 
 @pytest.fixture
 def no_keys(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    for name in (*PROVIDER_KEY_ENVS.values(), KEY_ENV):
+    for name in (*PROVIDER_KEY_ENVS.values(), KEY_ENV, "OPENAI_COMPATIBLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
     return monkeypatch
 
@@ -437,8 +443,10 @@ def test_vllm_key_is_sent_when_set(no_keys: pytest.MonkeyPatch) -> None:
 def test_each_provider_reads_its_own_variable(
     no_keys: pytest.MonkeyPatch, provider: str, env: str
 ) -> None:
-    for other in PROVIDER_KEY_ENVS.values():
+    for other in (*PROVIDER_KEY_ENVS.values(), "OPENAI_COMPATIBLE_API_KEY"):
         no_keys.setenv(other, f"key-of-{other}")
+    if provider == "openai":  # the fake server is not api.openai.com
+        env = "OPENAI_COMPATIBLE_API_KEY"
     with FakeOpenAIServer() as server:
         model = OpenAICompatibleChat("m", provider=provider, base_url=server.base_url)
         assert model.api_key_env == env
@@ -453,12 +461,13 @@ def test_local_providers_need_no_key_on_their_default_url(
     assert model.api_key_env == PROVIDER_KEY_ENVS[provider]
 
 
-def test_openai_on_a_custom_url_reads_openai_key_but_does_not_require_it(
+def test_openai_on_a_custom_url_reads_the_compatible_key_and_does_not_require_it(
     no_keys: pytest.MonkeyPatch,
 ) -> None:
+    no_keys.setenv("OPENAI_API_KEY", "sk-real-openai-key")
     with FakeOpenAIServer() as server:
         model = OpenAICompatibleChat("m", provider="openai", base_url=server.base_url)
-        assert model.api_key_env == "OPENAI_API_KEY"
+        assert model.api_key_env == "OPENAI_COMPATIBLE_API_KEY"
         assert sent_authorization(model, server) == "Bearer EMPTY"
 
 

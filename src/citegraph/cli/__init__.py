@@ -15,12 +15,15 @@ from citegraph.cli._kalma import kalma_group
 from citegraph.cli._run import build_command, run_command
 from citegraph.cli._runs import runs_group
 from citegraph.cli._view import report_command, view_command
+from citegraph.cli._warnings import warnings_as_lines
 
 
 @click.group(epilog=EXIT_CODES_HELP)
 @click.version_option(__version__, prog_name="citegraph")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """citegraph: verifiable generation grounded in knowledge graphs."""
+    ctx.with_resource(warnings_as_lines())
 
 
 main.add_command(ask_command)

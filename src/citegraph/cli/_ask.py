@@ -19,7 +19,13 @@ from rich.text import Text
 
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._exit import MODEL
-from citegraph.cli._options import contact_option, data_dir_option, device_options, kg_option
+from citegraph.cli._options import (
+    contact_option,
+    data_dir_option,
+    deadline_options,
+    device_options,
+    kg_option,
+)
 from citegraph.cli._streams import literal, markup_escaped, shown, shown_json
 from citegraph.io import encodable
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask_async
@@ -32,6 +38,7 @@ from citegraph.models import (
     chat_model,
     generate_config_for,
     parse_model_spec,
+    server_deadlines,
 )
 
 
@@ -70,6 +77,7 @@ from citegraph.models import (
 @data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @device_options
+@deadline_options
 @reports_errors
 def ask_command(
     question: str,
@@ -87,6 +95,8 @@ def ask_command(
     as_json: bool,
     device: str,
     dtype: str,
+    timeout: float | None,
+    total_timeout: float | None,
 ) -> None:
     """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge).
 
@@ -101,7 +111,8 @@ def ask_command(
     parse_model_spec(model)  # a bad spec fails before the KG opens
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
-        chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
+        with server_deadlines(timeout, total_timeout):  # a server's client takes them
+            chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     config = generate_config_for(
         chat,
         {

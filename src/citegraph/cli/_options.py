@@ -26,6 +26,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _click_type(annotation: Any) -> tuple[Any, bool]:
     """The click type of a field annotation and whether the annotation admits None."""
     origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:  # ServerURL: a str that its dumps redact
+        return _click_type(typing.get_args(annotation)[0])
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
         inner, _ = _click_type(args[0])
@@ -163,9 +165,31 @@ def outcome_options(func: F) -> F:
     )(func)
 
 
+def deadline_options(func: F) -> F:
+    """``--timeout`` and ``--total-timeout``: how long a model server may take (chat models and
+    served scorers); read back by :func:`runtime_from`."""
+    func = click.option(
+        "--total-timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="Most seconds one model call of an item may take, every attempt and backoff wait "
+        "included; past it the item fails, saying so (default: no bound).",
+    )(func)
+    return click.option(
+        "--timeout",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="SECONDS",
+        help="Most seconds one attempt at a model call may take as a whole, the answer read "
+        "included (a server trickling bytes is cut too); then it is retried (default: 120).",
+    )(func)
+
+
 def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """The engine's runtime options, the same on every command that runs a task: ``--limit``,
-    ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache`` and the executor
+    ``--shard``, ``--concurrency``, ``--batch-size``, ``--no-cache``, ``--timeout``,
+    ``--total-timeout`` and the executor
     (``--engine ray`` with ``--ray-address``, ``--ray-actors``, ``--ray-gpus-per-actor``; see
     :class:`citegraph.runs.Runtime`); read them back with :func:`runtime_from`. Then the
     exit status options of :func:`outcome_options`."""
@@ -196,6 +220,7 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     func = click.option("--no-cache", "no_cache", is_flag=True, help="Skip the response cache.")(
         func
     )
+    func = deadline_options(func)
     func = device_options(func)
     func = _count_option("--batch-size", "Items per model call (default: the task's).")(func)
     func = _count_option(
@@ -224,6 +249,8 @@ def runtime_from(
         concurrency=options.pop("concurrency", None),
         batch_size=options.pop("batch_size", None),
         cache=not options.pop("no_cache", False),
+        timeout=options.pop("timeout", None),
+        total_timeout=options.pop("total_timeout", None),
         engine=options.pop("engine", "local"),
         ray_address=options.pop("ray_address", None),
         ray_actors=options.pop("ray_actors", None),

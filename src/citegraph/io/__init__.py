@@ -17,6 +17,7 @@ from citegraph.io._data_dir import (
     default_download_dir,
     resolve_data_dir,
 )
+from citegraph.io._deadlines import DEFAULT_TIMEOUT, Deadlines, current_deadlines, server_deadlines
 from citegraph.io._http_retry import (
     SNIPPET_CHARS,
     RetryHold,
@@ -38,7 +39,7 @@ from citegraph.io._jsonl import (
 )
 from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
-from citegraph.io._sqlite_cache import SQLiteCache, cache_key, canonical_json
+from citegraph.io._sqlite_cache import CacheWarning, SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import (
     encodable,
     iter_lines,
@@ -47,17 +48,22 @@ from citegraph.io._text import (
     not_utf8_error,
     read_text,
 )
+from citegraph.io._urls import ServerURL, redact_url, redact_urls_in, split_query, url_secrets
 
 __all__ = [
     "CACHE_ENV",
     "DATA_ENV",
+    "DEFAULT_TIMEOUT",
     "SNIPPET_CHARS",
     "AtomicLines",
+    "CacheWarning",
+    "Deadlines",
     "JsonArrayIndex",
     "JsonlIndex",
     "JsonlLine",
     "RetryHold",
     "SQLiteCache",
+    "ServerURL",
     "TolerantScan",
     "atomic_write",
     "atomic_write_lines",
@@ -65,6 +71,7 @@ __all__ = [
     "cache_key",
     "cache_root",
     "canonical_json",
+    "current_deadlines",
     "dataset_file",
     "default_download_dir",
     "encodable",
@@ -84,8 +91,13 @@ __all__ = [
     "read_csv_file",
     "read_jsonl_tolerant",
     "read_text",
+    "redact_url",
+    "redact_urls_in",
     "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",
+    "server_deadlines",
     "snippet",
+    "split_query",
+    "url_secrets",
 ]

@@ -165,7 +165,14 @@ def check_unchanged(path: Path, stamp: tuple[int, int]) -> None:
         )
 
 
-def json_text(value: object, *, indent: int | None = None, sort_keys: bool = False) -> str:
+def json_text(
+    value: object,
+    *,
+    indent: int | None = None,
+    sort_keys: bool = False,
+    separators: tuple[str, str] | None = None,
+    allow_nan: bool = True,
+) -> str:
     """``value`` as JSON text that any UTF-8 writer can write: non-ASCII text kept as it is, a
     lone surrogate written as its ``\\uXXXX`` escape (``json.loads`` reads it back unchanged).
 
@@ -173,8 +180,17 @@ def json_text(value: object, *, indent: int | None = None, sort_keys: bool = Fal
         value: Anything :func:`json.dumps` takes.
         indent: As for :func:`json.dumps`.
         sort_keys: As for :func:`json.dumps`.
+        separators: As for :func:`json.dumps` (``(",", ":")``: no whitespace).
+        allow_nan: As for :func:`json.dumps` (False: NaN and infinities raise ValueError).
     """
-    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+    text = json.dumps(
+        value,
+        ensure_ascii=False,
+        indent=indent,
+        sort_keys=sort_keys,
+        separators=separators,
+        allow_nan=allow_nan,
+    )
     return _SURROGATE.sub(_escape_surrogate, text)
 
 

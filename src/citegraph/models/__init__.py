@@ -1,6 +1,7 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
+from citegraph.io import Deadlines, server_deadlines
 from citegraph.models._backend_options import (
     LMScorerOptions,
     NLI3Options,
@@ -122,6 +123,7 @@ __all__ = [
     "ChatRequest",
     "CrossEncoderReranker",
     "DateMention",
+    "Deadlines",
     "EmbeddingModel",
     "GenerateConfig",
     "Generation",
@@ -192,6 +194,7 @@ __all__ = [
     "resolve_dtype",
     "resolve_model_path",
     "served_options",
+    "server_deadlines",
     "strip_accents",
     "value_from_hypothesis",
     "value_in_text",

@@ -18,8 +18,9 @@ spec                          model
 ============================  ===========================================================
 
 Model names may themselves contain ``/`` (``vllm/meta-llama/Llama-3.1-8B-Instruct``).
-``openai/<model>`` with a ``base_url`` talks to any OpenAI-compatible server and still reads
-``OPENAI_API_KEY`` (optional there); ``api_key_env`` names another variable.
+``openai/<model>`` with a ``base_url`` talks to any OpenAI-compatible server; on another host
+than api.openai.com it reads ``OPENAI_COMPATIBLE_API_KEY`` (optional), never ``OPENAI_API_KEY``;
+``api_key_env`` names another variable.
 """
 
 from __future__ import annotations
@@ -125,8 +126,9 @@ def chat_model(
     base_url: str | None = None,
     api_key_env: str | None = None,
     concurrency: int | None = None,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     max_retries: int = 5,
+    total_timeout: float | None = None,
     cache: SQLiteCache | str | Path | None = None,
     mock_outputs: Sequence[str] | Callable[[ChatRequest], str] | str | None = None,
     device: str | None = "auto",
@@ -141,8 +143,11 @@ def chat_model(
             ``None``: the provider's own (``OPENAI_API_KEY``, ``VLLM_API_KEY``,
             ``OLLAMA_API_KEY``, ``LLAMACPP_API_KEY``), so a key is only sent where it belongs.
         concurrency: Most requests in flight to the server (default: the provider's).
-        timeout: Seconds before one HTTP attempt times out.
+        timeout: Seconds one HTTP attempt may take as a whole, answer included (``None``: the
+            enclosing ``server_deadlines`` block's, else 120); a server's models only.
         max_retries: Retries of 429, 5xx, connection errors and timeouts.
+        total_timeout: Seconds one call may take, every attempt and wait included (``None``:
+            the enclosing ``server_deadlines`` block's, else no bound); a server's models only.
         cache: A response cache, or a path for one (namespace ``chat``); ``None``: no cache.
         mock_outputs: The scripted outputs of a ``mock`` model (see :class:`MockChat`).
         device: Where a local model (``hf/...``, ``local``) runs: ``"auto"`` (a GPU when
@@ -180,6 +185,7 @@ def chat_model(
             api_key_env=api_key_env,
             concurrency=concurrency,
             timeout=timeout,
+            total_timeout=total_timeout,
             max_retries=max_retries,
         )
     elif provider == "hf":

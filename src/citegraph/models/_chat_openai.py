@@ -101,9 +101,10 @@ class OpenAICompatibleChat(ServerClient):
     server: ``openai`` -> ``OPENAI_API_KEY``, ``vllm`` -> ``VLLM_API_KEY``, ``ollama`` ->
     ``OLLAMA_API_KEY``, ``llamacpp`` -> ``LLAMACPP_API_KEY``. Only ``openai`` on its default URL
     requires the key; elsewhere an unset variable sends ``"EMPTY"``. ``provider="openai"`` with a
-    custom ``base_url`` (any other OpenAI-compatible server or gateway) still reads
-    ``OPENAI_API_KEY``, as users of such servers expect, but does not require it: only use it with
-    servers you trust with that key. An explicit ``api_key_env`` overrides the preset's.
+    ``base_url`` on another host than ``api.openai.com`` (any other OpenAI-compatible server or
+    gateway) never sends ``OPENAI_API_KEY``: it reads ``OPENAI_COMPATIBLE_API_KEY``. An explicit
+    ``api_key_env`` overrides the preset's. Credentials in ``base_url`` (``user:password@``,
+    ``?api-key=``) are used for requests and shown as ``***`` (``endpoint``, messages).
 
     Raises:
         ConfigError: Unknown provider, bad limits, an empty ``api_key_env``, or the OpenAI key

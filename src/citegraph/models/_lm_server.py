@@ -93,7 +93,7 @@ class ServerLMScorer:
         base_url: str | None = None,
         api_key_env: str | None = None,
         concurrency: int | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         batch_size: int = 8,
         max_length: int | None = None,

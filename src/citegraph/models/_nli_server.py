@@ -87,7 +87,7 @@ class _ServerClassifier:
         base_url: str | None,
         api_key_env: str | None,
         concurrency: int | None,
-        timeout: float,
+        timeout: float | None,
         max_retries: int,
         batch_size: int,
         cache: SQLiteCache | str | Path | None,
@@ -119,7 +119,7 @@ class _ServerClassifier:
         """The class probabilities of each pair, in the model's class order (the labels are
         read first unless the class indices were given: ``indices``)."""
         labels = self._given_labels if indices else self._labels()
-        url = f"{server_root(self._items.client.endpoint)}/classify"
+        url = f"{server_root(self._items.client.base_url)}/classify"
         params = {"model": self._items.client.model}
         texts = [{"input": f"{p.premise}{self._separator}{p.hypothesis}"} for p in pairs]
         found = await self._items.results(
@@ -211,7 +211,7 @@ class ServerNLI(_ServerClassifier):
         base_url: str | None = None,
         api_key_env: str | None = None,
         concurrency: int | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         batch_size: int = 16,
         cache: SQLiteCache | str | Path | None = None,
@@ -291,7 +291,7 @@ class ServerNLI3(_ServerClassifier):
         base_url: str | None = None,
         api_key_env: str | None = None,
         concurrency: int | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         batch_size: int = 16,
         cache: SQLiteCache | str | Path | None = None,

@@ -63,7 +63,7 @@ class ServerReranker:
         base_url: str | None = None,
         api_key_env: str | None = None,
         concurrency: int | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         batch_size: int = 32,
         cache: SQLiteCache | str | Path | None = None,
@@ -101,7 +101,7 @@ class ServerReranker:
             return []
         client = self._items.client
         tei = client.provider == "tei"
-        url = f"{server_root(client.endpoint)}/rerank" if tei else "/rerank"
+        url = f"{server_root(client.base_url)}/rerank" if tei else "/rerank"
         params: dict[str, Any] = {"raw_scores": False} if tei else {"model": client.model}
         found = await self._items.results(
             url,

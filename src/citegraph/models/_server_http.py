@@ -6,7 +6,13 @@ model server needs, so that chat completions, prompt log-probabilities, rerank a
 requests behave alike:
 
 - the server's URL and API key from the provider's preset (:data:`PRESETS`), each provider reading
-  its own environment variable, so that a key meant for one service never reaches another;
+  its own environment variable, so that a key meant for one service never reaches another
+  (``openai`` reads ``OPENAI_API_KEY`` only for ``api.openai.com``; for another server it reads
+  :data:`COMPATIBLE_KEY_ENV`);
+- credentials in the URL (``user:password@``, ``?api-key=``) are used for requests but never
+  shown: :attr:`ServerClient.endpoint`, which error messages, cache keys and run directories use,
+  is the URL with them written as ``***`` (:func:`~citegraph.io.redact_url`); a query string stays
+  after the route (``http://h/v1?api-key=x`` -> ``http://h/v1/chat/completions?api-key=x``);
 - requests go through ``openai.AsyncOpenAI`` (one connection pool per event loop) with the SDK's
   own retries switched off; citegraph retries itself so that it can honour Retry-After and count
   attempts:
@@ -20,7 +26,15 @@ requests behave alike:
     retried;
 
 - at most ``concurrency`` requests in flight per endpoint: clients with the same base URL and
-  concurrency share one limit (and one 429 hold) within an event loop.
+  concurrency share one limit (and one 429 hold) within an event loop;
+- two deadlines: ``timeout`` bounds each attempt as a whole (connecting, sending, and reading the
+  whole answer: a server that sends one byte every half second is cut at the deadline, which a
+  per-read timeout never does), and ``total_timeout`` bounds one call: every attempt and every
+  wait between them. Either gives :class:`~citegraph.errors.EndpointUnavailable` naming the
+  deadline; an attempt cut at its deadline is retried, a call past its total deadline is not. A
+  client takes them from its arguments, else from the ``server_deadlines`` block it is made in
+  (:func:`citegraph.io.server_deadlines`: the CLI's ``--timeout`` and ``--total-timeout``), else
+  ``timeout`` is 120 s and there is no total deadline.
 
 A path starting with ``/`` is joined to the base URL (``/chat/completions`` ->
 ``.../v1/chat/completions``); a full URL is used as is (:func:`server_root` gives the server's root
@@ -35,6 +49,7 @@ import os
 import weakref
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -47,9 +62,21 @@ from citegraph.errors import (
     RateLimited,
     ServerError,
 )
-from citegraph.io import RetryHold, retry_after_from_headers, retry_wait, snippet
+from citegraph.io import (
+    DEFAULT_TIMEOUT,
+    RetryHold,
+    current_deadlines,
+    redact_url,
+    redact_urls_in,
+    retry_after_from_headers,
+    retry_wait,
+    snippet,
+    split_query,
+    url_secrets,
+)
 
 __all__ = [
+    "COMPATIBLE_KEY_ENV",
     "OPENAI_URL",
     "PRESETS",
     "SCORE_PRESETS",
@@ -59,6 +86,10 @@ __all__ = [
 ]
 
 OPENAI_URL = "https://api.openai.com/v1"
+OPENAI_HOST = "api.openai.com"
+COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
+"""Where ``openai/<model>`` with a ``base_url`` on another host than ``api.openai.com`` reads its
+key (``OPENAI_API_KEY`` is sent to OpenAI only)."""
 _BEARER: Any = {"security": {"bearer_auth": True}}
 """Request options of every request: the API key as a bearer token (what the SDK's
 ``chat.completions.create`` sends)."""
@@ -156,6 +187,15 @@ def server_message(exc: Any) -> str:
     return str(getattr(exc, "message", exc))
 
 
+def _is_openai(url: str) -> bool:
+    """Whether ``url`` is OpenAI's own API (https on ``api.openai.com``)."""
+    try:
+        parts = urlsplit(url)
+        return parts.scheme == "https" and parts.hostname == OPENAI_HOST
+    except ValueError:
+        return False
+
+
 def _error_fields(exc: EndpointError) -> dict[str, Any]:
     fields: dict[str, Any] = {"status": exc.status, "url": exc.url}
     if isinstance(exc, RateLimited | ServerError):
@@ -174,18 +214,22 @@ class ServerClient:
         api_key_env: The environment variable holding the API key (keys are never passed in
             code); ``None``: the preset's.
         concurrency: Most requests in flight to this endpoint (default: the preset's).
-        timeout: Seconds before one HTTP attempt times out.
+        timeout: Seconds one attempt may take as a whole, answer read included (``None``: the
+            ``server_deadlines`` block's, else 120).
         max_retries: Retries after the first attempt (429, 5xx, connection errors, timeouts).
         backoff_base: First backoff wait in seconds when the server sends no Retry-After; it
             doubles each retry (with jitter: a wait is drawn from [ceiling/2, ceiling]).
         max_retry_wait: Cap on any single wait, Retry-After included.
         presets: The provider presets (:data:`PRESETS`, or :data:`SCORE_PRESETS`).
+        total_timeout: Seconds one call may take, all attempts and waits included (``None``:
+            the ``server_deadlines`` block's, else no bound).
 
     API keys: ``openai`` -> ``OPENAI_API_KEY``, ``vllm`` -> ``VLLM_API_KEY``, ``ollama`` ->
     ``OLLAMA_API_KEY``, ``llamacpp`` -> ``LLAMACPP_API_KEY``, ``tei`` -> ``TEI_API_KEY``. Only
-    ``openai`` on its default URL requires the key; elsewhere an unset variable sends ``"EMPTY"``.
-    ``provider="openai"`` with a custom ``base_url`` still reads ``OPENAI_API_KEY`` but does not
-    require it: only use it with servers you trust with that key.
+    ``openai`` on ``api.openai.com`` requires the key; elsewhere an unset variable sends
+    ``"EMPTY"``. ``provider="openai"`` with a ``base_url`` on another host never sends
+    ``OPENAI_API_KEY``: it reads :data:`COMPATIBLE_KEY_ENV` (``OPENAI_COMPATIBLE_API_KEY``)
+    instead. An explicit ``api_key_env`` overrides the preset's, wherever the server is.
 
     Raises:
         ConfigError: Unknown provider, bad limits, an empty ``api_key_env``, or the OpenAI key
@@ -201,12 +245,16 @@ class ServerClient:
         base_url: str | None = None,
         api_key_env: str | None = None,
         concurrency: int | None = None,
-        timeout: float = 120.0,
+        timeout: float | None = None,
         max_retries: int = 5,
         backoff_base: float = 1.0,
         max_retry_wait: float = 60.0,
         presets: dict[str, ProviderPreset] = PRESETS,
+        total_timeout: float | None = None,
     ) -> None:
+        given = current_deadlines()
+        timeout = timeout if timeout is not None else given.timeout or DEFAULT_TIMEOUT
+        total_timeout = total_timeout if total_timeout is not None else given.total_timeout
         preset = presets.get(provider)
         if preset is None:
             raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(presets)}")
@@ -218,6 +266,8 @@ class ServerClient:
             raise ConfigError(
                 "max_retries, backoff_base and max_retry_wait must be >= 0, timeout > 0"
             )
+        if total_timeout is not None and total_timeout <= 0:
+            raise ConfigError(f"total_timeout must be > 0, got {total_timeout}")
         if api_key_env is not None and not api_key_env.strip():
             raise ConfigError("api_key_env must name an environment variable, got an empty name")
         try:
@@ -227,12 +277,25 @@ class ServerClient:
         self._openai = openai
         self.model = model
         self.provider = provider
-        self.endpoint = (base_url or preset.base_url).rstrip("/")
+        url, query = split_query((base_url or preset.base_url).strip())
+        self.base_url = url.rstrip("/")
+        """The server's URL for requests (credentials included; never shown: see endpoint)."""
+        self._query = query
+        self._secrets = url_secrets(base_url or "")
+        self.endpoint = redact_url((base_url or preset.base_url).strip().rstrip("/"))
+        """The server's URL as shown (messages, cache keys, run directories): its credentials
+        written as ``***``."""
         self.name = f"{provider}/{model}"
-        self.api_key_env = preset.api_key_env if api_key_env is None else api_key_env
+        to_openai = _is_openai(self.base_url)
+        if api_key_env is not None:
+            self.api_key_env = api_key_env
+        elif provider == "openai" and not to_openai:
+            self.api_key_env = COMPATIBLE_KEY_ENV
+        else:
+            self.api_key_env = preset.api_key_env
         """The environment variable the API key is read from."""
         api_key = os.environ.get(self.api_key_env) or None
-        if api_key is None and preset.key_required and self.endpoint == preset.base_url:
+        if api_key is None and preset.key_required and to_openai:
             raise ConfigError(
                 f"{self.name} needs an API key: set the environment variable {self.api_key_env} "
                 f"(keys are read only from the environment)"
@@ -240,6 +303,7 @@ class ServerClient:
         self._api_key = api_key or "EMPTY"
         self.concurrency = concurrency or preset.concurrency
         self.timeout = timeout
+        self.total_timeout = total_timeout
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.max_retry_wait = max_retry_wait
@@ -258,11 +322,12 @@ class ServerClient:
             # Omit() removes a default header (the SDK's annotation says str only).
             private: Any = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
             self._client = self._openai.AsyncOpenAI(
-                base_url=self.endpoint,
+                base_url=self.base_url,
                 api_key=self._api_key,
                 max_retries=0,
                 timeout=self.timeout,
-                default_headers=private if self.endpoint.rstrip("/") != OPENAI_URL else None,
+                default_headers=None if _is_openai(self.base_url) else private,
+                default_query=self._query or None,
             )
             self._loop = loop
         return self._client, _gate(self.endpoint, self.concurrency)
@@ -291,10 +356,26 @@ class ServerClient:
 
         Raises:
             RateLimited, ServerError: Still failing after ``max_retries`` retries.
-            EndpointUnavailable: Connection failures or timeouts after ``max_retries`` retries.
+            EndpointUnavailable: Connection failures or timeouts after ``max_retries`` retries,
+                or no answer within ``total_timeout``.
             ClientError: The server refused the request (4xx other than 429); not retried.
         """
-        where = where or self.url(path)
+        where = where or redact_urls_in(self.url(path))
+        if self.total_timeout is None:
+            return await self._attempts(path, body, where)
+        try:
+            async with asyncio.timeout(self.total_timeout):
+                return await self._attempts(path, body, where)
+        except TimeoutError as exc:
+            raise EndpointUnavailable(
+                f"{where} gave no answer within the total deadline of {self.total_timeout:g} s "
+                "for the call, retries and waits included (--total-timeout)",
+                url=self.endpoint,
+            ) from exc
+
+    async def _attempts(
+        self, path: str, body: dict[str, Any], where: str
+    ) -> tuple[bytes, int, int]:
         attempt = 0
         while True:
             attempt += 1
@@ -315,8 +396,9 @@ class ServerClient:
             return content, status, attempt
 
     def url(self, path: str) -> str:
-        """The URL ``path`` is posted to."""
-        return path if "://" in path else f"{self.endpoint}{path}"
+        """The URL ``path`` is posted to (without the base URL's query, which every request
+        carries)."""
+        return path if "://" in path else f"{self.base_url}{path}"
 
     async def _post_once(self, path: str, body: dict[str, Any], where: str) -> tuple[bytes, int]:
         client, gate = self._bind()
@@ -327,24 +409,47 @@ class ServerClient:
                 await asyncio.sleep(hold)
             self.requests_sent += 1
             try:
-                # The body is plain JSON already: posting it as is skips the SDK's per-call walk
-                # of typed parameters (~1-3 ms of CPU per request at 16-32 requests in flight).
-                raw = await client.post(path, cast_to=httpx2.Response, body=body, options=_BEARER)
+                async with asyncio.timeout(self.timeout):  # the attempt as a whole
+                    # The body is plain JSON already: posting it as is skips the SDK's per-call
+                    # walk of typed parameters (~1-3 ms of CPU per request at 16-32 in flight).
+                    raw = await client.post(
+                        path, cast_to=httpx2.Response, body=body, options=_BEARER
+                    )
+                    content = await raw.aread()
+            except TimeoutError as exc:
+                raise EndpointUnavailable(
+                    f"{where} timed out: no whole answer within the per-attempt deadline of "
+                    f"{self.timeout:g} s (--timeout)",
+                    url=self.endpoint,
+                ) from exc
+            except httpx2.TransportError as exc:  # reading the body failed
+                raise EndpointUnavailable(
+                    f"{where} unreachable: {type(exc).__name__}: {self.scrub(str(exc))}",
+                    url=self.endpoint,
+                ) from exc
             except openai.APIStatusError as exc:
                 raise self._status_error(exc, where) from exc
             except openai.APIConnectionError as exc:  # APITimeoutError is one too
                 kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
                 cause = exc.__cause__ or exc
+                detail = self.scrub(str(cause) or "no detail")
                 raise EndpointUnavailable(
-                    f"{where} {kind}: {type(cause).__name__}: {cause or 'no detail'}",
+                    f"{where} {kind}: {type(cause).__name__}: {detail}",
                     url=self.endpoint,
                 ) from exc
-            content = await raw.aread()
         return content, raw.status_code
+
+    def scrub(self, text: str) -> str:
+        """``text`` (a server's message) with its URLs redacted and any credential of the base
+        URL it quotes written as ``***``."""
+        text = redact_urls_in(text)
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return text
 
     def _status_error(self, exc: Any, where: str) -> EndpointError:
         status = int(exc.status_code)
-        message = f"{where} answered HTTP {status}: {server_message(exc)}"
+        message = f"{where} answered HTTP {status}: {self.scrub(server_message(exc))}"
         wait = retry_after_from_headers(exc.response.headers)
         if status == 429:
             return RateLimited(message, retry_after=wait, url=self.endpoint)

@@ -146,7 +146,7 @@ class ServerItems:
         base_url: str | None,
         api_key_env: str | None,
         concurrency: int | None,
-        timeout: float,
+        timeout: float | None,
         max_retries: int,
         batch_size: int,
         cache: SQLiteCache | str | Path | None,

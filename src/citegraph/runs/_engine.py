@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
+from citegraph.io import server_deadlines
 from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
 from citegraph.runs._pending import run_pending_batches_async
 from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
@@ -125,7 +126,8 @@ async def run_task_async(
     sizes = {"n_items": len(pairs), "n_total": len(share)}
     if runtime.shard is not None:
         sizes["n_total_unsharded"] = len(all_pairs)
-    with _executor(runtime) as ray_session:
+    deadlines = server_deadlines(runtime.timeout, runtime.total_timeout)
+    with _executor(runtime) as ray_session, deadlines:  # the model servers' deadlines
         async with task.open(runtime) as models:
             run = RunDir.open(
                 out,

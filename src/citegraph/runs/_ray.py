@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citegraph.errors import ConfigError, MissingDependency
+from citegraph.io import server_deadlines
 from citegraph.runs._pending import unfinished
 from citegraph.runs._rundir import FAILED, RunDir
 from citegraph.runs._runtime import Runtime
@@ -119,8 +120,9 @@ class _TaskActor:
     def __init__(self, task_blob: bytes, runtime: Runtime) -> None:
         self.task: Task[Any, Any] = pickle.loads(task_blob)
         self.loop = asyncio.new_event_loop()
-        self._context = self.task.open(runtime)
-        self.models = self.loop.run_until_complete(self._context.__aenter__())
+        with server_deadlines(runtime.timeout, runtime.total_timeout):  # as the local engine
+            self._context = self.task.open(runtime)
+            self.models = self.loop.run_until_complete(self._context.__aenter__())
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         ids = [str(i) for i in batch["id"]]

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citegraph.errors import ConfigError
+from citegraph.io import redact_urls_in
 
 
 class ModelPlace(TypedDict):
@@ -68,6 +69,18 @@ class Runtime(BaseModel):
         default=None, ge=1, description="Items per work call (default: the task's)."
     )
     cache: bool = Field(default=True, description="Use the SQLite response cache.")
+    timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds one model-server attempt may take as a whole, the answer read "
+        "included (default: 120). Recorded in run.json 'runtime', not part of the identity.",
+    )
+    total_timeout: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds one model-server call may take, every attempt and backoff wait "
+        "included (default: no bound). Recorded in run.json 'runtime', not the identity.",
+    )
     overwrite: bool = Field(
         default=False, description="Replace a run with another configuration in the directory."
     )
@@ -102,6 +115,12 @@ class Runtime(BaseModel):
         description="Called with a note the user should see (a run directory of another "
         "configuration with no finished record was started over); the CLI prints it.",
     )
+
+    @field_validator("command")
+    @classmethod
+    def _no_credentials(cls, value: str | None) -> str | None:
+        """The command line as run.json keeps it: URLs' credentials written as ``***``."""
+        return None if value is None else redact_urls_in(value)
 
     @field_validator("shard")
     @classmethod
@@ -142,7 +161,16 @@ class Runtime(BaseModel):
         cluster's resources and the actor count)."""
         return self.model_dump(
             mode="json",
-            include={"limit", "shard", "concurrency", "batch_size", "device", "dtype"},
+            include={
+                "limit",
+                "shard",
+                "concurrency",
+                "batch_size",
+                "device",
+                "dtype",
+                "timeout",
+                "total_timeout",
+            },
         )
 
     @model_validator(mode="after")

@@ -49,6 +49,8 @@ class FakeReply:
             as JSON.
         delay: Seconds to wait before answering (added to the server's ``delay``).
         finish_reason: The choice's ``finish_reason``.
+        trickle: Seconds between the body's bytes, sent one at a time (a server that is slow
+            but never silent for long); 0: the body in one write.
     """
 
     text: str | None = "ok"
@@ -57,6 +59,7 @@ class FakeReply:
     body: Any = None
     delay: float = 0.0
     finish_reason: str | None = "stop"
+    trickle: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -232,6 +235,8 @@ class FakeOpenAIServer:
         reply = scripted if isinstance(scripted, FakeReply) else FakeReply(text=scripted)
         self._stopping.wait(self.delay + reply.delay)
         headers = dict(reply.headers)
+        if reply.trickle > 0:
+            headers[_TRICKLE] = str(reply.trickle)
         if reply.body is not None:
             raw = reply.body
             data = raw.encode() if isinstance(raw, str) else raw
@@ -274,6 +279,10 @@ class FakeOpenAIServer:
         return reply.status, headers, json.dumps(completion).encode()
 
 
+_TRICKLE = "X-Fake-Trickle"
+"""The header a reply asks ``_send`` for a trickled body with (never sent)."""
+
+
 def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
     kind = "server_error" if status >= 500 else "invalid_request_error"
     body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
@@ -291,12 +300,23 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             """Quiet: no access log on stderr."""
 
         def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
+            trickle = float(headers.pop(_TRICKLE, 0.0))
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            if trickle <= 0:
+                self.wfile.write(data)
+                return
+            try:
+                for i in range(len(data)):
+                    if server._stopping.wait(trickle):
+                        return
+                    self.wfile.write(data[i : i + 1])
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up: fine
+                return
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":
@@ -308,7 +328,7 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def do_POST(self) -> None:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-            route = self.path.rstrip("/")
+            route = self.path.partition("?")[0].rstrip("/")
             if route != "/v1/chat/completions" and route not in SCORE_ROUTES:
                 self._send(*_error(404, f"no route POST {self.path}"))
                 return

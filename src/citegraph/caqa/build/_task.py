@@ -38,6 +38,7 @@ from citegraph.caqa.queries._kgqa import KGQASample
 from citegraph.caqa.queries._kgqa_sets import KGQA_SETS, ground_set, load_kgqa
 from citegraph.caqa.queries._sampler import sample_queries
 from citegraph.errors import ConfigError
+from citegraph.io import ServerURL
 from citegraph.kg import OxigraphKG, open_kg
 from citegraph.models import ChatModel, chat_model, default_response_cache
 from citegraph.runs import (
@@ -94,7 +95,7 @@ class CaqaBuildConfig(BaseModel):
         description="'template' (deterministic, offline) or a chat model spec for the paper's "
         "Tables 8-10 prompts (openai/gpt-4o-mini, local, mock...).",
     )
-    base_url: str | None = Field(default=None, description="Server URL for the text model.")
+    base_url: ServerURL | None = Field(default=None, description="Server URL for the text model.")
     splits: str = Field(default="0.8,0.1,0.1", description="Train,dev,test fractions.")
 
     @field_validator("questions")

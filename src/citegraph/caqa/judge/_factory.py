@@ -88,7 +88,7 @@ def evaluator(
     base_url: str | None = None,
     api_key_env: str | None = None,
     cache: bool | str | Path | SQLiteCache | None = None,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     max_retries: int = 5,
     mock_outputs: Sequence[str] | Callable[[ChatRequest], str] | str | None = None,
     direction: str = "paper",

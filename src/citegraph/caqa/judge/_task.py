@@ -39,7 +39,7 @@ from citegraph.caqa.judge._report import EvaluatorReport, records_report
 from citegraph.caqa.judge._rules import CaqaRules
 from citegraph.caqa.judge._view import CaqaJudgePresenter
 from citegraph.errors import CitegraphError
-from citegraph.io import atomic_write
+from citegraph.io import ServerURL, atomic_write
 from citegraph.metrics import BootstrapConfig
 from citegraph.runs import (
     FAILED,
@@ -84,7 +84,7 @@ class CaqaJudgeConfig(BaseModel):
         default="paper",
         description="NLI evaluators: premise = claim (paper, Table 11) or = citation (evidence).",
     )
-    base_url: str | None = Field(default=None, description="Server URL of a chat evaluator.")
+    base_url: ServerURL | None = Field(default=None, description="Server URL of a chat evaluator.")
     human: str | None = Field(
         default=None,
         description="Human labels (CSV id,label or JSONL) for agreement with the automatic "

@@ -32,6 +32,7 @@ from citegraph.conner.acquire._knowledge_task import (
 from citegraph.conner.acquire._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
 from citegraph.conner.acquire._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
 from citegraph.datasets import ConnerSample
+from citegraph.io import ServerURL
 from citegraph.models import ChatModel, embedding_model
 from citegraph.runs import Record, Runtime, blocking, given_or_loaded, register_task, run_task_async
 
@@ -70,7 +71,7 @@ class ConnerGenerateConfig(TaskChoice):
     demo_seed: int | None = Field(
         default=None, description="Seed of the demonstrations' draw (default: --seed)."
     )
-    base_url: str | None = Field(default=None, description="Server URL of the model.")
+    base_url: ServerURL | None = Field(default=None, description="Server URL of the model.")
 
 
 class ConnerRetrieveConfig(TaskChoice):

@@ -12,6 +12,7 @@ from citegraph.conner._types import METRICS, Metric
 from citegraph.conner.acquire import TASK_CORPUS, TaskChoice
 from citegraph.conner.metrics import ConnerRules, Mode
 from citegraph.errors import ConfigError
+from citegraph.io import ServerURL
 
 __all__ = [
     "ConnerScoreConfig",
@@ -88,16 +89,16 @@ class ConnerScoreConfig(TaskChoice):
         "validity, e.g. 'local' or 'openai/gpt-4o-mini'; none: validity unmeasured.",
     )
     answer_shots: int = Field(default=8, ge=0, description="Demonstrations per answer prompt.")
-    base_url: str | None = Field(default=None, description="Server URL of the answer model.")
-    lm_base_url: str | None = Field(
+    base_url: ServerURL | None = Field(default=None, description="Server URL of the answer model.")
+    lm_base_url: ServerURL | None = Field(
         default=None,
         description="Server URL of a 'vllm/<model>' or 'openai/<model>' --lm (default: the "
         "provider's, e.g. http://localhost:8000/v1).",
     )
-    nli_base_url: str | None = Field(
+    nli_base_url: ServerURL | None = Field(
         default=None, description="Server URL of a 'vllm/<model>' --nli (default: the provider's)."
     )
-    reranker_base_url: str | None = Field(
+    reranker_base_url: ServerURL | None = Field(
         default=None,
         description="Server URL of a 'vllm/<model>' or 'tei/<model>' --reranker (default: the "
         "provider's).",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
+from citegraph.io import ServerURL
 from citegraph.kalma.build._evolve import EvolveConfig
 from citegraph.kalma.build._prompts import BUILD_PROMPTS
 from citegraph.kalma.build._select import CoherenceNorm
@@ -24,13 +25,13 @@ class BuildConfig(BaseModel):
         default=None, ge=1, description="Sample this many connected person pairs from the KG."
     )
     model: str = Field(default="local", description="Generating model (provider/model).")
-    base_url: str | None = Field(default=None, description="Server URL (OpenAI-compatible).")
+    base_url: ServerURL | None = Field(default=None, description="Server URL (OpenAI-compatible).")
     lm: str = Field(
         default="local",
         description="Causal LM for the coherence perplexity: local (SmolLM2), hf:<id or path>, "
         "vllm/<model> (a server's prompt log-probabilities).",
     )
-    lm_base_url: str | None = Field(
+    lm_base_url: ServerURL | None = Field(
         default=None,
         description="Server URL of a vllm/<model> or openai/<model> --lm (default: the "
         "provider's, e.g. http://localhost:8000/v1).",

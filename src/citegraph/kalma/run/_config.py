@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
+from citegraph.io import ServerURL
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
 from citegraph.models import GenerateConfig
@@ -38,7 +39,7 @@ class RunConfig(ScoringOptions):
         description="Answering model as provider/model: openai/..., vllm/..., ollama/..., "
         "llamacpp/..., hf/<id or path>, local (embedded SmolLM2), mock.",
     )
-    base_url: str | None = Field(
+    base_url: ServerURL | None = Field(
         default=None, description="Server URL for OpenAI-compatible providers."
     )
     temperature: float = Field(default=0.5, ge=0.0, le=2.0, description="Sampling temperature.")
@@ -92,7 +93,7 @@ class RunConfig(ScoringOptions):
         description="Judge only this many questions with a KG: a seeded random sample (paper: "
         "'100 randomly sampled outputs') or, in reference mode, the first N (GPT_EVAL.py).",
     )
-    judge_base_url: str | None = Field(
+    judge_base_url: ServerURL | None = Field(
         default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
     )
 

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from citegraph.io import ServerURL
 from citegraph.kalma._rules import KalmaRules, Mode
 
 
@@ -32,7 +33,7 @@ class ScoringOptions(BaseModel):
         description="Entailment model for alignment and [NA]: 'lexical', 'hf:<model>', "
         "'t5:<model>', 'lexical+hf:<model>', or 'vllm/<model>' (a classifier behind vLLM).",
     )
-    nli_base_url: str | None = Field(
+    nli_base_url: ServerURL | None = Field(
         default=None,
         description="Server URL of a 'vllm/<model>' --nli (default: the provider's, "
         "http://localhost:8000/v1).",

@@ -1,0 +1,41 @@
+"""citegraph's own warnings (:class:`~citegraph.io.CacheWarning`: a cache file given up, or no
+longer written) shown to the user as the CLI's ``warning: ...`` lines, not as Python's
+``file:line: Category: message`` text; other warnings are shown as Python shows them."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
+
+from citegraph.cli._console import warn
+from citegraph.io import CacheWarning
+
+
+@contextmanager
+def warnings_as_lines() -> Iterator[None]:
+    """While the block runs, every :class:`CacheWarning` is printed once as ``warning: ...``."""
+    shown = warnings.showwarning
+
+    def show(
+        message: Warning | str,
+        category: type[Warning],
+        filename: str,
+        lineno: int,
+        file: TextIO | None = None,
+        line: str | None = None,
+    ) -> None:
+        if issubclass(category, CacheWarning):
+            warn(str(message))
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    replaced: Any = show
+    warnings.showwarning = replaced
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", CacheWarning)
+            yield
+    finally:
+        warnings.showwarning = shown

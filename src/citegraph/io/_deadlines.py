@@ -1,0 +1,66 @@
+"""How long a model server may take: the deadlines server clients are made with.
+
+:class:`~citegraph.models._server_http.ServerClient` takes ``timeout`` (one attempt, as a whole)
+and ``total_timeout`` (one call: every attempt and wait) from its arguments, else from the
+:func:`server_deadlines` block it is made in, so that a command's ``--timeout`` and
+``--total-timeout`` (``Runtime.timeout`` and ``Runtime.total_timeout``, which the engine
+applies around a task's ``open``, on the Ray actors too) reach every model it opens without each
+task passing them on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from citegraph.errors import ConfigError
+
+__all__ = ["DEFAULT_TIMEOUT", "Deadlines", "current_deadlines", "server_deadlines"]
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds one attempt may take when no deadline is given."""
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """How long a model server may take.
+
+    Attributes:
+        timeout: Seconds one attempt may take as a whole (``None``: :data:`DEFAULT_TIMEOUT`).
+        total_timeout: Seconds one call may take: every attempt and every wait between them
+            (``None``: no bound but the attempts').
+    """
+
+    timeout: float | None = None
+    total_timeout: float | None = None
+
+
+_DEADLINES: ContextVar[Deadlines | None] = ContextVar("citegraph_server_deadlines", default=None)
+
+
+def current_deadlines() -> Deadlines:
+    """The deadlines of the :func:`server_deadlines` block this runs in (none set: the
+    defaults)."""
+    return _DEADLINES.get() or Deadlines()
+
+
+@contextmanager
+def server_deadlines(
+    timeout: float | None = None, total_timeout: float | None = None
+) -> Iterator[None]:
+    """Server clients made inside the block (in this thread or task, and in the event loops it
+    starts) take these deadlines unless given their own (see the module docstring).
+
+    Raises:
+        ConfigError: A deadline that is not positive.
+    """
+    for name, value in (("timeout", timeout), ("total_timeout", total_timeout)):
+        if value is not None and value <= 0:
+            raise ConfigError(f"{name} must be a positive number of seconds, got {value}")
+    token = _DEADLINES.set(Deadlines(timeout, total_timeout))
+    try:
+        yield
+    finally:
+        _DEADLINES.reset(token)
