@@ -148,7 +148,13 @@ def check_unchanged(path: Path, stamp: tuple[int, int]) -> None:
         )
 
 
-def json_text(value: object, *, indent: int | None = None, sort_keys: bool = False) -> str:
+def json_text(
+    value: object,
+    *,
+    indent: int | None = None,
+    sort_keys: bool = False,
+    separators: tuple[str, str] | None = None,
+) -> str:
     """``value`` as JSON text that any UTF-8 writer can write: non-ASCII text kept as it is, a
     lone surrogate written as its ``\\uXXXX`` escape (``json.loads`` reads it back unchanged).
 
@@ -156,8 +162,11 @@ def json_text(value: object, *, indent: int | None = None, sort_keys: bool = Fal
         value: Anything :func:`json.dumps` takes.
         indent: As for :func:`json.dumps`.
         sort_keys: As for :func:`json.dumps`.
+        separators: As for :func:`json.dumps` (``(",", ":")`` for compact canonical JSON).
     """
-    text = json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=sort_keys)
+    text = json.dumps(
+        value, ensure_ascii=False, indent=indent, sort_keys=sort_keys, separators=separators
+    )
     return _SURROGATE.sub(_escape_surrogate, text)
 
 
