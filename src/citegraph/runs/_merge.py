@@ -12,7 +12,6 @@ some of the shards gives metrics marked partial, and the torn last lines the inp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from itertools import groupby
 from operator import itemgetter
@@ -20,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, DataNotFoundError
-from citegraph.io import TolerantScan, atomic_write, atomic_write_lines
+from citegraph.io import TolerantScan, atomic_write, atomic_write_lines, json_text
 from citegraph.runs._rundir import (
     FAILED,
     RUN_FILE,
@@ -28,6 +27,7 @@ from citegraph.runs._rundir import (
     TORN_KEY,
     RunDir,
     load_run_file,
+    record_id,
     torn_lines_dropped,
 )
 from citegraph.runs._stored import Stored, StoredRecords
@@ -79,7 +79,7 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
         samples = Path(path) / SAMPLES_FILE
         scan = TolerantScan(samples)
         for line in scan:
-            key = str(line.record.get("id"))
+            key = record_id(line, samples)
             failed = line.record.get("status") == FAILED
             old = merged.get(key)
             if old is None or (old[1].failed and not failed):
@@ -94,7 +94,7 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     info = {k: v for k, v in first.items() if k != TORN_KEY} | {"runtime": runtime}
     if torn:
         info[TORN_KEY] = torn
-    atomic_write(out / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(out / RUN_FILE, json_text(info, indent=2) + "\n")
     # each record's line as its shard wrote it, read by runs of one input's consecutive records
     runs = groupby(merged.values(), key=itemgetter(0))
     stored = (StoredRecords(samples, [where for _, where in run]) for samples, run in runs)
