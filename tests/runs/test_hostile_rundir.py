@@ -295,7 +295,7 @@ def test_a_full_disk_for_metrics_json_names_it(
 
     with RunDir.open(tmp_path, {"m": 1}) as run:
         run.append({"id": "a"})
-        monkeypatch.setattr("citegraph.runs._rundir.atomic_write", full)
+        monkeypatch.setattr("citegraph.runs._runfile.atomic_write", full)
         with pytest.raises(DataError, match=r"metrics.json: cannot write \(No space left"):
             run.write_metrics({"x": 1})
     assert not (tmp_path / "metrics.json.tmp").exists()

@@ -24,7 +24,6 @@ one run therefore share a ``run_id``, which is what ``citegraph runs merge`` che
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import time
@@ -33,10 +32,16 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, DataError
-from citegraph.io import JsonlLine, TolerantScan, atomic_write, json_bytes, json_text, load_json
+from citegraph.io import JsonlLine, TolerantScan, json_bytes, json_text
 from citegraph.runs._lock import RunBusy, lock_run_dir, unlock_run_dir
 from citegraph.runs._placements import check_same_dtypes
 from citegraph.runs._provenance import package_versions, sha256_json
+from citegraph.runs._runfile import (
+    load_run_file,
+    record_id,
+    write_error,
+    write_json,
+)
 from citegraph.runs._stored import Stored, StoredRecords
 
 RUN_FILE = "run.json"
@@ -266,7 +271,7 @@ class RunDir:
                 if previous.get("models") != models:
                     info = info | {"models": (previous.get("models") or {}) | models}
             if info is not previous:
-                _write_json(run_file, info)
+                write_json(run_file, info)
         else:
             info = {
                 "run_id": run_id,
@@ -284,7 +289,7 @@ class RunDir:
                 info["models"] = models
             if started_over is not None:
                 info[STARTED_OVER_KEY] = started_over
-            _write_json(run_file, info)
+            write_json(run_file, info)
         scan = TolerantScan(path / SAMPLES_FILE)
         run = cls(path, info, scan)  # one pass over the records, keeping where they are
         run.started_over = None if started_over is None else started_over["note"]
@@ -292,7 +297,7 @@ class RunDir:
             os.truncate(path / SAMPLES_FILE, scan.end)
             run.info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
             run.torn_dropped = scan.torn
-            _write_json(run_file, run.info)
+            write_json(run_file, run.info)
         return run
 
     def append(self, record: dict[str, Any]) -> None:
@@ -337,7 +342,7 @@ class RunDir:
             if self._fd is not None and start is not None:
                 with contextlib.suppress(OSError):
                     os.ftruncate(self._fd, start)  # no torn line left behind
-            raise _write_error(samples, exc) from None
+            raise write_error(samples, exc) from None
         self._note(key, JsonlLine(offset, len(data) - 1, record))
 
     def write_metrics(self, metrics: dict[str, Any]) -> Path:
@@ -350,7 +355,7 @@ class RunDir:
         if SAMPLES_RECORD_KEY not in metrics:
             metrics = self.with_samples_record(metrics)
         target = self.path / METRICS_FILE
-        _write_json(target, metrics)
+        write_json(target, metrics)
         return target
 
     def with_samples_record(self, metrics: dict[str, Any]) -> dict[str, Any]:
@@ -373,7 +378,7 @@ class RunDir:
                 try:
                     os.fsync(fd)
                 except OSError as exc:
-                    raise _write_error(self.path / SAMPLES_FILE, exc) from None
+                    raise write_error(self.path / SAMPLES_FILE, exc) from None
                 finally:
                     os.close(fd)
         finally:
@@ -393,49 +398,6 @@ class RunDir:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _write_json(target: Path, value: Any) -> None:
-    """``value`` as indented JSON, written atomically (any text kept, lone surrogates too).
-
-    Raises:
-        DataError: the file cannot be written (names it; the old one is kept).
-    """
-    try:
-        atomic_write(target, json_text(value, indent=2) + "\n")
-    except OSError as exc:
-        target.with_name(target.name + ".tmp").unlink(missing_ok=True)
-        raise _write_error(target, exc) from None
-
-
-def _write_error(target: Path, exc: OSError) -> DataError:
-    """The one line a failed write of the run directory gives: the file, why, what to do."""
-    why = exc.strerror or str(exc)
-    hint = "free some space" if exc.errno == errno.ENOSPC else "fix that"
-    return DataError(
-        f"cannot write ({why}); {hint} and run the same command again: the records already "
-        "written are kept and the run resumes from them",
-        path=target,
-    )
-
-
-def record_id(line: JsonlLine, samples: Path) -> str:
-    """The id of a record read from ``samples.jsonl``.
-
-    Raises:
-        DataError: the id is missing or not a non-empty string (names the file and line).
-    """
-    key = line.record.get("id")
-    if isinstance(key, str) and key:
-        return key
-    got = "none" if "id" not in line.record else json_text(key)[:40]
-    raise DataError(
-        f"a record without a string id (got {got}); citegraph writes every record with its "
-        "item's id: remove the line or restore the file",
-        path=samples,
-        line=line.line or None,
-        field="id",
-    )
 
 
 def samples_fingerprint(path: Path) -> dict[str, Any]:
@@ -460,47 +422,6 @@ def samples_fingerprint(path: Path) -> dict[str, Any]:
         "lines": len(digests),
         "sha256": hashlib.sha256(b"".join(digests)).hexdigest(),
     }
-
-
-def load_run_file(run_file: Path, *, check: bool = False) -> dict[str, Any]:
-    """A ``run.json``, read as a JSON object.
-
-    Args:
-        run_file: The file.
-        check: Also re-hash its ``config`` and ``data`` against its ``run_id``
-            (:func:`check_run_identity`): what every writer and ``runs report`` do.
-
-    Raises:
-        DataError: the file is not UTF-8, not JSON, or not a JSON object (names file and line),
-            or (with ``check``) it was edited.
-    """
-    info = load_json(run_file)
-    if not isinstance(info, dict):
-        raise DataError(
-            f"expected a JSON object (a run's config and provenance), got {type(info).__name__}",
-            path=run_file,
-        )
-    if check:
-        check_run_identity(info, run_file)
-    return info
-
-
-def check_run_identity(info: dict[str, Any], run_file: Path) -> None:
-    """Refuse a ``run.json`` whose ``config`` and ``data`` no longer hash to its ``run_id``:
-    it was edited, so it would report settings the records were not made with.
-
-    Raises:
-        DataError: the hash does not match (names the file and what to do).
-    """
-    config, data = info.get("config"), info.get("data") or {}
-    if info.get("run_id") == sha256_json({"config": config, "data": data}):
-        return
-    raise DataError(
-        "was edited: its config and data no longer match its run_id, so they are not the "
-        "settings its records were made with; restore the file (from a copy or version "
-        "control), or rerun with --overwrite to start the run afresh",
-        path=run_file,
-    )
 
 
 def _only_new_unset_fields(
