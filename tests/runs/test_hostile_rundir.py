@@ -172,7 +172,8 @@ def test_a_lock_left_by_a_killed_writer_does_not_block_a_resume(tmp_path: Path) 
     assert f'"pid": {child.pid}' in (out / ".lock").read_text()  # the stale note stays
     with RunDir.open(out, {"child": True}) as run:
         run.append({"id": "a"})
-    assert f'"pid": {os.getpid()}' in (out / ".lock").read_text()
+        assert f'"pid": {os.getpid()}' in (out / ".lock").read_text()
+    assert not (out / ".lock").exists()  # a clean close leaves no lock file
 
 
 def test_append_records_where_the_line_really_is(tmp_path: Path) -> None:

@@ -9,12 +9,14 @@ lock of a process that dies (even by ``kill -9``), so a stale ``.lock`` file nev
 resume. Readers (``runs report``, the viewer) do not take it.
 
 Within one process the lock is shared: run directories opened twice by the same program (a
-notebook, a test) count their opens and the last close releases it. Where ``fcntl`` is missing
+notebook, a test) count their opens and the last close releases it (and removes ``.lock``; a
+process killed while writing leaves it behind, unlocked). Where ``fcntl`` is missing
 (Windows) or the file system refuses locks, runs are not locked (a warning says so).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import threading
@@ -58,20 +60,8 @@ def lock_run_dir(path: Path) -> str | None:
             held[1] += 1
             return key
         lock_file = Path(key) / LOCK_FILE
-        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise RunBusy(_busy_message(path, lock_file)) from None
-        except OSError as exc:  # a file system without locks (some network mounts)
-            os.close(fd)
-            warnings.warn(
-                f"{path}: cannot lock the run directory ({exc.strerror}); make sure no other "
-                "process writes it at the same time",
-                RuntimeWarning,
-                stacklevel=3,
-            )
+        fd = _locked_fd(path, lock_file)
+        if fd is None:
             return None
         stamp = {"pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
         try:
@@ -95,7 +85,46 @@ def unlock_run_dir(key: str | None) -> None:
         if held[1] > 0:
             return
         del _HELD[key]
-        os.close(held[0])  # closing the descriptor drops the flock
+        # the file goes first (a waiting writer that opened it sees it is gone and opens
+        # afresh), then closing the descriptor drops the flock
+        with contextlib.suppress(OSError):
+            os.unlink(Path(key) / LOCK_FILE)
+        os.close(held[0])
+
+
+def _locked_fd(path: Path, lock_file: Path) -> int | None:
+    """A descriptor of ``lock_file`` holding its flock (``None``: the file system cannot lock).
+
+    Retries when the file it locked was removed or replaced meanwhile (its holder released it),
+    so two writers never hold locks on two different files.
+
+    Raises:
+        RunBusy: another process holds the lock.
+    """
+    assert fcntl is not None
+    while True:
+        fd = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            raise RunBusy(_busy_message(path, lock_file)) from None
+        except OSError as exc:  # a file system without locks (some network mounts)
+            os.close(fd)
+            warnings.warn(
+                f"{path}: cannot lock the run directory ({exc.strerror}); make sure no other "
+                "process writes it at the same time",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return None
+        try:
+            same = os.stat(lock_file).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            same = False
+        if same:
+            return fd
+        os.close(fd)  # locked a file its holder just removed: take the new one
 
 
 def _busy_message(path: Path, lock_file: Path) -> str:
