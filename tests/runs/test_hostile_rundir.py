@@ -12,17 +12,19 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from click.testing import CliRunner
+from pydantic import BaseModel
 
 from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
 from citegraph.models import MockChat
-from citegraph.runs import RunDir
+from citegraph.runs import Record, RunBusy, RunDir, Runtime, Task, opened, run_task
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CHILD = Path(__file__).with_name("_lock_child.py")
@@ -128,6 +130,52 @@ def test_a_second_writer_is_refused_naming_the_pid_and_touching_nothing(tmp_path
     assert child.returncode == 0
     with RunDir.open(out, {"child": True}) as run:  # released at close
         assert run.done == {"a"}
+
+
+class _NoOptions(BaseModel):
+    pass
+
+
+class _Counting(Task[int, None]):
+    """One item; counts the opens of its models."""
+
+    name: ClassVar[str] = "testing.open-counting"
+
+    def __init__(self) -> None:
+        self.config = _NoOptions()
+        self.opens = 0
+
+    def items(self) -> Sequence[tuple[str, int]]:
+        return [("a", 1)]
+
+    def open(self, runtime: Runtime) -> Any:
+        self.opens += 1
+        return opened(None)
+
+    async def work(self, batch: Sequence[int], models: None) -> list[Record]:
+        return [{"id": "a"}]
+
+    @classmethod
+    def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
+        return {}
+
+
+def test_a_busy_run_is_refused_before_any_model_is_loaded(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    child = subprocess.Popen(
+        [sys.executable, str(CHILD), "hold", str(out)],
+        env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    task = _Counting()
+    try:
+        assert child.stdout is not None and child.stdout.readline() == "locked\n"
+        with pytest.raises(RunBusy, match=f"is being written by pid {child.pid}"):
+            run_task(task, out)
+    finally:
+        child.communicate("\n")
+    assert task.opens == 0
+    assert run_task(task, out).n_done_now == 1 and task.opens == 1
 
 
 def test_two_kalma_runs_on_one_out_one_is_refused(data_dir: Path, tmp_path: Path) -> None:

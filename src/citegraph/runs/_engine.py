@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import CitegraphError, ConfigError, DataError
+from citegraph.runs._lock import lock_run_dir, unlock_run_dir
 from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
 from citegraph.runs._pending import run_pending_batches_async
 from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
@@ -127,6 +128,8 @@ async def run_task_async(
     sizes = {"n_items": len(pairs), "n_total": len(share)}
     if runtime.shard is not None:
         sizes["n_total_unsharded"] = len(all_pairs)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    held = lock_run_dir(Path(out))  # a second writer is refused before any model is loaded
     run: RunDir | None = None
     try:
         with _executor(runtime) as ray_session:
@@ -159,8 +162,11 @@ async def run_task_async(
         metrics = write_metrics(type(task), run, records, metrics)
         note_finished(FinishedRun(Path(out), metrics, len(pairs), selected.n_failed, failure))
     finally:
-        if run is not None:
-            run.close()
+        try:
+            if run is not None:
+                run.close()
+        finally:
+            unlock_run_dir(held)
     return RunOutcome(
         out=Path(out),
         info=run.info,
