@@ -24,7 +24,7 @@ from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
 from citegraph.models import MockChat
-from citegraph.runs import Record, RunBusy, RunDir, Runtime, Task, opened, run_task
+from citegraph.runs import Record, RunBusy, RunDir, Runtime, Task, merge_runs, opened, run_task
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 CHILD = Path(__file__).with_name("_lock_child.py")
@@ -277,6 +277,16 @@ def test_an_edited_config_in_run_json_is_refused_everywhere(data_dir: Path, tmp_
         model=MockChat("I cannot say [NA]."),
     )
     assert RunDir.read(out).done == {"specific-0", "specific-1"}
+
+
+def test_an_edited_shard_is_not_merged(tmp_path: Path) -> None:
+    for shard in ("s0", "s1"):
+        with RunDir.open(tmp_path / shard, {"m": 1}) as run:
+            run.append({"id": shard})
+    _edit_run_json(tmp_path / "s1", config={"m": 2})
+    with pytest.raises(DataError, match=r"s1/run.json: was edited"):
+        merge_runs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "merged")
+    assert not (tmp_path / "merged" / "samples.jsonl").exists()
 
 
 @pytest.mark.parametrize("task", ["caqa.judge", "bogus.task", "nothing", 7])
