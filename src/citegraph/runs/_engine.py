@@ -128,8 +128,9 @@ async def run_task_async(
     sizes = {"n_items": len(pairs), "n_total": len(share)}
     if runtime.shard is not None:
         sizes["n_total_unsharded"] = len(all_pairs)
-    Path(out).mkdir(parents=True, exist_ok=True)
-    held = lock_run_dir(Path(out))  # a second writer is refused before any model is loaded
+    # a second writer is refused before any model is loaded (a new directory is made only
+    # once the models are open: an input refused then leaves nothing behind)
+    held = lock_run_dir(Path(out)) if Path(out).is_dir() else None
     run: RunDir | None = None
     try:
         with _executor(runtime) as ray_session:
