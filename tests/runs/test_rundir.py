@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.errors import ConfigError
+from citegraph.errors import ConfigError, DataError
 from citegraph.runs import RunDir
 
 
@@ -89,7 +89,7 @@ def test_a_run_json_whose_id_was_edited_is_refused(tmp_path: Path) -> None:
         first.append({"id": "a"})
     info = json.loads((tmp_path / "run.json").read_text())
     (tmp_path / "run.json").write_text(json.dumps(info | {"run_id": "0" * 64}))
-    with pytest.raises(ConfigError, match=r"differs in: unknown"):
+    with pytest.raises(DataError, match=r"run.json: was edited.*restore the file.*--overwrite"):
         RunDir.open(tmp_path, {"mode": "paper"})
 
 

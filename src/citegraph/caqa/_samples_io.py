@@ -11,10 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from citegraph.caqa._types import CaqaSample
 from citegraph.errors import DataError, DataNotFoundError
-from citegraph.io import AtomicLines, iter_jsonl
+from citegraph.io import AtomicLines, iter_jsonl, json_text
 
 
 def load_caqa_split(path: str | Path) -> list[CaqaSample]:
@@ -26,8 +27,8 @@ def load_caqa_split(path: str | Path) -> list[CaqaSample]:
 
     Raises:
         DataNotFoundError: The file does not exist.
-        DataError: A line is not JSON or not a valid sample (names the line and field), or two
-            samples share an id.
+        DataError: A line is not JSON or not a valid sample (names the line and field), a
+            sample's id is empty, or two samples share an id.
     """
     file = Path(path)
     if not file.is_file():
@@ -43,6 +44,8 @@ def load_caqa_split(path: str | Path) -> list[CaqaSample]:
             error = exc.errors()[0]
             field = ".".join(str(part) for part in error["loc"]) or None
             raise DataError(error["msg"], path=file, line=number, field=field) from exc
+        if not sample.id.strip():
+            raise DataError("empty sample id", path=file, line=number, field="id")
         if sample.id in seen:
             msg = f"duplicate sample id {sample.id!r} (first on line {seen[sample.id]})"
             raise DataError(msg, path=file, line=number, field="id")
@@ -66,5 +69,9 @@ def write_samples(path: str | Path, samples: Iterable[CaqaSample]) -> int:
 
 
 def sample_line(sample: CaqaSample) -> str:
-    """One sample's JSONL line (``None`` fields left out), with its newline."""
-    return sample.model_dump_json(exclude_none=True) + "\n"
+    """One sample's JSONL line (``None`` fields left out), with its newline (text pydantic
+    cannot write as UTF-8, a lone surrogate, is kept as its JSON escape)."""
+    try:
+        return sample.model_dump_json(exclude_none=True) + "\n"
+    except PydanticSerializationError:
+        return json_text(sample.model_dump(mode="json", exclude_none=True)) + "\n"

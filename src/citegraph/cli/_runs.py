@@ -63,8 +63,7 @@ def report_command(run_dir: Path) -> None:
     (exit 4 when a metric falls short), and a run with failed items exits 2 or 3 unless
     --allow-failures.
     """
-    info = read_run_info(run_dir)
-    run = RunDir.open(run_dir, info["config"], data=info.get("data"))
+    run = RunDir.reopen(run_dir)
     metrics = _finalize(run)
     records = run.records
     failure = first_failure(records) if records.n_failed else None

@@ -14,7 +14,6 @@ Model text stays plain strings: the renderers escape it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -42,6 +41,7 @@ from citegraph.runs import (
     Segment,
     TableBlock,
     TextBlock,
+    json_text,
 )
 
 __all__ = ["LABEL_MARKS", "ConnerScorePresenter", "sentence_rows"]
@@ -171,9 +171,7 @@ class ConnerScorePresenter(Presenter):
         if isinstance(record.get("answer"), str):
             title = f"Answer (validity; prompt {record.get('answer_prompt')})"
             blocks.append(RawBlock(title=title, text=record["answer"], open=True))
-        blocks.append(
-            RawBlock(title="JSON record", text=json.dumps(record, indent=2, ensure_ascii=False))
-        )
+        blocks.append(RawBlock(title="JSON record", text=json_text(record)))
         return blocks
 
     @classmethod

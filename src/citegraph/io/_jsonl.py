@@ -60,11 +60,13 @@ def parse_jsonl_line(line: str, path: Path, lineno: int) -> dict[str, Any]:
 
 class JsonlLine(NamedTuple):
     """One record of a JSONL file and where its line is: ``offset`` (bytes from the start of the
-    file) and ``length`` (bytes, without the ``\\n``), so the record can be read again alone."""
+    file) and ``length`` (bytes, without the ``\\n``), so the record can be read again alone;
+    ``line`` is its line number (1-based; 0 when unknown), for errors."""
 
     offset: int
     length: int
     record: dict[str, Any]
+    line: int = 0
 
 
 class TolerantScan:
@@ -136,7 +138,7 @@ class TolerantScan:
                 self.torn, self.end = 1, offset
                 return
             raise
-        yield JsonlLine(offset, len(body), record)
+        yield JsonlLine(offset, len(body), record, lineno)
 
 
 def read_jsonl_tolerant(path: Path) -> tuple[list[dict[str, Any]], int]:

@@ -11,7 +11,6 @@ Entity ids that are IRIs are shown by their short id with the full IRI beside it
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from citegraph.runs import (
     Segment,
     TableBlock,
     TextBlock,
+    json_text,
 )
 
 #: What a citation's colour says in an answer.
@@ -442,6 +442,6 @@ def sample_blocks(record: Record) -> list[Block]:
         generation_fields(record),
         text_quality_fields(record),
         RawBlock(title="Raw model output", text=str(record.get("answer") or ""), open=False),
-        RawBlock(title="JSON record", text=json.dumps(record, indent=2, ensure_ascii=False)),
+        RawBlock(title="JSON record", text=json_text(record)),
     ]
     return [b for b in blocks if b is not None]

@@ -69,7 +69,7 @@ def hash_sources(loader: str, loader_version: int, paths: Sequence[Path]) -> str
     for path in paths:
         if not path.is_file():
             raise DataNotFoundError("source file not found", path=path)
-        digest.update(f"\0{path.name}\0{path.stat().st_size}\0".encode())
+        digest.update(b"\0" + os.fsencode(path.name) + f"\0{path.stat().st_size}\0".encode())
         with path.open("rb") as handle:
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)

@@ -16,7 +16,8 @@ function itself (old ``await x(...)`` still works there, with a DeprecationWarni
 A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
 ``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
 A run is finished while ``samples.jsonl`` matches what ``metrics.json`` was computed from
-(:func:`run_state`, never file times). :func:`differing_settings` names the config keys that
+(:func:`run_state`, never file times). One process writes a run directory at a time (its lock;
+another gets :class:`RunBusy`). :func:`differing_settings` names the config keys that
 tell runs apart (``runs compare``).
 :func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
 :class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
@@ -48,6 +49,7 @@ from citegraph.runs._interrupt import (
     stop_requested,
 )
 from citegraph.runs._lifetime import given_or_loaded
+from citegraph.runs._lock import RunBusy
 from citegraph.runs._merge import merge_runs, read_run_info
 from citegraph.runs._outcomes import (
     CommandRuns,
@@ -127,6 +129,7 @@ __all__ = [
     "Progress",
     "RawBlock",
     "Record",
+    "RunBusy",
     "RunData",
     "RunDir",
     "RunInterrupted",

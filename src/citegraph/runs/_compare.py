@@ -6,9 +6,10 @@ differ in one setting (``mode``, ``split``, ``model``...) show that one row, not
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from citegraph.io import json_text
 
 #: Longest value shown before it is cut (with "..."), so one long setting cannot widen a table.
 MAX_SETTING_CHARS = 60
@@ -29,7 +30,7 @@ def differing_settings(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[s
     keys = list(dict.fromkeys(k for c in configs for k in c))
     out: dict[str, list[str]] = {}
     for key in keys:
-        values = [json.dumps(c.get(key), sort_keys=True, ensure_ascii=False) for c in configs]
+        values = [json_text(c.get(key), sort_keys=True) for c in configs]
         if len(set(values)) > 1:
             out[key] = ["-" if c.get(key) is None else setting_text(c.get(key)) for c in configs]
     return out
@@ -38,5 +39,5 @@ def differing_settings(configs: Sequence[Mapping[str, Any]]) -> dict[str, list[s
 def setting_text(value: Any) -> str:
     """A setting's value as short text: a string bare, anything else as JSON, cut to
     :data:`MAX_SETTING_CHARS` characters (ending in ``...``)."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = value if isinstance(value, str) else json_text(value)
     return text if len(text) <= MAX_SETTING_CHARS else text[: MAX_SETTING_CHARS - 3] + "..."

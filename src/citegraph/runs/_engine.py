@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.errors import ConfigError
+from citegraph.errors import CitegraphError, ConfigError, DataError
 from citegraph.io import server_deadlines
+from citegraph.runs._lock import lock_run_dir, unlock_run_dir
 from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
 from citegraph.runs._pending import run_pending_batches_async
 from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
@@ -46,12 +47,14 @@ def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
-    coroutine.close()
-    raise RuntimeError(
-        "this blocking entry point was called inside a running event loop (a notebook or an "
-        "async program): await its *_async form instead"
-    )
+        pass  # none running: run it below, outside this handler (its errors chain to nothing)
+    else:
+        coroutine.close()
+        raise RuntimeError(
+            "this blocking entry point was called inside a running event loop (a notebook or "
+            "an async program): await its *_async form instead"
+        )
+    return asyncio.run(coroutine)
 
 
 def blocking(entry: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
@@ -126,51 +129,47 @@ async def run_task_async(
     sizes = {"n_items": len(pairs), "n_total": len(share)}
     if runtime.shard is not None:
         sizes["n_total_unsharded"] = len(all_pairs)
+    # a second writer is refused before any model is loaded (a new directory is made only
+    # once the models are open: an input refused then leaves nothing behind)
+    held = lock_run_dir(Path(out)) if Path(out).is_dir() else None
+    run: RunDir | None = None
     deadlines = server_deadlines(runtime.timeout, runtime.total_timeout)
-    with _executor(runtime) as ray_session, deadlines:  # the model servers' deadlines
-        async with task.open(runtime) as models:
-            run = RunDir.open(
-                out,
-                task.run_config(models),
-                data=task.run_data(models),
-                command=runtime.command,
-                overwrite=runtime.overwrite,
-                runtime=runtime.record() | sizes | (ray_session.describe() if ray_session else {}),
-                task=task.name,
-                notes=task.run_notes(models),
-                models=task.run_models(models),
-            )
-            if run.started_over is not None and runtime.notify is not None:
-                runtime.notify(run.started_over)
-            note_started(out)
-            try:
-                if ray_session is not None:
-                    from citegraph.runs._ray import run_pending_ray
-
-                    n_resumed, n_now = run_pending_ray(task, run, pairs, runtime, ray_session)
-                else:
-
-                    async def work(batch: Sequence[ItemT]) -> list[Record]:
-                        return await task.work(batch, models)
-
-                    n_resumed, n_now = await run_pending_batches_async(
-                        run,
-                        pairs,
-                        work,
-                        batch_size=runtime.batch_size or task.batch_size,
-                        concurrency=task.concurrency(models, runtime),
-                        progress=runtime.progress,
-                    )
-            finally:
+    try:
+        with _executor(runtime) as ray_session, deadlines:  # the model servers' deadlines
+            async with task.open(runtime) as models:
+                run = RunDir.open(  # holds the directory's lock until closed below
+                    out,
+                    task.run_config(models),
+                    data=task.run_data(models),
+                    command=runtime.command,
+                    overwrite=runtime.overwrite,
+                    runtime=runtime.record()
+                    | sizes
+                    | (ray_session.describe() if ray_session else {}),
+                    task=task.name,
+                    notes=task.run_notes(models),
+                    models=task.run_models(models),
+                )
+                if run.started_over is not None and runtime.notify is not None:
+                    runtime.notify(run.started_over)
+                note_started(out)
+                n_resumed, n_now = await _work_pending(
+                    task, run, pairs, runtime, models, ray_session
+                )
+                records = _every_record(task, run, [key for key, _ in share])
+                metrics = task.metrics(records, run.info, models)
+        # The failures are read before the metrics are written: a task's outputs may rewrite
+        # samples.jsonl then (conner select), which leaves the run's index of it stale.
+        selected = run.newest(key for key, _ in pairs)
+        failure = first_failure(selected) if selected.n_failed else None
+        metrics = write_metrics(type(task), run, records, metrics)
+        note_finished(FinishedRun(Path(out), metrics, len(pairs), selected.n_failed, failure))
+    finally:
+        try:
+            if run is not None:
                 run.close()
-            records = _every_record(task, run, [key for key, _ in share])
-            metrics = task.metrics(records, run.info, models)
-    # The failures are read before the metrics are written: a task's outputs may rewrite
-    # samples.jsonl then (conner select), which leaves the run's index of it stale.
-    selected = run.newest(key for key, _ in pairs)
-    failure = first_failure(selected) if selected.n_failed else None
-    metrics = write_metrics(type(task), run, records, metrics)
-    note_finished(FinishedRun(Path(out), metrics, len(pairs), selected.n_failed, failure))
+        finally:
+            unlock_run_dir(held)
     return RunOutcome(
         out=Path(out),
         info=run.info,
@@ -184,6 +183,34 @@ async def run_task_async(
 
 
 run_task = sync_twin(run_task_async)
+
+
+async def _work_pending(
+    task: Task[ItemT, ModelsT],
+    run: RunDir,
+    pairs: Sequence[tuple[str, ItemT]],
+    runtime: Runtime,
+    models: ModelsT,
+    ray_session: RaySession | None,
+) -> tuple[int, int]:
+    """Work through the items of ``pairs`` that ``run`` has not finished, on Ray or locally:
+    ``(n_resumed, n_done_now)``."""
+    if ray_session is not None:
+        from citegraph.runs._ray import run_pending_ray
+
+        return run_pending_ray(task, run, pairs, runtime, ray_session)
+
+    async def work(batch: Sequence[ItemT]) -> list[Record]:
+        return await task.work(batch, models)
+
+    return await run_pending_batches_async(
+        run,
+        pairs,
+        work,
+        batch_size=runtime.batch_size or task.batch_size,
+        concurrency=task.concurrency(models, runtime),
+        progress=runtime.progress,
+    )
 
 
 def _every_record(task: Task[Any, Any], run: RunDir, ids: Sequence[str]) -> Sequence[Record]:
@@ -216,9 +243,22 @@ def finalize(task_type: type[Task[Any, Any]], run: RunDir) -> dict[str, Any]:
 
     Returns:
         ``metrics.json`` as written, with its ``progress`` (see :func:`progress_of`).
+
+    Raises:
+        DataError: a file of the run is damaged, or its records are not what ``task_type``
+            makes (a ``run.json`` whose ``task`` was edited, say): names the run and the task.
     """
-    records = task_type.order(run.records)
-    metrics = task_type.summarize(records, run.info)
+    try:
+        records = task_type.order(run.records)
+        metrics = task_type.summarize(records, run.info)
+    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
+        if isinstance(exc, CitegraphError):
+            raise
+        raise DataError(
+            f"its records are not those of task {task_type.name!r}, which run.json names "
+            f"({type(exc).__name__}: {str(exc)[:200]}); restore run.json or samples.jsonl",
+            path=run.path / SAMPLES_FILE,
+        ) from exc
     return write_metrics(task_type, run, records, metrics)
 
 

@@ -12,7 +12,6 @@ some of the shards gives metrics marked partial, and the torn last lines the inp
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from itertools import groupby
 from operator import itemgetter
@@ -20,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError, DataNotFoundError
-from citegraph.io import TolerantScan, atomic_write, atomic_write_lines
+from citegraph.io import TolerantScan, atomic_write, atomic_write_lines, json_text
+from citegraph.runs._lock import lock_run_dir, unlock_run_dir
 from citegraph.runs._rundir import (
     FAILED,
     RUN_FILE,
@@ -28,8 +28,10 @@ from citegraph.runs._rundir import (
     TORN_KEY,
     RunDir,
     load_run_file,
+    record_id,
     torn_lines_dropped,
 )
+from citegraph.runs._runfile import check_run_identity
 from citegraph.runs._stored import Stored, StoredRecords
 
 
@@ -59,10 +61,15 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
 
     Raises:
         ConfigError: the inputs belong to different runs, or ``out`` is not empty.
+        DataError: an input's ``run.json`` was edited (its config no longer matches its
+            ``run_id``) or a record has no string id.
+        RunBusy: another process is writing ``out``.
     """
     if not inputs:
         raise ConfigError("give at least one run directory to merge")
     infos = [read_run_info(p) for p in inputs]
+    for path, info in zip(inputs, infos, strict=True):
+        check_run_identity(info, Path(path) / RUN_FILE)  # an edited shard is not merged
     first = infos[0]
     for path, info in zip(inputs, infos, strict=True):
         if info.get("run_id") != first.get("run_id"):
@@ -71,6 +78,19 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
                 f"{first.get('run_id')} of {inputs[0]}): only shards of one run can be merged"
             )
     out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    held = lock_run_dir(out)  # one writer: not beside a run writing ``out``
+    try:
+        return _merge_into(inputs, infos, out, overwrite=overwrite)
+    finally:
+        unlock_run_dir(held)
+
+
+def _merge_into(
+    inputs: Sequence[str | Path], infos: list[dict[str, Any]], out: Path, *, overwrite: bool
+) -> RunDir:
+    """:func:`merge_runs` once the inputs are checked and ``out``'s lock is held."""
+    first = infos[0]
     if (out / RUN_FILE).exists() and not overwrite:
         raise ConfigError(f"{out} already holds a run; use another directory or --overwrite")
     merged: dict[str, tuple[Path, Stored]] = {}  # id -> the input and line of its record
@@ -79,7 +99,7 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
         samples = Path(path) / SAMPLES_FILE
         scan = TolerantScan(samples)
         for line in scan:
-            key = str(line.record.get("id"))
+            key = record_id(line, samples)
             failed = line.record.get("status") == FAILED
             old = merged.get(key)
             if old is None or (old[1].failed and not failed):
@@ -94,7 +114,7 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     info = {k: v for k, v in first.items() if k != TORN_KEY} | {"runtime": runtime}
     if torn:
         info[TORN_KEY] = torn
-    atomic_write(out / RUN_FILE, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+    atomic_write(out / RUN_FILE, json_text(info, indent=2) + "\n")
     # each record's line as its shard wrote it, read by runs of one input's consecutive records
     runs = groupby(merged.values(), key=itemgetter(0))
     stored = (StoredRecords(samples, [where for _, where in run]) for samples, run in runs)

@@ -23,12 +23,13 @@ strings; the renderers escape it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.io import json_text as io_json_text
 
 Record = dict[str, Any]
 
@@ -338,5 +339,6 @@ def field_text(value: Any) -> str:
 
 
 def json_text(value: Any) -> str:
-    """``value`` as indented JSON, text kept as it is (escaping is the renderer's job)."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """``value`` as indented JSON, text kept as it is (escaping is the renderer's job; a lone
+    surrogate is written as its ``\\uXXXX`` escape, so the text can always be shown)."""
+    return io_json_text(value, indent=2)

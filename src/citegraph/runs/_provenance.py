@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import platform
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from citegraph.io import json_text
+
 _PACKAGES = ("citegraph", "pydantic", "pyoxigraph", "httpx2", "torch", "transformers")
 
 
 def canonical_json(obj: Any) -> str:
-    """JSON with sorted keys and no whitespace: the form hashed for cache keys and config ids."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """JSON with sorted keys and no whitespace: the form hashed for cache keys and config ids
+    (a lone surrogate written as its ``\\uXXXX`` escape, so any text is UTF-8 encodable)."""
+    return json_text(obj, sort_keys=True, separators=(",", ":"))
 
 
 def sha256_json(obj: Any) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citegraph.errors import ConfigError, MissingDependency
-from citegraph.io import server_deadlines
+from citegraph.io import json_text, server_deadlines
 from citegraph.runs._pending import unfinished
 from citegraph.runs._rundir import FAILED, RunDir
 from citegraph.runs._runtime import Runtime
@@ -140,7 +140,7 @@ class _TaskActor:
 
         return {
             "id": np.array(ids, dtype=object),
-            "record": np.array([json.dumps(r, ensure_ascii=False) for r in records], dtype=object),
+            "record": np.array([json_text(r) for r in records], dtype=object),
         }
 
     def _work(self, items: list[Any]) -> list[dict[str, Any]]:

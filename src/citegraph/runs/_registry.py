@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from pathlib import Path
 from typing import Any, TypeVar
 
-from citegraph.errors import ConfigError
+from citegraph.errors import ConfigError, DataError
+from citegraph.io import json_text
 from citegraph.runs._task import Task
 
 TaskType = TypeVar("TaskType", bound=type[Task[Any, Any]])
@@ -63,11 +65,45 @@ def task_of_run(info: dict[str, Any], where: object = "this run") -> type[Task[A
     """The task of a run from its ``run.json``: the recorded ``task`` name, or for runs written
     before it was recorded, the ``task`` / ``task_name`` of the config.
 
+    The config is part of the run's identity (its hash is the ``run_id``); the recorded
+    ``task`` is not. When both name a task they must agree, so an edited ``task`` is refused
+    rather than read with another task's metrics and exports.
+
     Raises:
-        ConfigError: the run names no registered task.
+        ConfigError: the run names no task.
+        DataError: the recorded ``task`` is not a registered task, or not the task its config
+            was made by (names ``run.json`` and what to do).
     """
-    config = info.get("config") or {}
-    for name in (info.get("task"), config.get("task_name"), config.get("task")):
-        if isinstance(name, str) and "." in name:
-            return task_type(name)
+    config = info.get("config")
+    config = config if isinstance(config, dict) else {}
+    made_by = next(
+        (n for n in (config.get("task_name"), config.get("task")) if _is_task_name(n)), None
+    )
+    recorded = info.get("task")
+    if recorded is not None:
+        if not _is_task_name(recorded) or (made_by is not None and recorded != made_by):
+            raise _edited_task(recorded, made_by, where)
+        try:
+            return task_type(recorded)
+        except ConfigError as exc:
+            raise _edited_task(recorded, made_by, where, known=str(exc)) from None
+    if made_by is not None:
+        return task_type(made_by)
     raise ConfigError(f"{where}: run.json names no task (a run written by another tool?)")
+
+
+def _is_task_name(name: object) -> bool:
+    return isinstance(name, str) and "." in name
+
+
+def _edited_task(
+    recorded: object, made_by: str | None, where: object, known: str = ""
+) -> DataError:
+    """The error for a ``run.json`` whose ``task`` cannot be the run's."""
+    path = where / "run.json" if isinstance(where, Path) else None
+    why = f"its config was made by {made_by!r}" if made_by else known or "no such task"
+    return DataError(
+        f"names task {json_text(recorded)[:80]}, but {why}; restore the file's task "
+        "(or rerun with --overwrite to start the run afresh)",
+        path=path if path is not None else "run.json",
+    )

@@ -23,18 +23,25 @@ one run therefore share a ``run_id``, which is what ``citegraph runs merge`` che
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from citegraph.errors import ConfigError, DataError
-from citegraph.io import JsonlLine, TolerantScan, atomic_write, load_json
+from citegraph.io import JsonlLine, TolerantScan, json_bytes, json_text
+from citegraph.runs._lock import RunBusy, lock_run_dir, unlock_run_dir
 from citegraph.runs._placements import check_same_dtypes
 from citegraph.runs._provenance import package_versions, sha256_json
+from citegraph.runs._runfile import (
+    load_run_file,
+    record_id,
+    write_error,
+    write_json,
+)
 from citegraph.runs._stored import Stored, StoredRecords
 
 RUN_FILE = "run.json"
@@ -85,8 +92,9 @@ class RunDir:
         self.torn_dropped = torn_dropped
         self._where: dict[str, Stored] = {}
         for line in TolerantScan(path / SAMPLES_FILE) if lines is None else lines:
-            self._note(line.record, line.offset, line.length)
-        self._fh: BinaryIO | None = None
+            self._note(record_id(line, path / SAMPLES_FILE), line)
+        self._fd: int | None = None
+        self._lock: str | None = None
         #: Set by :meth:`open` when it replaced a run of another configuration that had no
         #: finished record: the note saying so (the engine passes it to ``Runtime.notify``).
         self.started_over: str | None = None
@@ -96,14 +104,35 @@ class RunDir:
         """An existing run directory, to read (a torn last line is left out, not removed).
 
         Raises:
-            DataError: ``run.json`` or a line of ``samples.jsonl`` is malformed.
+            DataError: ``run.json`` or a line of ``samples.jsonl`` is malformed, or ``run.json``
+                was edited (its config and data no longer match its ``run_id``).
         """
         path = Path(path)
-        return cls(path, load_run_file(path / RUN_FILE))
+        return cls(path, load_run_file(path / RUN_FILE, check=True))
 
-    def _note(self, record: dict[str, Any], offset: int, length: int) -> None:
-        key = str(record.get("id"))
-        self._where[key] = Stored(key, offset, length, record.get("status") == FAILED)
+    @classmethod
+    def reopen(cls, path: str | Path) -> RunDir:
+        """The run directory at ``path`` as ``runs report`` needs it: its ``run.json`` checked,
+        and a torn last line of ``samples.jsonl`` dropped (and counted) as a resume does, unless
+        another process is writing the run (then it is read as it stands, nothing changed). The
+        lock is not kept.
+
+        Raises:
+            DataNotFoundError: ``path`` holds no ``run.json``.
+            DataError: ``run.json`` or ``samples.jsonl`` is damaged, or ``run.json`` was edited.
+        """
+        path = Path(path)
+        info = load_run_file(path / RUN_FILE, check=True)
+        try:
+            run = cls.open(path, info.get("config") or {}, data=info.get("data"))
+        except RunBusy:
+            return cls.read(path)
+        run.close()
+        return run
+
+    def _note(self, key: str, line: JsonlLine) -> None:
+        failed = line.record.get("status") == FAILED
+        self._where[key] = Stored(key, line.offset, line.length, failed)
 
     @property
     def records(self) -> StoredRecords:
@@ -166,6 +195,40 @@ class RunDir:
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
+        lock = lock_run_dir(path)  # before any file is touched: one writer per directory
+        try:
+            run = cls._open_locked(
+                path,
+                config,
+                data=data,
+                command=command,
+                overwrite=overwrite,
+                runtime=runtime,
+                task=task,
+                notes=notes,
+                models=models,
+            )
+        except BaseException:
+            unlock_run_dir(lock)
+            raise
+        run._lock = lock
+        return run
+
+    @classmethod
+    def _open_locked(
+        cls,
+        path: Path,
+        config: dict[str, Any],
+        *,
+        data: dict[str, str] | None,
+        command: str | None,
+        overwrite: bool,
+        runtime: dict[str, Any] | None,
+        task: str | None,
+        notes: dict[str, Any] | None,
+        models: dict[str, dict[str, Any]] | None,
+    ) -> RunDir:
+        """:meth:`open`, once the directory's lock is held."""
         identity = {"config": config, "data": data or {}}
         run_id = sha256_json(identity)
         run_file = path / RUN_FILE
@@ -174,7 +237,7 @@ class RunDir:
                 (path / name).unlink(missing_ok=True)
         started_over: dict[str, Any] | None = None
         if run_file.exists():
-            previous = load_run_file(run_file)
+            previous = load_run_file(run_file, check=True)
             if previous.get("run_id") != run_id:
                 changed = _changed_keys(previous, identity)
                 if not (changed and _only_new_unset_fields(previous, identity, changed)):
@@ -208,7 +271,7 @@ class RunDir:
                 if previous.get("models") != models:
                     info = info | {"models": (previous.get("models") or {}) | models}
             if info is not previous:
-                atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+                write_json(run_file, info)
         else:
             info = {
                 "run_id": run_id,
@@ -226,7 +289,7 @@ class RunDir:
                 info["models"] = models
             if started_over is not None:
                 info[STARTED_OVER_KEY] = started_over
-            atomic_write(run_file, json.dumps(info, indent=2, ensure_ascii=False) + "\n")
+            write_json(run_file, info)
         scan = TolerantScan(path / SAMPLES_FILE)
         run = cls(path, info, scan)  # one pass over the records, keeping where they are
         run.started_over = None if started_over is None else started_over["note"]
@@ -234,43 +297,101 @@ class RunDir:
             os.truncate(path / SAMPLES_FILE, scan.end)
             run.info = info | {TORN_KEY: torn_lines_dropped(info) + scan.torn}
             run.torn_dropped = scan.torn
-            atomic_write(run_file, json.dumps(run.info, indent=2, ensure_ascii=False) + "\n")
+            write_json(run_file, run.info)
         return run
 
     def append(self, record: dict[str, Any]) -> None:
-        """Append one sample record (must have an ``id``) and flush it to disk."""
-        if self._fh is None:
-            self._fh = (self.path / SAMPLES_FILE).open("ab")
-        line = json.dumps(record, ensure_ascii=False).encode("utf-8")
-        offset = self._fh.tell()
-        self._fh.write(line + b"\n")
-        self._fh.flush()
-        self._note(record, offset, len(line))
+        """Append one sample record (its ``id`` a string) and write it to disk at once.
+
+        The line goes to the file's real end (``O_APPEND``), and where it starts is read back
+        from the file, not assumed. A write that fails (a full disk) takes back what it wrote
+        of the line, so the file keeps whole records only.
+
+        Raises:
+            DataError: the record has no non-empty string id or cannot be written as JSON
+                (nothing is written), or the write failed (names ``samples.jsonl`` and what to
+                do); every record appended before is kept.
+        """
+        samples = self.path / SAMPLES_FILE
+        key = record.get("id")
+        if not isinstance(key, str) or not key:
+            got = json_text(key)[:40] if isinstance(key, str | int | float | None) else "?"
+            raise DataError(
+                f"a record needs a non-empty string id, got {got}; not written",
+                path=samples,
+                field="id",
+            )
+        try:
+            data = json_bytes(record) + b"\n"
+        except (RecursionError, TypeError, ValueError) as exc:
+            why = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)[:200]
+            raise DataError(
+                f"record {json_text(key)[:80]} cannot be written as JSON ({why}); not written",
+                path=samples,
+            ) from None
+        start: int | None = None
+        try:
+            if self._fd is None:
+                self._fd = os.open(samples, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            start = os.fstat(self._fd).st_size
+            written = os.write(self._fd, data)
+            offset = os.lseek(self._fd, 0, os.SEEK_CUR) - written
+            while written < len(data):
+                written += os.write(self._fd, memoryview(data)[written:])
+        except OSError as exc:
+            if self._fd is not None and start is not None:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, start)  # no torn line left behind
+            raise write_error(samples, exc) from None
+        self._note(key, JsonlLine(offset, len(data) - 1, record))
 
     def write_metrics(self, metrics: dict[str, Any]) -> Path:
         """Write ``metrics.json`` atomically, as :meth:`with_samples_record` gives it (unless
-        ``metrics`` already holds that record)."""
+        ``metrics`` already holds that record).
+
+        Raises:
+            DataError: the file cannot be written (a full disk; names it).
+        """
         if SAMPLES_RECORD_KEY not in metrics:
             metrics = self.with_samples_record(metrics)
         target = self.path / METRICS_FILE
-        atomic_write(target, json.dumps(metrics, indent=2, ensure_ascii=False) + "\n")
+        write_json(target, metrics)
         return target
 
     def with_samples_record(self, metrics: dict[str, Any]) -> dict[str, Any]:
         """``metrics`` with the ``samples_file`` they are computed from: the
         :func:`samples_fingerprint` of ``samples.jsonl`` now (a run is finished while its
         ``samples.jsonl`` still matches, wherever the directory is copied)."""
-        if self._fh is not None:
-            self._fh.flush()
         return metrics | {SAMPLES_RECORD_KEY: samples_fingerprint(self.path / SAMPLES_FILE)}
 
     def close(self) -> None:
-        """Flush and close the samples file."""
-        if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            self._fh = None
+        """Sync and close the samples file, and release the directory's lock (if this run
+        holds it). Safe to call twice.
+
+        Raises:
+            DataError: the records could not be synced to disk (names the file).
+        """
+        fd, self._fd = self._fd, None
+        lock, self._lock = self._lock, None
+        try:
+            if fd is not None:
+                try:
+                    os.fsync(fd)
+                except OSError as exc:
+                    raise write_error(self.path / SAMPLES_FILE, exc) from None
+                finally:
+                    os.close(fd)
+        finally:
+            unlock_run_dir(lock)
+
+    def __del__(self) -> None:
+        # a run dropped without close (a notebook, a test) gives its lock back with it
+        with contextlib.suppress(Exception):
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
+            unlock_run_dir(self._lock)
+            self._lock = None
 
     def __enter__(self) -> RunDir:
         return self
@@ -301,21 +422,6 @@ def samples_fingerprint(path: Path) -> dict[str, Any]:
         "lines": len(digests),
         "sha256": hashlib.sha256(b"".join(digests)).hexdigest(),
     }
-
-
-def load_run_file(run_file: Path) -> dict[str, Any]:
-    """A ``run.json``, read as a JSON object.
-
-    Raises:
-        DataError: the file is not UTF-8, not JSON, or not a JSON object (names file and line).
-    """
-    info = load_json(run_file)
-    if not isinstance(info, dict):
-        raise DataError(
-            f"expected a JSON object (a run's config and provenance), got {type(info).__name__}",
-            path=run_file,
-        )
-    return info
 
 
 def _only_new_unset_fields(

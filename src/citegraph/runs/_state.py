@@ -32,6 +32,7 @@ from citegraph.runs._rundir import (
     SAMPLES_RECORD_KEY,
     samples_fingerprint,
 )
+from citegraph.runs._runfile import record_id
 
 #: ``metrics.json`` keys that count a run's samples, for runs without ``samples_file``.
 _COUNT_KEYS = ("n_answers", "n_samples", "n")
@@ -82,7 +83,7 @@ def run_state(run_dir: str | Path, *, n_samples: int | None = None) -> RunState:
         return RunState("finished", f"{METRICS_FILE} exists (it records no sample count)")
     if n_samples is None:
         try:
-            n_samples = len({str(line.record.get("id")) for line in TolerantScan(samples)})
+            n_samples = len({record_id(line, samples) for line in TolerantScan(samples)})
         except DataError as exc:
             return RunState("in_progress", f"{SAMPLES_FILE} cannot be read: {exc}")
     if n_samples == counted:

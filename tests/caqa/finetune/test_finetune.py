@@ -81,6 +81,15 @@ SAMPLES = make_samples()
 # --- data, config, label mapping ---------------------------------------------------------
 
 
+def test_a_sample_with_an_empty_id_is_refused(tmp_path: Path) -> None:
+    """Issue 27, item 12: ``caqa judge`` (and every reader of a CAQA split) refuses ``id: ""``."""
+    path = tmp_path / "test.jsonl"
+    good = SAMPLES[0].model_dump(mode="json")
+    path.write_text(json.dumps(good) + "\n" + json.dumps(good | {"id": ""}) + "\n")
+    with pytest.raises(DataError, match=r"test.jsonl:2, field 'id': empty sample id"):
+        load_caqa_split(path)
+
+
 def test_split_round_trip_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "train.jsonl"
     assert write_samples(path, SAMPLES[:3]) == 3

@@ -330,3 +330,27 @@ def test_max_negatives_by_hand() -> None:
     assert max_negatives(pool, ["a", "b", "c"]) == 2
     assert max_negatives(pool, ["d"]) == 3
     assert max_negatives([k("a", "x")], ["a"]) == 0
+
+
+def test_a_duplicate_id_in_a_knowledge_file_is_refused(data_dir: Path, tmp_path: Path) -> None:
+    """Issue 27, item 12: the last line of an id no longer wins silently; a record that
+    follows a failed one of its id (a run directory's retry) still replaces it."""
+    nq = load_conner("nq", data_dir)[:3]
+    twice = tmp_path / "twice.jsonl"
+    twice.write_text(
+        '{"id": "nq:0", "text": "a"}\n{"id": "nq:1", "text": "b"}\n{"id": "nq:0", "text": "c"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(DataError, match=r"twice.jsonl:3, field 'id': duplicate id 'nq:0' \(first"):
+        read_knowledge(str(twice), nq)
+    retried = tmp_path / "retried.jsonl"
+    retried.write_text(
+        '{"id": "nq:0", "status": "failed", "text": null}\n{"id": "nq:0", "text": "c"}\n',
+        encoding="utf-8",
+    )
+    got, _ = read_knowledge(str(retried), nq)
+    assert got["nq:0"].text == "c"  # type: ignore[union-attr]
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text('{"id": "", "text": "a"}\n', encoding="utf-8")
+    with pytest.raises(DataError, match=r"empty.jsonl:1, field 'id': empty id"):
+        read_knowledge(str(empty), nq)

@@ -9,7 +9,6 @@ samples in category order, whatever order the questions finished in.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,7 +28,7 @@ from citegraph.caqa.build._splits import (
     statistics,
 )
 from citegraph.caqa.build._table4 import render_table4_comparison
-from citegraph.io import AtomicLines, atomic_write
+from citegraph.io import AtomicLines, atomic_write, json_text
 from citegraph.runs import FAILED, Record, in_id_order
 
 #: Counted by kind: the entity in a reason is kept in the question's record only.
@@ -145,4 +144,4 @@ def write_build_files(
         + render_table4_comparison(table, source=source)
     )
     atomic_write(path / "stats.md", markdown)
-    atomic_write(path / "stats.json", json.dumps(table, indent=2) + "\n")
+    atomic_write(path / "stats.json", json_text(table, indent=2) + "\n")

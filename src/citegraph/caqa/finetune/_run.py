@@ -16,7 +16,6 @@ classifier loads with :class:`~citegraph.caqa.ClassifierJudge`. Training happens
 
 from __future__ import annotations
 
-import json
 import random
 import shutil
 import tempfile
@@ -42,6 +41,7 @@ from citegraph.caqa.finetune._loop import EpochRecord, Progress, steps_per_epoch
 from citegraph.caqa.finetune._models import CausalTrainee, ClassifierTrainee, Trainee
 from citegraph.caqa.judge._prompts import prompt_version
 from citegraph.errors import ConfigError
+from citegraph.io import json_bytes
 from citegraph.models import require_transformers, resolve_device
 from citegraph.runs import package_versions
 
@@ -132,7 +132,7 @@ def finetune(
             seconds=time.perf_counter() - started,
         )
         meta = _metadata(config, result, train, used, dev_list, trainee, device)
-        (tmp / META_FILE).write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+        (tmp / META_FILE).write_bytes(json_bytes(meta, indent=2) + b"\n")
         _publish(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -112,9 +112,23 @@ def _field(obj: dict[str, Any], name: str, path: Path, line: int, *, optional: b
 
 
 def _records(path: Path) -> dict[str, tuple[int, dict[str, Any]]]:
+    """Each id's record and its line. A later record of an id replaces only a failed one (a
+    run directory's retry); a second record of an id that has one is refused, as every task's
+    input reader does."""
     latest: dict[str, tuple[int, dict[str, Any]]] = {}
     for line, obj in iter_jsonl(path):
-        latest[_field(obj, "id", path, line)] = (line, obj)
+        key = _field(obj, "id", path, line)
+        if not key.strip():
+            raise DataError("empty id", path=path, line=line, field="id")
+        first = latest.get(key)
+        if first is not None and first[1].get("status") != FAILED:
+            raise DataError(
+                f"duplicate id {key!r:.80} (first on line {first[0]})",
+                path=path,
+                line=line,
+                field="id",
+            )
+        latest[key] = (line, obj)
     return latest
 
 

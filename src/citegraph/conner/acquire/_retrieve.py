@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from typing import Any, Literal
 from citegraph.conner._types import Knowledge
 from citegraph.datasets import NO_PASSAGE, ConnerSample
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
-from citegraph.io import iter_jsonl, iter_lines
+from citegraph.io import iter_jsonl, iter_lines, json_text
 from citegraph.models import EmbeddingModel
 
 __all__ = [
@@ -49,7 +48,7 @@ Backend = Literal["auto", "numpy", "python"]
 def corpus_fingerprint(ids: Sequence[str], texts: Sequence[str]) -> str:
     """SHA-256 (hex) of the canonical JSON list of ``[id, text]`` pairs."""
     pairs = [[i, t] for i, t in zip(ids, texts, strict=True)]
-    canonical = json.dumps(pairs, ensure_ascii=False, separators=(",", ":"))
+    canonical = json_text(pairs, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -5,7 +5,6 @@ and the raw model output. Model text stays plain strings; the renderers escape i
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -20,6 +19,7 @@ from citegraph.runs import (
     Segment,
     TextBlock,
     field_text,
+    json_text,
 )
 
 __all__ = ["KnowledgePresenter", "number", "shorten"]
@@ -75,7 +75,5 @@ class KnowledgePresenter(Presenter):
         blocks.append(FieldsBlock(title="Record", fields=fields))
         if isinstance(record.get("raw"), str):
             blocks.append(RawBlock(title="Raw model output", text=record["raw"]))
-        blocks.append(
-            RawBlock(title="JSON record", text=json.dumps(record, indent=2, ensure_ascii=False))
-        )
+        blocks.append(RawBlock(title="JSON record", text=json_text(record)))
         return blocks

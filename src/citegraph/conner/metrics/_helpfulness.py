@@ -79,7 +79,7 @@ Progress = Callable[[int, int], None]
 
 
 def _short_hash(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+    return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def _check_template(template: str) -> str:

@@ -17,7 +17,6 @@ Files (next to the build's ``run.json`` / ``samples.jsonl``):
 from __future__ import annotations
 
 import csv
-import json
 import math
 import random
 import re
@@ -27,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from citegraph.io import atomic_write
+from citegraph.io import atomic_write, json_text
 
 GENERAL_FILE = "simple_question_graph.json"
 SPECIFIC_FILE = "complex_question_graph.json"
@@ -74,15 +73,13 @@ def write_dataset(
             )
     _write_json(out / GENERAL_FILE, general)
     _write_json(out / SPECIFIC_FILE, specific)
-    atomic_write(
-        out / GOLD_FILE, "".join(json.dumps(g, ensure_ascii=False) + "\n" for g in gold_lines)
-    )
+    atomic_write(out / GOLD_FILE, "".join(json_text(g) + "\n" for g in gold_lines))
     _write_json(out / STATS_FILE, stats)
     write_human_sheet(out / HUMAN_FILE, records, sample=sample, seed=seed)
 
 
 def _write_json(path: Path, data: Any) -> None:
-    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    atomic_write(path, json_text(data, indent=1) + "\n")
 
 
 def dataset_stats(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
