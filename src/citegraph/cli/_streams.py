@@ -32,17 +32,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from citegraph.io import encodable, json_text
-
-#: What :func:`shown` rewrites: C0 controls but tab and newline, DEL, C1 controls, surrogates.
-_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
-
-
-def _visible(match: re.Match[str]) -> str:
-    char = match.group()
-    if "\ud800" <= char <= "\udfff":
-        return encodable(char)
-    return f"\\x{ord(char):02x}"
+from citegraph.io import json_text, printable
 
 
 def shown(value: object) -> str:
@@ -50,10 +40,7 @@ def shown(value: object) -> str:
     character (ESC, CR, BEL, backspace, C1...) its visible ``\\xNN`` escape, each lone surrogate
     U+FFFD. Rich markup in it is left as it is (print it with markup off, as the CLI's consoles
     do by default, or use :func:`markup_escaped` / :func:`literal`)."""
-    text = str(value)
-    if not _UNSAFE.search(text):
-        return text
-    return _UNSAFE.sub(_visible, text.replace("\r\n", "\n"))
+    return printable(str(value))
 
 
 #: What JSON leaves raw that a terminal may read as a control: DEL and the C1 controls.
@@ -120,10 +107,8 @@ class SafeConsole(Console):
     ) -> Iterable[Segment]:
         """Rich's segments of ``renderable``, each one's text through :func:`shown`."""
         for segment in super().render(renderable, options):
-            if segment.control or not _UNSAFE.search(segment.text):
-                yield segment
-            else:
-                yield Segment(shown(segment.text), segment.style, segment.control)
+            text = segment.text if segment.control else shown(segment.text)
+            yield segment if text is segment.text else Segment(text, segment.style)
 
 
 console = SafeConsole()

@@ -46,6 +46,7 @@ from citegraph.io._text import (
     json_bytes,
     json_text,
     not_utf8_error,
+    printable,
     read_text,
 )
 from citegraph.io._urls import ServerURL, redact_url, redact_urls_in, split_query, url_secrets
@@ -88,6 +89,7 @@ __all__ = [
     "numbered_rows",
     "parse_jsonl_line",
     "parse_retry_after",
+    "printable",
     "read_csv_file",
     "read_jsonl_tolerant",
     "read_text",

@@ -205,5 +205,24 @@ def encodable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+#: What :func:`printable` rewrites: C0 controls but tab and newline, DEL, C1 controls, surrogates.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """``text`` safe to show on a terminal or a page: a CRLF becomes a newline, each other
+    control character (ESC, CR, BEL, backspace, C1...) its visible ``\\xNN`` escape, each lone
+    surrogate U+FFFD. So no text can drive a terminal (an escape sequence: a hyperlink, a title
+    change, a cursor move), even one a saved page is printed to, or stop a print."""
+    if not _UNPRINTABLE.search(text):
+        return text
+    return _UNPRINTABLE.sub(_visible, text.replace("\r\n", "\n"))
+
+
+def _visible(match: re.Match[str]) -> str:
+    char = match.group()
+    return "\ufffd" if "\ud800" <= char <= "\udfff" else f"\\x{ord(char):02x}"
+
+
 def _escape_surrogate(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"

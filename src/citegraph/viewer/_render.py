@@ -1,6 +1,6 @@
 """The Jinja2 environment shared by the web viewer and the HTML report (autoescape on: every
-string from a run, model text included, is escaped; a lone surrogate is shown as U+FFFD, so any
-text renders)."""
+string from a run, model text included, is escaped; a lone surrogate is shown as U+FFFD and a
+control character as its ``\\xNN`` escape, so any text renders)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from citegraph.errors import MissingDependency
-from citegraph.io import encodable
+from citegraph.io import encodable, printable
 
 UrlOf = Callable[..., str]
 
@@ -62,11 +62,13 @@ def server_urls(base: str = "") -> dict[str, UrlOf]:
 
 
 def shown(value: Any) -> Any:
-    """What a template writes for ``value`` (the environment's ``finalize``): text with every
-    lone surrogate replaced by U+FFFD, so a page always encodes as UTF-8; markup stays markup."""
+    """What a template writes for ``value`` (the environment's ``finalize``): text as
+    :func:`~citegraph.io.printable` shows it (a lone surrogate as U+FFFD, so a page always
+    encodes as UTF-8; a control character as its visible ``\\xNN`` escape, so a saved page
+    printed to a terminal cannot drive it); markup stays markup."""
     if not isinstance(value, str):
         return value
-    text = encodable(value)
+    text = printable(value)
     if text == value:
         return value
     return type(value)(text) if hasattr(value, "__html__") else text
