@@ -107,14 +107,7 @@ def read_answers(
         DataError: a line is malformed, an id repeats, or an answer is over the cap (names
             file, line and field), or the file holds no answer (empty or blank lines only).
     """
-    records = iter_unique(
-        path,
-        partial(_answer, max_chars=max_answer_chars),
-        _id,
-        empty=_NO_ANSWERS,
-        max_line_bytes=max_line_bytes(max_answer_chars),
-        cap_hint=_CAP_HINT,
-    )
+    records = iter_unique(path, **_answers_rules(max_answer_chars))
     return [record for _, _, record in records]
 
 
@@ -137,14 +130,7 @@ def index_answers(
     Raises:
         DataError: as :func:`read_answers`.
     """
-    return JsonlIndex(
-        path,
-        partial(_answer, max_chars=max_answer_chars),
-        _id,
-        empty=_NO_ANSWERS,
-        max_line_bytes=max_line_bytes(max_answer_chars),
-        cap_hint=_CAP_HINT,
-    )
+    return JsonlIndex(path, **_answers_rules(max_answer_chars))
 
 
 def index_gold(path: str | Path) -> JsonlIndex[GoldRecord]:
@@ -249,3 +235,15 @@ def _triples(items: object, path: str | Path, lineno: int, field: str) -> tuple[
             )
         triples.append(Triple.from_list(item))
     return tuple(triples)
+
+
+def _answers_rules(max_answer_chars: int) -> dict[str, Any]:
+    """How an answers file is read, for :func:`iter_unique` and :class:`JsonlIndex`: the
+    parser, the id, the empty-file message, the line cap and its hint."""
+    return {
+        "parse": partial(_answer, max_chars=max_answer_chars),
+        "key": _id,
+        "empty": _NO_ANSWERS,
+        "max_line_bytes": max_line_bytes(max_answer_chars),
+        "cap_hint": _CAP_HINT,
+    }
