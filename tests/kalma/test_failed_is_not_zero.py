@@ -103,6 +103,11 @@ def test_kalma_run_failed_calls_are_not_empty_answers(
     # 1 triple each, in neither KG given: correctness 0/2, over those 2 answers only
     assert m["n_citations"] == 2 and m["correctness"]["micro"] == 0.0
     assert m["details"]["correctness"]["n"] == 2
+    # the generation summary: 4 questions, 2 failed, none empty (a failed call is not an empty
+    # answer there either)
+    generation = m["generation"]
+    assert (generation["n_questions"], generation["n_failed"], generation["n_empty"]) == (4, 2, 0)
+    assert generation["empty_reasons"] == {}
     # the viewer tags a failed item failed, not empty nor uncited
     tags = {r["id"]: KalmaPresenter.summary(r).tags for r in records}
     assert all(tags[r["id"]] == ["failed"] for r in failed)

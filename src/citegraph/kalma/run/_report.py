@@ -21,7 +21,7 @@ from citegraph.kalma.run._config import RunConfig, gold_source
 from citegraph.kalma.score._report import METRICS, build_metrics
 from citegraph.kalma.score._text_quality import TextQuality, aggregate_text_quality
 from citegraph.metrics import f1_score, summarise_runs
-from citegraph.runs import recorded_config
+from citegraph.runs import FAILED, recorded_config
 
 
 def run_config_of(info: dict[str, Any]) -> RunConfig:
@@ -98,12 +98,15 @@ def _text_quality(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
 
 def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     gens = [r["generation"] for r in records if r.get("generation")]
-    reasons = Counter(r["empty_reason"] for r in records if r.get("empty_reason"))
+    # an item whose model call failed got no answer: it is failed, not empty
+    reasons = Counter(
+        r["empty_reason"] for r in records if r.get("empty_reason") and r.get("status") != FAILED
+    )
     latencies = [g["latency_s"] for g in gens if g.get("latency_s") is not None]
     return {
         "n_questions": len(records),
-        "n_failed": sum(1 for r in records if r.get("status") == "failed"),
-        "n_empty": sum(1 for r in records if r.get("empty_reason")),
+        "n_failed": sum(1 for r in records if r.get("status") == FAILED),
+        "n_empty": sum(reasons.values()),
         "empty_reasons": dict(reasons),
         "n_cached": sum(1 for g in gens if g.get("cached")),
         "n_retried": sum(1 for g in gens if g.get("attempts", 1) > 1),
