@@ -217,10 +217,10 @@ def test_model_failure_error_is_recorded_not_raised(data_dir: Path, tmp_path: Pa
         model=down,
     )
     assert result.n_failed == 2
-    # Paper mode scores an empty answer as zero citations, recorded with the reason.
-    assert result.metrics["generation"]["empty_reasons"] == {
-        "generation failed: ServerError: 503 from server": 2
-    }
+    # A failed call is failed, not an empty answer (issue 27): its reason is kept as such.
+    generation = result.metrics["generation"]
+    assert generation["empty_reasons"] == {} and generation["n_empty"] == 0
+    assert generation["failure_reasons"] == {"generation failed: ServerError: 503 from server": 2}
 
 
 def test_ner_retrieval_run_reports_retrieval_accuracy(data_dir: Path, tmp_path: Path) -> None:

@@ -102,12 +102,16 @@ def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     reasons = Counter(
         r["empty_reason"] for r in records if r.get("empty_reason") and r.get("status") != FAILED
     )
+    failures = Counter(
+        str(r.get("error") or r.get("empty_reason")) for r in records if r.get("status") == FAILED
+    )
     latencies = [g["latency_s"] for g in gens if g.get("latency_s") is not None]
     return {
         "n_questions": len(records),
-        "n_failed": sum(1 for r in records if r.get("status") == FAILED),
+        "n_failed": sum(failures.values()),
         "n_empty": sum(reasons.values()),
         "empty_reasons": dict(reasons),
+        **({"failure_reasons": dict(failures)} if failures else {}),  # only when one failed
         "n_cached": sum(1 for g in gens if g.get("cached")),
         "n_retried": sum(1 for g in gens if g.get("attempts", 1) > 1),
         "finish_reasons": dict(Counter(str(g.get("finish_reason")) for g in gens)),
