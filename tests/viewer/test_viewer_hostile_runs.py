@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -59,8 +60,6 @@ def client(root: Path, **options: Any) -> Any:
 
 NESTED = b'{"id": "deep", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 BAD_RUNS: dict[str, dict[str, Any]] = {
-    "nested": {"lines": [json.dumps(RECORD).encode(), NESTED]},
-    "answer-a-list": {"lines": [json.dumps(RECORD | {"answer": [{"a": 1}]}).encode()]},
     "metrics-of-wrong-types": {"metrics": {"f1": {"micro": "high"}, "progress": [1]}},
     "config-a-list": {"info": INFO | {"config": [1, 2]}},
     "runtime-text": {"info": INFO | {"runtime": "fast", "created": [1]}},
@@ -88,11 +87,37 @@ def test_one_bad_run_is_listed_as_unreadable_and_the_others_normally(
     assert viewer.get("/run?run=0/good").status_code == 200
 
 
+BAD_RECORDS = {
+    "answer-a-list": (
+        json.dumps(RECORD | {"id": "s1", "answer": [{"a": 1}]}).encode(),
+        "a record this run's task cannot show",
+    ),
+    "nested": (NESTED.replace(b'"deep"', b'"s1"'), "not valid JSON (nested too deeply)"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BAD_RECORDS))
+def test_a_record_that_cannot_be_shown_hides_only_itself(tmp_path: Path, kind: str) -> None:
+    bad, why = BAD_RECORDS[kind]
+    run = make_run(tmp_path, "run", [json.dumps(RECORD).encode(), bad])
+    viewer = client(tmp_path)
+    index = viewer.get("/")
+    assert index.status_code == 200 and "unreadable: " not in index.text
+    note = f"1 line(s) of samples.jsonl not shown: {run / 'samples.jsonl'}:2: {why}"
+    page = viewer.get("/run?run=0/run")
+    assert page.status_code == 200 and note in html.unescape(page.text)
+    assert "sample?run=0%2Frun&amp;id=s0" in page.text  # the good sample is listed as ever
+    assert "unreadable" in page.text.split("id=s1")[1][:400]  # the bad one says so
+    assert viewer.get("/sample?run=0/run&id=s0").status_code == 200
+    shown = viewer.get("/sample?run=0/run&id=s1")
+    assert shown.status_code == 422 and "cannot be shown" in shown.text
+
+
 def test_a_line_that_is_not_a_record_is_named_not_skipped(tmp_path: Path) -> None:
     lines = [json.dumps(RECORD).encode(), b"[1, 2]", json.dumps(RECORD | {"id": "s1"}).encode()]
     run = make_run(tmp_path, "run", lines)
     viewer = client(tmp_path)
-    note = f"1 line(s) of samples.jsonl left out, not records: {run / 'samples.jsonl'}:2"
+    note = f"1 line(s) of samples.jsonl not shown: {run / 'samples.jsonl'}:2"
     assert note in viewer.get("/").text
     page = viewer.get("/run?run=0/run")
     assert page.status_code == 200 and note in page.text and "2 of 2 samples" in page.text

@@ -103,9 +103,9 @@ def _section(
     data = site.run_data(path)
     task, presenter = presenter_of(data.info)
     index = site.index(path, presenter)
-    if index.damage:
+    summaries = index.summaries()
+    if index.damage:  # a line that is no record, or a record its task cannot show
         raise index.damage[0]
-    summaries = index.summaries()  # a record its task cannot show: named by file and line
     shown = presented(presenter, data.metrics, data.info, path)
     section = {
         "where": where_from(out, path),

@@ -130,23 +130,33 @@ class SampleIndex:
             if missing:
                 with self.path.open("rb") as fh:
                     for sample_id, at in missing:
-                        state.summaries[sample_id] = (at[0], self._summary(fh, *at))
+                        row = self._summary(fh, sample_id, *at)
+                        state.summaries[sample_id] = (at[0], row)
             rows = [state.summaries[i][1] for i in state.where]
             facets = facets_of(rows)
             state.rows = (state.version, rows, facets)
             return rows, facets
 
-    def _summary(self, fh: BinaryIO, offset: int, length: int, lineno: int) -> SampleSummary:
-        record = _read_record(fh, self.path, offset, length, lineno)
+    def _summary(
+        self, fh: BinaryIO, sample_id: str, offset: int, length: int, lineno: int
+    ) -> SampleSummary:
+        """The row of the record at ``offset``; a record the task cannot show is a row saying
+        so (tagged ``unreadable``) and named in :attr:`damage`, so one bad record does not hide
+        the run's others (its own page says why)."""
         try:
+            record = _read_record(fh, self.path, offset, length, lineno)
             return self.presenter.summary(record)
-        except DataError:
-            raise
+        except DataError as exc:
+            err = exc
         except UNSHOWABLE as exc:
             why = f"{type(exc).__name__}: {exc}"[:200]
-            raise DataError(
+            err = DataError(
                 f"a record this run's task cannot show ({why})", path=self.path, line=lineno
-            ) from exc
+            )
+        self._state.damage.append(err)
+        return SampleSummary(
+            id=sample_id, title=f"unreadable: {err}", status="unreadable", tags=["unreadable"]
+        )
 
     def neighbours(self, sample_id: str) -> tuple[str | None, str | None]:
         """The ids before and after ``sample_id`` in the run."""

@@ -139,11 +139,12 @@ def run_info(run_dir: Path) -> dict[str, Any]:
 
 
 def skipped_lines(index: SampleIndex) -> str | None:
-    """The note on the lines of ``samples.jsonl`` that are not records (left out), or None."""
+    """The note on the lines of ``samples.jsonl`` that cannot be shown (not records, or records
+    the run's task cannot show), or None."""
     damage = index.damage
     if not damage:
         return None
-    return f"{len(damage)} line(s) of samples.jsonl left out, not records: {damage[0]}"[:300]
+    return f"{len(damage)} line(s) of samples.jsonl not shown: {damage[0]}"[:300]
 
 
 def unreadable_overview(ref: str, run_dir: Path, exc: BaseException) -> RunOverview:
