@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from citegraph.runs import export_run, registered_tasks
+from citegraph.runs import export_run, registered_tasks, sha256_json
 from citegraph.runs._export import RUN_COLUMNS
 
 pd = pytest.importorskip("pandas")
@@ -58,7 +58,9 @@ RUNS = list(_runs())
 
 def _rebuild(files: dict[str, Any], task: str, out: Path) -> Path:
     out.mkdir(parents=True)
-    info = files["run.json"] | {"task": task, "run_id": "r-" + task}
+    info = files["run.json"] | {"task": task}
+    identity = {"config": info.get("config"), "data": info.get("data") or {}}
+    info["run_id"] = sha256_json(identity)  # a run.json as the run wrote it (not edited)
     (out / "run.json").write_text(json.dumps(info), encoding="utf-8")
     lines = "".join(json.dumps(r) + "\n" for r in files["samples.jsonl"])
     (out / "samples.jsonl").write_text(lines, encoding="utf-8")

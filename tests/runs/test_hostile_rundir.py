@@ -266,9 +266,27 @@ def test_an_edited_config_in_run_json_is_refused_everywhere(data_dir: Path, tmp_
         RunDir.read(out)
     with pytest.raises(DataError, match=r"run.json: was edited"):
         _kalma_run(data_dir, out)  # the resume is refused: no model is asked
-    report = _invoke("runs", "report", str(out))
-    assert report.exit_code == 2 and "run.json: was edited" in report.output
-    assert "Traceback" not in report.output
+    other = tmp_path / "other"
+    _kalma_run(data_dir, other)
+    for command in (
+        ["runs", "report", str(out)],
+        ["runs", "export", str(out), "--format", "csv"],
+        ["runs", "compare", str(other), str(out)],
+    ):
+        result = _invoke(*command)
+        assert result.exit_code == 2 and "run.json: was edited" in result.output, command
+        assert "Traceback" not in result.output
+    assert not (out / "export").exists()
+    pytest.importorskip("starlette", reason="the viewer extra is not installed")
+    from starlette.testclient import TestClient
+
+    from citegraph.viewer import create_app
+
+    viewer = TestClient(create_app([tmp_path], warm=False), base_url="http://127.0.0.1")
+    index = viewer.get("/")
+    assert index.status_code == 200 and "run.json: was edited" in index.text
+    assert viewer.get("/run?run=0/run").status_code == 422
+    assert viewer.get("/run?run=0/other").status_code == 200
     run_kalma(
         out,
         RunConfig(model="mock"),

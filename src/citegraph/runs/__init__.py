@@ -104,6 +104,7 @@ from citegraph.runs._rundir import (
     RunDir,
     samples_fingerprint,
 )
+from citegraph.runs._runfile import check_run_identity
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
 from citegraph.runs._state import RunState, run_state
 from citegraph.runs._stored import StoredRecords, sorted_records
@@ -149,6 +150,7 @@ __all__ = [
     "blocking",
     "canonical_json",
     "check_gates",
+    "check_run_identity",
     "check_same_dtypes",
     "collecting_runs",
     "differing_settings",

@@ -36,16 +36,17 @@ from citegraph.runs._stored import Stored, StoredRecords
 
 
 def read_run_info(path: str | Path) -> dict[str, Any]:
-    """``run.json`` of a run directory.
+    """``run.json`` of a run directory, checked against its ``run_id`` (an edited file would
+    report settings the records were not made with).
 
     Raises:
         DataNotFoundError: ``path`` holds no run.
-        DataError: its ``run.json`` is not a JSON object (names file and line).
+        DataError: its ``run.json`` is not a JSON object (names file and line), or was edited.
     """
     run_file = Path(path) / RUN_FILE
     if not run_file.is_file():
         raise DataNotFoundError(f"{path} is not a run directory (no {RUN_FILE})", path=run_file)
-    return load_run_file(run_file)
+    return load_run_file(run_file, check=True)
 
 
 def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool = False) -> RunDir:

@@ -21,6 +21,7 @@ from citegraph.runs import (
     Presenter,
     RunData,
     RunPresentation,
+    check_run_identity,
     differing_settings,
     run_state,
     task_of_run,
@@ -123,7 +124,8 @@ def run_info(run_dir: Path) -> dict[str, Any]:
 
     Raises:
         DataError: a field has the wrong JSON type (a hand-edited or damaged file): names the
-            file and the field.
+            file and the field; or its config and data no longer hash to its ``run_id`` (an
+            edited file).
     """
     info = read_json(run_dir / RUN_FILE)
     for key, kind in _RUN_FIELDS.items():
@@ -135,6 +137,8 @@ def run_info(run_dir: Path) -> dict[str, Any]:
                 path=run_dir / RUN_FILE,
                 field=key,
             )
+    if "run_id" in info:  # re-hashed: an edited file would show settings not used
+        check_run_identity(info, run_dir / RUN_FILE)
     return info
 
 
