@@ -38,7 +38,6 @@ from citegraph.models import (
     chat_model,
     generate_config_for,
     parse_model_spec,
-    server_deadlines,
 )
 
 
@@ -111,8 +110,14 @@ def ask_command(
     parse_model_spec(model)  # a bad spec fails before the KG opens
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
-        with server_deadlines(timeout, total_timeout):  # a server's client takes them
-            chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
+        chat = chat_model(
+            model,
+            base_url=base_url,
+            device=device,
+            dtype=dtype,
+            timeout=timeout,  # a server's only
+            total_timeout=total_timeout,
+        )
     config = generate_config_for(
         chat,
         {

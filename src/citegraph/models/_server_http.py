@@ -286,7 +286,8 @@ class ServerClient:
         """The server's URL as shown (messages, cache keys, run directories): its credentials
         written as ``***``."""
         self.name = f"{provider}/{model}"
-        to_openai = _is_openai(self.base_url)
+        self._to_openai = to_openai = _is_openai(self.base_url)
+        """Whether requests go to OpenAI's own API (its key and its default headers)."""
         if api_key_env is not None:
             self.api_key_env = api_key_env
         elif provider == "openai" and not to_openai:
@@ -326,7 +327,7 @@ class ServerClient:
                 api_key=self._api_key,
                 max_retries=0,
                 timeout=self.timeout,
-                default_headers=None if _is_openai(self.base_url) else private,
+                default_headers=None if self._to_openai else private,
                 default_query=self._query or None,
             )
             self._loop = loop
