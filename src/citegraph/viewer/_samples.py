@@ -8,7 +8,8 @@ the run; the sample-list rows (:class:`~citegraph.runs.SampleSummary`) are made 
 and kept. A torn last line (a run killed mid-write) is left out and counted. A complete line
 that is not a record (not UTF-8, not JSON, nested too deeply, not an object) is left out and
 named: :attr:`SampleIndex.damage` holds its :class:`~citegraph.errors.DataError` (file and
-line), as ``runs report`` would raise it; a record is read again through the same parser.
+line), as ``runs report`` would raise it; a record is read again through the same parser. A
+record its task cannot show is named there too, and listed as an ``unreadable`` row.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ class _State:
     lines: int = 0  # complete lines read
     # id -> (offset, length, line number) of its newest record
     where: dict[str, tuple[int, int, int]] = field(default_factory=dict)
-    damage: list[DataError] = field(default_factory=list)  # complete lines that are no record
+    # complete lines that are no record, and records the task cannot show
+    damage: list[DataError] = field(default_factory=list)
     summaries: dict[str, tuple[int, SampleSummary]] = field(default_factory=dict)
     torn: int = 0  # bytes of an incomplete last line
     version: int = 0  # bumped whenever ``where`` changes
@@ -70,7 +72,8 @@ class SampleIndex:
 
     @property
     def damage(self) -> list[DataError]:
-        """The complete lines that are not records, each as the error naming file and line."""
+        """The complete lines that are not records, and the records the task cannot show (found
+        as the sample list is made), each as the error naming file and line."""
         with self._lock:
             self._refresh()
             return list(self._state.damage)
