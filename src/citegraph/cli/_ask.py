@@ -38,6 +38,7 @@ from citegraph.models import (
     chat_model,
     generate_config_for,
     parse_model_spec,
+    server_deadlines,
 )
 
 
@@ -110,14 +111,8 @@ def ask_command(
     parse_model_spec(model)  # a bad spec fails before the KG opens
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
-        chat = chat_model(
-            model,
-            base_url=base_url,
-            device=device,
-            dtype=dtype,
-            timeout=timeout,  # a server's only
-            total_timeout=total_timeout,
-        )
+        with server_deadlines(timeout, total_timeout):  # a server's client takes them
+            chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     config = generate_config_for(
         chat,
         {
