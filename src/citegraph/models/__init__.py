@@ -45,6 +45,7 @@ from citegraph.models._embeddings import (
     embedding_model,
     locate_minilm,
 )
+from citegraph.models._grammar import GRAMMAR_MODES, Grammar, GrammarMode, grammar_mode_of
 from citegraph.models._hf_common import (
     LoadedModel,
     check_batching,
@@ -104,6 +105,7 @@ __all__ = [
     "DEVICE_HELP",
     "DTYPE_HELP",
     "ENTAILMENT_LABELS",
+    "GRAMMAR_MODES",
     "HFNLI3",
     "LOCAL_CHAT_NAME",
     "LOCAL_GENERATE_DEFAULTS",
@@ -128,6 +130,8 @@ __all__ = [
     "GenerateConfig",
     "Generation",
     "GenerationProgress",
+    "Grammar",
+    "GrammarMode",
     "HFChat",
     "HFClassifierNLI",
     "HFEmbeddingModel",
@@ -174,6 +178,7 @@ __all__ = [
     "find_three_way_indices",
     "free_memory",
     "generate_config_for",
+    "grammar_mode_of",
     "load_causal_lm",
     "load_hf_model",
     "load_placed",

@@ -26,7 +26,8 @@ __all__ = ["CachedChatModel", "chat_cache_key"]
 def chat_cache_key(endpoint: str, model: str, request: ChatRequest) -> str:
     """The cache key of ``request`` sent to ``model`` at ``endpoint``.
 
-    ``response_format`` and ``config.repetition_penalty`` join the key only when set, so
+    ``response_format``, ``grammar`` and ``config.repetition_penalty`` join the key only when
+    set, so
     requests without them keep the keys they had before the fields existed.
     """
     config = request.config.model_dump(mode="json")
@@ -40,6 +41,8 @@ def chat_cache_key(endpoint: str, model: str, request: ChatRequest) -> str:
     }
     if request.response_format is not None:
         identity["response_format"] = request.response_format
+    if request.grammar is not None:
+        identity["grammar"] = request.grammar.digest()
     return cache_key(identity)
 
 
@@ -84,6 +87,11 @@ class CachedChatModel:
         transparent to callers that size their work by it."""
         limit = getattr(self.inner, "concurrency", None)
         return int(limit) if limit else None
+
+    @property
+    def grammar_mode(self) -> str | None:
+        """How the inner model applies a grammar (None: it cannot)."""
+        return getattr(self.inner, "grammar_mode", None)
 
     def request_key(self, request: ChatRequest) -> str:
         """The cache key of ``request`` for this model."""

@@ -36,6 +36,7 @@ from citegraph.models._chat_types import (
     ProgressCallback,
     Usage,
 )
+from citegraph.models._grammar_llg import GrammarLogits, compile_grammar, hf_tokenizer
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
@@ -191,6 +192,9 @@ class HFChat(HeldModel):
             :func:`~citegraph.models.local_chat` sets the embedded model's.
     """
 
+    #: A request's grammar is applied as a logits processor (llguidance).
+    grammar_mode = "logits"
+
     def __init__(
         self,
         *,
@@ -341,10 +345,14 @@ class HFChat(HeldModel):
                 )
             if criteria:
                 options["stopping_criteria"] = criteria
+            processors: list[Any] = []
             if config.repetition_penalty is not None:
-                options["logits_processor"] = [
-                    ReplyRepetitionPenalty(prompt_len, config.repetition_penalty)
-                ]
+                processors.append(ReplyRepetitionPenalty(prompt_len, config.repetition_penalty))
+            constraint = self._grammar_logits(request, tokenizer, prompt_len)
+            if constraint is not None:
+                processors.append(constraint)
+            if processors:
+                options["logits_processor"] = processors
             if getattr(model.generation_config, "pad_token_id", None) is None:
                 pad = tokenizer.pad_token_id
                 options["pad_token_id"] = tokenizer.eos_token_id if pad is None else pad
@@ -364,14 +372,31 @@ class HFChat(HeldModel):
         text, stopped = cut_at_stop(decoded, config.stop)
         eos = self._eos_ids(model, tokenizer)
         ended = stopped or bool(new_ids and new_ids[-1] in eos) or len(new_ids) < config.max_tokens
+        raw: dict[str, Any] = {"prompt_format": "chat_template" if templated else "plain"}
+        if constraint is not None and request.grammar is not None:
+            raw.update(
+                grammar=request.grammar.name,
+                grammar_mode="logits",
+                grammar_s=round(constraint.seconds, 6),
+            )
         return Generation(
             text=text.strip(),
             model=self.name.split("/", 1)[-1],
             finish_reason="stop" if ended else "length",
             usage=Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids)),
             latency_s=time.perf_counter() - started,
-            raw={"prompt_format": "chat_template" if templated else "plain"},
+            raw=raw,
         )
+
+    def _grammar_logits(
+        self, request: ChatRequest, tokenizer: Any, prompt_len: int
+    ) -> GrammarLogits | None:
+        """The logits processor of ``request``'s grammar (None without one)."""
+        if request.grammar is None:
+            return None
+        ll_tokenizer = hf_tokenizer(tokenizer)
+        matcher = compile_grammar(ll_tokenizer, request.grammar)
+        return GrammarLogits(matcher, prompt_len, ll_tokenizer.vocab_size, self._torch)
 
     def _check_context(self, model: Any, tokenizer: Any, prompt_len: int, max_tokens: int) -> None:
         """Refuse a prompt that does not fit the model's context (instead of generating

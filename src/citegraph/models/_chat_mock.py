@@ -52,6 +52,8 @@ class MockChat:
     """
 
     endpoint = "mock"
+    #: A request's grammar is applied by decoding the script under it (see ``decode_under``).
+    grammar_mode = "logits"
 
     def __init__(
         self,
@@ -112,12 +114,20 @@ class MockChat:
         text = self._script(request)
         if not isinstance(text, str):
             raise ModelError(f"MockChat script returned {type(text).__name__}, not str")
+        finish, raw = self.finish_reason, None
+        if request.grammar is not None:
+            from citegraph.models._grammar_llg import decode_under
+
+            text, ended = decode_under(text, request.grammar, 4 * len(text) + 1024)
+            finish = finish if ended else "length"
+            raw = {"grammar": request.grammar.name, "grammar_mode": "logits"}
         prompt = " ".join(m.content for m in request.messages)
         return Generation(
             text=text,
             model=self.name.removeprefix("mock/"),
-            finish_reason=self.finish_reason,
+            finish_reason=finish,
             usage=Usage(prompt_tokens=len(prompt.split()), completion_tokens=len(text.split())),
+            raw=raw,
         )
 
     async def aclose(self) -> None:

@@ -25,12 +25,51 @@ import json
 import time
 from typing import Any
 
-from citegraph.errors import ResponseFormatError
+from citegraph.errors import ConfigError, ResponseFormatError
 from citegraph.io import retry_after_from_headers, snippet
 from citegraph.models._chat_types import ChatRequest, Generation, Usage
+from citegraph.models._grammar import Grammar, GrammarMode
 from citegraph.models._server_http import OPENAI_URL, PRESETS, ProviderPreset, ServerClient
 
-__all__ = ["OPENAI_URL", "PRESETS", "OpenAICompatibleChat", "ProviderPreset"]
+__all__ = [
+    "OPENAI_URL",
+    "PRESETS",
+    "SERVER_GRAMMAR_MODES",
+    "OpenAICompatibleChat",
+    "ProviderPreset",
+    "grammar_fields",
+]
+
+#: How each server provider constrains a reply (any other: ``json-schema``).
+SERVER_GRAMMAR_MODES: dict[str, GrammarMode] = {
+    "vllm": "vllm-grammar",
+    "llamacpp": "gbnf",
+    "openai": "json-schema",
+    "ollama": "json-schema",
+}
+
+
+def grammar_fields(mode: GrammarMode, grammar: Grammar) -> dict[str, Any]:
+    """The request-body fields that apply ``grammar`` on a server of ``mode``.
+
+    - ``vllm-grammar``: ``structured_outputs: {"grammar": <GBNF>}`` (vLLM >= 0.10.2; the older
+      ``guided_grammar`` field was removed in 0.12);
+    - ``gbnf``: ``grammar: <GBNF>`` (llama.cpp server);
+    - ``json-schema``: a strict ``response_format`` of the grammar's JSON schema.
+
+    Raises:
+        ConfigError: ``json-schema`` for a grammar without a JSON form, or an unknown mode.
+    """
+    if mode == "vllm-grammar":
+        return {"structured_outputs": {"grammar": grammar.gbnf}}
+    if mode == "gbnf":
+        return {"grammar": grammar.gbnf}
+    if mode == "json-schema" and grammar.json_schema is not None:
+        schema = {"name": grammar.name.replace("-", "_"), "strict": True,
+                  "schema": grammar.json_schema}  # fmt: skip
+        return {"response_format": {"type": "json_schema", "json_schema": schema}}
+    raise ConfigError(f"grammar {grammar.name!r} has no form for a server of mode {mode!r}")
+
 
 #: The former name of :func:`citegraph.io.retry_after_from_headers` (tests import it).
 _retry_after = retry_after_from_headers
@@ -134,7 +173,15 @@ class OpenAICompatibleChat(ServerClient):
             body["stop"] = list(config.stop)
         if request.response_format is not None:
             body["response_format"] = request.response_format
+        if request.grammar is not None:
+            body.update(grammar_fields(self.grammar_mode, request.grammar))
         return body
+
+    @property
+    def grammar_mode(self) -> GrammarMode:
+        """How this server constrains a reply: ``vllm-grammar`` (vLLM), ``gbnf`` (llama.cpp) or
+        ``json-schema`` (OpenAI, Ollama and any other OpenAI-compatible server)."""
+        return SERVER_GRAMMAR_MODES.get(self.provider, "json-schema")
 
     async def generate(self, request: ChatRequest) -> Generation:
         """Send ``request``, retrying transient failures (see the module docstring).
@@ -151,7 +198,11 @@ class OpenAICompatibleChat(ServerClient):
         )
         generation = _parse_completion(content, status, self.endpoint, self.model)
         latency = time.perf_counter() - started
-        return generation.model_copy(update={"attempts": attempts, "latency_s": latency})
+        update: dict[str, Any] = {"attempts": attempts, "latency_s": latency}
+        if request.grammar is not None:
+            marks = {"grammar": request.grammar.name, "grammar_mode": self.grammar_mode}
+            update["raw"] = {**(generation.raw or {}), **marks}
+        return generation.model_copy(update=update)
 
     def __repr__(self) -> str:
         return (

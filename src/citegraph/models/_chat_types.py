@@ -13,6 +13,8 @@ from typing import Any, Literal, NamedTuple, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from citegraph.models._grammar import Grammar
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -88,6 +90,11 @@ class ChatRequest(BaseModel):
         "Only OpenAI-compatible servers receive it; local and mock models ignore it. Part of the "
         "cache key only when set, so keys of requests without it are unchanged.",
     )
+    grammar: Grammar | None = Field(
+        default=None,
+        description="A constraint on the reply, applied as the model's ``grammar_mode`` says "
+        "(see :mod:`citegraph.models._grammar`). Part of the cache key (its digest) only when set.",
+    )
 
     @classmethod
     def of(
@@ -96,13 +103,17 @@ class ChatRequest(BaseModel):
         config: GenerateConfig | None = None,
         *,
         response_format: dict[str, Any] | None = None,
+        grammar: Grammar | None = None,
     ) -> ChatRequest:
         """Build from messages given as records or ``{"role", "content"}`` dicts."""
         msgs = tuple(
             m if isinstance(m, ChatMessage) else ChatMessage.model_validate(m) for m in messages
         )
         return cls(
-            messages=msgs, config=config or GenerateConfig(), response_format=response_format
+            messages=msgs,
+            config=config or GenerateConfig(),
+            response_format=response_format,
+            grammar=grammar,
         )
 
 

@@ -1,0 +1,76 @@
+"""Constrained generation: a grammar every chat provider can apply in its own way.
+
+A :class:`Grammar` carries one language in the three forms providers take:
+
+- ``lark``: llguidance's Lark dialect. Local transformers models (``hf/...``, ``local``) apply it
+  as a logits processor, and the mock model decodes its script under it byte by byte
+  (:mod:`citegraph.models._grammar_llg`);
+- ``gbnf``: GBNF, the grammar format of llama.cpp's ``grammar`` field; vLLM takes it too
+  (``structured_outputs.grammar``, EBNF read by its xgrammar backend);
+- ``json_schema``: a strict JSON schema for servers that constrain only JSON (OpenAI, Ollama).
+  The reply is then JSON in that schema, and the caller renders it into text (the grammar's
+  owner knows how: see :mod:`citegraph.kalma.constrain`).
+
+How each provider applies a grammar is its :data:`GrammarMode`, which a model declares in its
+``grammar_mode`` attribute; :func:`grammar_mode_of` reads it and refuses, naming the model and
+every mode citegraph knows, a model that has none (a user's own ``ChatModel`` class, say).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from citegraph.errors import ConfigError
+from citegraph.io import json_text
+
+__all__ = ["GRAMMAR_MODES", "Grammar", "GrammarMode", "grammar_mode_of"]
+
+GrammarMode = Literal["logits", "vllm-grammar", "gbnf", "json-schema"]
+
+#: Every way a provider applies a :class:`Grammar`, and the providers that use it.
+GRAMMAR_MODES: dict[str, str] = {
+    "logits": "a logits processor in local generation (hf/..., local; mock decodes under it)",
+    "vllm-grammar": "vLLM's structured_outputs.grammar request field (vllm/...)",
+    "gbnf": "llama.cpp's GBNF grammar request field (llamacpp/...)",
+    "json-schema": "a strict JSON-schema response_format (openai/..., ollama/...)",
+}
+
+
+class Grammar(BaseModel):
+    """One generation constraint in the forms providers take (see the module docstring)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(description="What the grammar is, with its version (recorded in runs).")
+    lark: str = Field(description="The language in llguidance's Lark dialect.")
+    gbnf: str = Field(description="The same language in GBNF (llama.cpp, vLLM).")
+    json_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="A strict JSON schema whose replies the caller renders into the language; "
+        "None: servers that constrain only JSON cannot apply this grammar.",
+    )
+
+    def digest(self) -> str:
+        """A short SHA-256 of all three forms (part of cache keys)."""
+        text = json_text(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def grammar_mode_of(model: object) -> GrammarMode:
+    """How ``model`` applies a grammar (its ``grammar_mode``).
+
+    Raises:
+        ConfigError: The model declares no mode: the message names it and lists the modes.
+    """
+    mode = getattr(model, "grammar_mode", None)
+    if mode in GRAMMAR_MODES:
+        return mode  # type: ignore[no-any-return]
+    name = getattr(model, "name", type(model).__name__)
+    listed = "; ".join(f"{m}: {what}" for m, what in GRAMMAR_MODES.items())
+    raise ConfigError(
+        f"model {name!r} cannot constrain its output: it supports none of citegraph's grammar "
+        f"modes ({listed}). Use a provider that does, or free generation"
+    )

@@ -1,0 +1,211 @@
+"""Grammars applied in local decoding, with llguidance (the ``logits`` grammar mode).
+
+Why llguidance: one abi3 wheel with no dependencies (the same file on Python 3.10-3.13, CPU or
+GPU), the engine behind vLLM's and llama.cpp's ``guidance`` backends and maintained by the
+guidance team; its matcher computes a token mask in tens of microseconds from a Lark grammar whose
+terminals are regular expressions, without compiling anything ahead per tokenizer beyond a ~1 s
+tokenizer import (cached per model). xgrammar needs torch, triton-era pins and a C++ compile of the
+grammar; outlines-core builds a full regex index per grammar, slow for a grammar made fresh for
+every question.
+
+- :class:`GrammarLogits`: a transformers logits processor. Before each new token it feeds the
+  matcher the token chosen last, asks it for the allowed tokens and sets every other logit to
+  ``-inf``; it times itself (:attr:`GrammarLogits.seconds`) so the grammar's share of generation
+  time is measured, not guessed.
+- :func:`decode_under`: the mock model's decoding. It writes a scripted text byte by byte under
+  the grammar, as a model that wants to write the script would: a byte the grammar allows is
+  kept; where the script leaves the grammar (a citation of something outside the graph), the
+  bytes the grammar forces are taken, then ``]`` as soon as it is allowed, else the lowest allowed
+  byte, and the script resumes after its own closing bracket.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any
+
+from citegraph.errors import ConfigError, MissingDependency, ModelError
+from citegraph.models._grammar import Grammar
+
+__all__ = ["GrammarLogits", "byte_tokenizer", "compile_grammar", "decode_under", "hf_tokenizer"]
+
+_HF_TOKENIZERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
+
+def require_llguidance() -> Any:
+    """Import llguidance, or raise :class:`MissingDependency` (the ``local`` extra)."""
+    try:
+        import llguidance
+    except ImportError as exc:
+        raise MissingDependency("llguidance", "local") from exc
+    return llguidance
+
+
+def hf_tokenizer(tokenizer: Any, vocab_size: int | None = None) -> Any:
+    """llguidance's view of a transformers fast tokenizer (built once per tokenizer object).
+
+    Raises:
+        ConfigError: The tokenizer is not a fast (Rust) tokenizer, which llguidance needs.
+    """
+    cached = _HF_TOKENIZERS.get(tokenizer)
+    if cached is not None:
+        return cached
+    require_llguidance()
+    import llguidance.hf
+
+    try:
+        made = llguidance.hf.from_tokenizer(tokenizer, n_vocab=vocab_size)
+    except ValueError as exc:
+        raise ConfigError(
+            f"constrained generation needs a fast (Rust) tokenizer; "
+            f"{type(tokenizer).__name__} is not one ({exc})"
+        ) from exc
+    _HF_TOKENIZERS[tokenizer] = made
+    return made
+
+
+class _ByteTokens:
+    """A tokenizer of 256 byte tokens and an end token (id 256), for :func:`decode_under`."""
+
+    def __init__(self) -> None:
+        self.eos_token_id = 256
+        self.bos_token_id = None
+        self.tokens = [bytes([i]) for i in range(256)] + [b"<eos>"]
+        self.special_token_ids = [256]
+
+    def __call__(self, text: bytes | str) -> list[int]:
+        return list(text.encode("utf-8") if isinstance(text, str) else text)
+
+
+_BYTE_TOKENIZER: list[Any] = []
+
+
+def byte_tokenizer() -> Any:
+    """The llguidance tokenizer of :class:`_ByteTokens` (built once)."""
+    if not _BYTE_TOKENIZER:
+        llg = require_llguidance()
+        _BYTE_TOKENIZER.append(llg.LLTokenizer(llg.TokenizerWrapper(_ByteTokens())))
+    return _BYTE_TOKENIZER[0]
+
+
+def compile_grammar(tokenizer: Any, grammar: Grammar) -> Any:
+    """A fresh llguidance matcher of ``grammar``'s Lark form over ``tokenizer``.
+
+    Raises:
+        ModelError: llguidance refuses the grammar (the message names it and says why).
+    """
+    llg = require_llguidance()
+    matcher = llg.LLMatcher(tokenizer, llg.LLMatcher.grammar_from_lark(grammar.lark), log_level=0)
+    if matcher.is_error():
+        raise ModelError(f"grammar {grammar.name!r} cannot be compiled: {matcher.get_error()}")
+    return matcher
+
+
+class GrammarLogits:
+    """A logits processor keeping one generation (batch of one) inside a grammar.
+
+    Args:
+        matcher: A fresh matcher from :func:`compile_grammar`.
+        prompt_len: Tokens of the prompt (the reply starts after them).
+        vocab_size: Tokens the tokenizer knows (logits beyond them are always masked).
+        torch: The torch module.
+
+    Attributes:
+        seconds: Time spent in this processor so far (the grammar's cost).
+        tokens: Tokens the matcher has consumed.
+    """
+
+    def __init__(self, matcher: Any, prompt_len: int, vocab_size: int, torch: Any) -> None:
+        self._matcher = matcher
+        self._prompt_len = prompt_len
+        self._vocab = vocab_size
+        self._torch = torch
+        self._words = (vocab_size + 31) // 32
+        self._bits = torch.tensor([1 << i for i in range(31)] + [-(1 << 31)], dtype=torch.int32)
+        self.seconds = 0.0
+        self.tokens = 0
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        started = time.perf_counter()
+        if input_ids.shape[0] != 1:
+            raise ModelError("constrained generation runs one reply at a time")
+        generated = int(input_ids.shape[1]) - self._prompt_len
+        if generated > self.tokens:
+            token = int(input_ids[0, -1])
+            if not self._matcher.consume_token(token):
+                raise ModelError(f"the grammar refused token {token}: {self._matcher.get_error()}")
+            self.tokens += 1
+        torch = self._torch
+        mask = bytearray(self._matcher.compute_bitmask())
+        words = torch.frombuffer(mask, dtype=torch.int32)[: self._words]
+        allowed = (words.unsqueeze(1) & self._bits) != 0
+        allowed = allowed.reshape(-1)[: self._vocab]
+        keep = torch.zeros(scores.shape[-1], dtype=torch.bool)
+        width = min(self._vocab, scores.shape[-1])
+        keep[:width] = allowed[:width]
+        if not bool(keep.any()):
+            raise ModelError("the grammar allows no token here (the model's vocabulary lacks it)")
+        scores = scores.masked_fill(~keep.to(scores.device), float("-inf"))
+        self.seconds += time.perf_counter() - started
+        return scores
+
+
+def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bool]:
+    """``script`` as a model that wants to write it would write it under ``grammar``.
+
+    Args:
+        script: The text the mock model would write unconstrained.
+        grammar: The constraint.
+        max_bytes: Most bytes to write (the mock's ``max_tokens``: one byte is one token).
+
+    Returns:
+        The text written, and whether it ended before ``max_bytes`` (the grammar accepted it).
+
+    Raises:
+        ModelError: The grammar cannot be compiled.
+    """
+    matcher = compile_grammar(byte_tokenizer(), grammar)
+    want = script.encode("utf-8")
+    out = bytearray()
+    pos = 0
+    skipping = False  # the script left the grammar inside a bracket; resume after its ']'
+    while len(out) < max_bytes:
+        allowed = _allowed_bytes(matcher)
+        outside = _END in allowed  # the answer may end here: no citation is open
+        if skipping and outside:  # the grammar's citation is closed: skip the script's
+            close = want.find(b"]", pos)
+            pos = len(want) if close < 0 else close + 1
+            skipping = False
+        if not skipping and pos < len(want):
+            byte = want[pos]
+            if byte in allowed:
+                _consume(matcher, byte)
+                out.append(byte)
+                pos += 1
+                continue
+            if outside:  # a stray ']' in text: leave it out
+                pos += 1
+                continue
+            skipping = True  # finish the grammar's citation, then skip the script's
+        if not skipping and pos >= len(want) and outside:
+            return out.decode("utf-8", errors="replace"), True
+        forced = matcher.compute_ff_bytes()
+        byte = forced[0] if forced else (_CLOSE if _CLOSE in allowed else min(allowed - {_END}))
+        _consume(matcher, byte)
+        out.append(byte)
+    return out.decode("utf-8", errors="replace"), False
+
+
+_END = 256
+_CLOSE = ord("]")
+
+
+def _allowed_bytes(matcher: Any) -> set[int]:
+    mask = matcher.compute_bitmask()
+    return {i for i in range(257) if mask[i >> 3] >> (i & 7) & 1}
+
+
+def _consume(matcher: Any, token: int) -> None:
+    if not matcher.consume_token(token):
+        raise ModelError(f"the grammar refused byte {token}: {matcher.get_error()}")
