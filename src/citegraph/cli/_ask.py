@@ -29,6 +29,7 @@ from citegraph.cli._options import (
 from citegraph.cli._streams import literal, markup_escaped, shown, shown_json
 from citegraph.io import encodable
 from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask_async
+from citegraph.kalma.constrain import CitationsMode
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
     ChatModel,
@@ -74,6 +75,14 @@ from citegraph.models import (
     help="Stop sequence (repeatable). Default: the local model's (blank lines, a new turn).",
 )
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--citations",
+    type=click.Choice(["constrained", "free"]),
+    default="constrained",
+    show_default=True,
+    help="constrained: a grammar made from the retrieved triples lets a citation name only "
+    "them, or [NA] (the text stays free); free: the model cites as it likes (the paper's runs).",
+)
 @data_dir_option
 @click.option("--json", "as_json", is_flag=True, help="Print the full result as JSON.")
 @device_options
@@ -91,6 +100,7 @@ def ask_command(
     repetition_penalty: float | None,
     stop: tuple[str, ...],
     seed: int,
+    citations: CitationsMode,
     data_dir: Path | None,
     as_json: bool,
     device: str,
@@ -125,7 +135,9 @@ def ask_command(
     )
     with err_console.status("Retrieving and generating...") as status:
         on_progress = progress_line(lambda line: status.update(literal(line)))
-        result = asyncio.run(_ask(question, opened.kg, chat, config, prompt, on_progress))
+        result = asyncio.run(
+            _ask(question, opened.kg, chat, config, prompt, on_progress, citations)
+        )
     if as_json:
         click.echo(shown_json(result.model_dump(mode="json")))
         _say_no_answer(result)
@@ -168,10 +180,17 @@ async def _ask(
     config: GenerateConfig,
     prompt: str,
     on_progress: ProgressCallback | None = None,
+    citations: CitationsMode = "constrained",
 ) -> AskResult:
     try:
         return await ask_async(
-            question, kg, chat, config=config, prompt_version=prompt, on_progress=on_progress
+            question,
+            kg,
+            chat,
+            config=config,
+            prompt_version=prompt,
+            on_progress=on_progress,
+            citations=citations,
         )
     finally:
         await chat.aclose()
@@ -200,8 +219,16 @@ def show_answer(result: AskResult) -> None:
         f"\n{scores.n_citations} KG citations, {scores.n_correct} found in the KG "
         f"(green), {scores.n_citations - scores.n_correct} not (red); {n_na} [NA] "
         f"(yellow); {len(result.parsed.issues)} unreadable brackets. Model: {result.model}, "
-        f"prompt {result.answer.prompt_version}."
+        f"prompt {result.answer.prompt_version}, citations {_citations(result)}."
     )
+
+
+def _citations(result: AskResult) -> str:
+    """How the citations were made: ``free``, or ``constrained (<grammar>, <mode>)``."""
+    record = result.answer.constraint
+    if result.answer.citations == "free" or record is None:
+        return result.answer.citations
+    return f"constrained ({record['grammar']}, {record['mode']})"
 
 
 def answer_text(result: AskResult) -> Text:

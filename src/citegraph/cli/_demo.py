@@ -1,9 +1,11 @@
 """``citegraph demo``: the main job on the embedded default, offline (no server, no API key).
 
 1. ``citegraph ask``: one question, spaCy retrieval over the embedded BioKaLMA KG, an answer
-   from the embedded SmolLM2-135M-Instruct model, its citations checked against the KG.
-2. ``citegraph kalma run``: the first few BioKaLMA questions answered by the same model and
-   scored (citation quality against the question's KG, precision / recall against the labelled
+   from the embedded SmolLM2-135M-Instruct model with constrained citations (a grammar of the
+   retrieved triples: every citation names one of them, or [NA]), checked against the KG.
+2. ``citegraph kalma run --citations constrained``: the first few BioKaLMA questions answered by
+   the same model, citations constrained the same way, and scored (citation quality against the
+   question's KG, precision / recall against the labelled
    ``question-match`` approximate gold, alignment with the lexical matcher).
 3. ``citegraph kalma score`` on four hand-written answers with hand-written gold, so every
    metric (including [NA] precision and recall) is shown measured.
@@ -62,6 +64,13 @@ QUESTION = "Who was Stephen Crane and what shaped his writing?"
 @click.option("--conner", type=int, default=8, show_default=True, help="WoW turns to score.")
 @click.option("--max-tokens", type=int, default=160, show_default=True)
 @click.option(
+    "--citations",
+    type=click.Choice(["constrained", "free"]),
+    default="constrained",
+    show_default=True,
+    help="How the answers cite (see citegraph ask --help).",
+)
+@click.option(
     "--mode", type=click.Choice(["paper", "reference"]), default="paper", show_default=True
 )
 @device_options
@@ -74,6 +83,7 @@ def demo(
     judge: int,
     conner: int,
     max_tokens: int,
+    citations: str,
     mode: str,
     device: str,
     dtype: str,
@@ -87,13 +97,25 @@ def demo(
     with err_console.status("Retrieving and generating...") as status:
         config = generate_config_for(chat, {"max_tokens": max_tokens})
         on_progress = progress_line(lambda line: status.update(literal(line)))
-        result = asyncio.run(ask_async(QUESTION, kg, chat, config=config, on_progress=on_progress))
+        result = asyncio.run(
+            ask_async(
+                QUESTION,
+                kg,
+                chat,
+                config=config,
+                on_progress=on_progress,
+                citations=citations,  # type: ignore[arg-type]
+            )
+        )
     show_answer(result)
 
-    console.rule(f"2. citegraph kalma run --limit {questions} --model {model}")
+    console.rule(
+        f"2. citegraph kalma run --limit {questions} --model {model} --citations {citations}"
+    )
     run_config = RunConfig(
         model=model,
         max_tokens=max_tokens,
+        citations=citations,  # type: ignore[arg-type]
         gold="question-match",
         mode=mode,  # type: ignore[arg-type]
     )

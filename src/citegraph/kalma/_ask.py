@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from citegraph.kalma.constrain import CitationsMode
 from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer_async
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT
 from citegraph.kalma.parse._paper import parse_answer
@@ -49,6 +50,7 @@ async def ask_async(
     config: GenerateConfig | None = None,
     prompt_version: str = DEFAULT_PROMPT,
     on_progress: ProgressCallback | None = None,
+    citations: CitationsMode = "constrained",
 ) -> AskResult:
     """Answer ``question`` with citations to facts of ``kg``.
 
@@ -62,21 +64,31 @@ async def ask_async(
         prompt_version: The prompt template version.
         on_progress: Called after each generated token, for models that report it (local
             transformers models have a ``progress`` attribute); ignored by the others.
+        citations: ``"constrained"`` (default, as ``citegraph ask``): citations can name only
+            the retrieved triples or [NA] (:mod:`citegraph.kalma.constrain`); ``"free"``: the
+            model cites as it likes, as in the paper's experiments.
+
+    Raises:
+        ConfigError: ``citations="constrained"`` with a model that cannot constrain its output.
     """
     retriever = retriever or Retriever()
     retrieval = await retriever(question, kg)
     with _reporting(model, on_progress):
         answer = await generate_answer_async(
-            question, retrieval.graphs, model, config=config, prompt_version=prompt_version
+            question,
+            retrieval.graphs,
+            model,
+            config=config,
+            prompt_version=prompt_version,
+            citations=citations,
         )
     parsed = parse_answer(answer.text, retrieval.graphs)
-    citations = score_citations(parsed, retrieval.graphs, None)
     return AskResult(
         question=question,
         retrieval=retrieval,
         answer=answer,
         parsed=parsed,
-        citations=citations,
+        citations=score_citations(parsed, retrieval.graphs, None),
         model=model.name,
     )
 

@@ -154,51 +154,86 @@ class GrammarLogits:
 def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bool]:
     """``script`` as a model that wants to write it would write it under ``grammar``.
 
+    The script's bytes are kept while the grammar allows them. Where it does not:
+
+    - inside a bracket (a citation of something outside the graph): the grammar's own citation
+      is finished (forced bytes, else ``]`` when allowed, else the lowest allowed byte) and the
+      script resumes after its own ``]``;
+    - a ``]`` outside any bracket: left out;
+    - anything else outside a bracket (a sentence end, or the end of the answer, where the
+      grammar wants a citation first): a citation is opened and finished the same way (the
+      lowest path makes it ``[NA]``), then the script's byte is tried again.
+
+    Brackets are counted (the grammar's values hold balanced brackets only), so whether the
+    text is inside a citation is known exactly.
+
     Args:
         script: The text the mock model would write unconstrained.
         grammar: The constraint.
-        max_bytes: Most bytes to write (the mock's ``max_tokens``: one byte is one token).
+        max_bytes: Most bytes to write (one byte is one token).
 
     Returns:
-        The text written, and whether it ended before ``max_bytes`` (the grammar accepted it).
+        The text written, and whether it ended before ``max_bytes``.
 
     Raises:
-        ModelError: The grammar cannot be compiled.
+        ModelError: The grammar cannot be compiled, or allows nothing where it must.
     """
     matcher = compile_grammar(byte_tokenizer(), grammar)
     want = script.encode("utf-8")
     out = bytearray()
-    pos = 0
-    skipping = False  # the script left the grammar inside a bracket; resume after its ']'
+    pos, depth = 0, 0
+    skipping = False  # the script left the grammar inside a bracket: resume after its ']'
     while len(out) < max_bytes:
         allowed = _allowed_bytes(matcher)
-        outside = _END in allowed  # the answer may end here: no citation is open
-        if skipping and outside:  # the grammar's citation is closed: skip the script's
+        if skipping and depth == 0:
             close = want.find(b"]", pos)
             pos = len(want) if close < 0 else close + 1
             skipping = False
-        if not skipping and pos < len(want):
+        if depth == 0 and not skipping:
+            if pos >= len(want) and _END in allowed:
+                return out.decode("utf-8", errors="replace"), True
+            if pos < len(want) and want[pos] in allowed:
+                byte = want[pos]
+                pos += 1
+            elif pos < len(want) and want[pos] == _CLOSE:
+                pos += 1  # a stray ']' in text
+                continue
+            elif out and out[-1:] != b" " and _SPACE in allowed:
+                byte = _SPACE  # a citation is due: " [" then the grammar's choice
+            elif _OPEN in allowed:
+                byte = _OPEN
+            else:
+                raise ModelError(f"grammar {grammar.name!r}: no citation can open here")
+        elif depth > 0 and not skipping and pos < len(want) and want[pos] in allowed:
             byte = want[pos]
-            if byte in allowed:
-                _consume(matcher, byte)
-                out.append(byte)
-                pos += 1
-                continue
-            if outside:  # a stray ']' in text: leave it out
-                pos += 1
-                continue
-            skipping = True  # finish the grammar's citation, then skip the script's
-        if not skipping and pos >= len(want) and outside:
-            return out.decode("utf-8", errors="replace"), True
-        forced = matcher.compute_ff_bytes()
-        byte = forced[0] if forced else (_CLOSE if _CLOSE in allowed else min(allowed - {_END}))
+            pos += 1
+        else:
+            if depth > 0 and pos < len(want) and want[pos] not in allowed:
+                skipping = True
+            byte = _fill(matcher, allowed)
         _consume(matcher, byte)
         out.append(byte)
+        depth += {_OPEN: 1, _CLOSE: -1}.get(byte, 0)
     return out.decode("utf-8", errors="replace"), False
 
 
 _END = 256
+_OPEN = ord("[")
 _CLOSE = ord("]")
+_SPACE = ord(" ")
+
+
+def _fill(matcher: Any, allowed: set[int]) -> int:
+    """The byte a citation is finished with: a forced one, else ``]``, else the lowest."""
+    forced = matcher.compute_ff_bytes()
+    if forced:
+        return int(forced[0])
+    if _CLOSE in allowed:
+        return _CLOSE
+    choices = allowed - {_END}
+    if not choices:
+        raise ModelError("the grammar allows no byte inside a citation")
+    return min(choices)
 
 
 def _allowed_bytes(matcher: Any) -> set[int]:

@@ -1,13 +1,18 @@
 """The citation grammar of one question: free text, citations only of the retrieved triples.
 
-The language (``kalma-citations-v1``) is, in words: any text without ``[`` or ``]``, in which a
-bracket is a citation, and a citation is either ``[NA]`` or ``[`` entity-group (``, ``
-entity-group)* ``]``, where an entity group is ``qid: ``? *display id* (``, `` *fact*)+ and each
-*fact* one of that entity's ``relation: value`` texts (:class:`CitationChoices`). So
+The language (``kalma-citations-v1``) is, in words: free text in which every bracket is a
+citation and every sentence is annotated. A citation is either ``[NA]`` or ``[`` entity-group
+(``, `` entity-group)* ``]``, where an entity group is ``qid: ``? *display id* (``, `` *fact*)+
+and each *fact* one of that entity's ``relation: value`` texts (:class:`CitationChoices`). So
 ``[Q206534, occupation: novelist, place of birth: Newark]`` is allowed exactly when both facts
 are triples of Q206534's retrieved subgraph, and ``[Q1, Stephen Crane]``, ``[1]`` or an unclosed
-``[`` never are. It is the KaLMA answer format (paper Table 13) as
-:func:`~citegraph.kalma.parse.parse_answer` reads it.
+``[`` never are. Citations may stand anywhere in a sentence (``born on July 8 [NA] in Rome
+[Q212657, place of birth: Rome].``), but a sentence ends (``.``, ``!``, ``?``) only right after
+one, and the answer ends after one: the paper's instruction to annotate every claim, with [NA]
+where the information lacks it, is kept by the grammar rather than hoped for (a small model
+asked to cite, free, mostly does not). Text therefore holds no ``.``, ``!`` or ``?`` of its own
+(``U.S.`` is written ``US``, decimals as words). It is the KaLMA answer format (paper Table 13)
+as :func:`~citegraph.kalma.parse.parse_answer` reads it.
 
 :func:`citation_grammar` writes the language in the three forms of
 :class:`~citegraph.models.Grammar`:
@@ -85,17 +90,19 @@ def _cite_regex(entities: Sequence[CitableEntity]) -> str:
 def _lark(entities: Sequence[CitableEntity]) -> str:
     return "\n".join(
         [
-            "start: (TEXT | CITE)*",
-            r"TEXT: /[^\[\]]+/",
+            "start: (TEXT? CITE END?)+",
+            r"TEXT: /[^\[\].!?]+/",
             f"CITE: /{_cite_regex(entities)}/",
+            r"END: /[.!?]+/",
         ]
     )
 
 
 def _gbnf(entities: Sequence[CitableEntity]) -> str:
     lines = [
-        "root ::= (text | cite)*",
-        r"text ::= [^\[\]]",
+        "root ::= (text* cite end?)+",
+        r"text ::= [^\[\].!?]",
+        r"end ::= [.!?]+",
     ]
     if entities:
         names = " | ".join(f"e{i}" for i in range(len(entities)))
@@ -120,6 +127,7 @@ def _json_schema(entities: Sequence[CitableEntity]) -> dict[str, Any]:
             "text": {"type": "string", "pattern": r"^[^\[\]]*$"},
             "citations": {
                 "type": "array",
+                "minItems": 1,
                 "items": {"type": "string", "enum": [*_choice_texts(entities), _NA]},
             },
         },

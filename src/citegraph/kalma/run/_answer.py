@@ -84,6 +84,7 @@ async def answer_and_score(
         config=config.generate_config(),
         prompt_version=config.prompt,
         split=config.split,
+        citations=config.citations,
     )
     if answer.error:  # failed is not zero: no answer came, so nothing is scored
         record |= {"question": sample.question, "error": answer.error}
@@ -143,9 +144,12 @@ def prompt_triples(graphs: Sequence[Subgraph], version: str) -> list[dict[str, A
 
 def _generation_fields(answer: GeneratedAnswer) -> dict[str, Any]:
     gen = answer.generation
-    return {
+    fields = {
         "status": FAILED if answer.error else "ok",
         "empty_reason": answer.empty_reason,
         "prompt_version": answer.prompt_version,
         "generation": None if gen is None else gen.model_dump(mode="json", exclude={"text", "raw"}),
     }
+    if answer.constraint is not None:  # the record's "citations" are its scores: a key apart
+        fields["constraint"] = answer.constraint
+    return fields

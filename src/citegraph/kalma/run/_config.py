@@ -8,12 +8,13 @@ identity, so a run can be extended, resumed with more concurrency, or split over
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
+from citegraph.kalma.constrain import CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
 from citegraph.models import GenerateConfig
@@ -49,6 +50,12 @@ class RunConfig(ScoringOptions):
     prompt: PromptVersion = Field(
         default=DEFAULT_PROMPT,
         description="Prompt version: 'kalma-table13-v1' (paper) or 'kalma-code-v1' (authors').",
+    )
+    citations: CitationsMode = Field(
+        default="free",
+        description="'free' (the paper's experiments: the model writes its citations as it "
+        "likes) or 'constrained' (a grammar made from the question's retrieved triples lets a "
+        "citation name only them, or [NA]; the text stays free).",
     )
     retrieval: Literal["dataset", "ner"] = Field(
         default="dataset",
@@ -110,6 +117,12 @@ class RunConfig(ScoringOptions):
                 "--retrieval dataset"
             )
         return self
+
+    def identity(self) -> dict[str, Any]:
+        """The config as ``run.json`` records it: ``citations`` only when constrained, so runs
+        made before the field existed keep their run ids and resume."""
+        exclude = {"citations"} if self.citations == "free" else set()
+        return self.model_dump(mode="json", exclude=exclude)
 
     def generate_config(self) -> GenerateConfig:
         """The sampling parameters of the answering model."""

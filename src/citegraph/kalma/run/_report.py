@@ -40,6 +40,7 @@ RUN_FIELDS = (
     "graph_qids",
     "replaced_graphs",
     "text_quality",
+    "constraint",
 )
 
 
@@ -83,7 +84,37 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
         "gold_note": APPROX_GOLD_NOTE if config.gold == APPROX_GOLD else None,
         "run_id": info.get("run_id"),
     }
+    if config.citations != "free":  # only then: free runs keep their metrics.json as it was
+        metrics["setup"]["citations"] = config.citations
+        metrics["constraint"] = _constraint(slim)
     return metrics
+
+
+def _constraint(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How the constrained citations were made: the grammar and its mode, the citable facts,
+    answers whose unfinished citation was cut at max_tokens, and (local models) the grammar's
+    share of generation time."""
+    rows = [r["constraint"] for r in records if r.get("constraint")]
+    timed = [
+        (r["constraint"]["grammar_s"], r["generation"]["latency_s"])
+        for r in records
+        if "grammar_s" in (r.get("constraint") or {})
+        and (r.get("generation") or {}).get("latency_s")
+    ]
+    grammar_s = sum(t for t, _ in timed)
+    latency_s = sum(t for _, t in timed)
+    return {
+        "grammars": sorted({row["grammar"] for row in rows}),
+        "modes": sorted({str(row.get("mode")) for row in rows}),
+        "n_answers": len(rows),
+        "mean_citable_facts": statistics.fmean(r["citable_facts"] for r in rows) if rows else None,
+        "n_facts_left_out": sum(r.get("facts_left_out", 0) for r in rows),
+        "n_cut_open_citation": sum(1 for r in rows if r.get("cut_open_citation")),
+        "grammar_s": round(grammar_s, 6) if timed else None,
+        "generation_s": round(latency_s, 6) if timed else None,
+        "grammar_share": grammar_s / latency_s if timed and latency_s else None,
+        "grammar_share_note": None if timed else "not timed: the grammar ran on the server",
+    }
 
 
 def _text_quality(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:

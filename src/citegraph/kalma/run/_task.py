@@ -33,6 +33,7 @@ from citegraph.models import (
     NLIModel,
     chat_model,
     default_response_cache,
+    grammar_mode_of,
     nli_model,
     served_options,
 )
@@ -136,6 +137,8 @@ class KalmaRunTask(Task[str, RunModels]):
                         ),
                     )
                 )
+            if config.citations == "constrained":
+                grammar_mode_of(answerer)  # a model that cannot constrain fails before any item
             kg, identity, retriever = self._kg, None, None
             if config.retrieval == "ner":
                 kg, identity = kg_with_identity(
@@ -157,7 +160,7 @@ class KalmaRunTask(Task[str, RunModels]):
             )
 
     def run_config(self, models: RunModels) -> dict[str, Any]:
-        return self.config.model_dump(mode="json") | {
+        return self.config.identity() | {
             "task": TASK,
             "model_name": models.answerer.name,
             "nli_name": models.nli.name,
