@@ -46,6 +46,7 @@ from citegraph.models._embeddings import (
     locate_minilm,
 )
 from citegraph.models._grammar import GRAMMAR_MODES, Grammar, GrammarMode, grammar_mode_of
+from citegraph.models._grammar_llg import grammar_accepts
 from citegraph.models._hf_common import (
     LoadedModel,
     check_batching,
@@ -178,6 +179,7 @@ __all__ = [
     "find_three_way_indices",
     "free_memory",
     "generate_config_for",
+    "grammar_accepts",
     "grammar_mode_of",
     "load_causal_lm",
     "load_hf_model",

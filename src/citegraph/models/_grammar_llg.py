@@ -28,7 +28,14 @@ from typing import Any
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models._grammar import Grammar
 
-__all__ = ["GrammarLogits", "byte_tokenizer", "compile_grammar", "decode_under", "hf_tokenizer"]
+__all__ = [
+    "GrammarLogits",
+    "byte_tokenizer",
+    "compile_grammar",
+    "decode_under",
+    "grammar_accepts",
+    "hf_tokenizer",
+]
 
 _HF_TOKENIZERS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
 
@@ -234,6 +241,21 @@ def _fill(matcher: Any, allowed: set[int]) -> int:
     if not choices:
         raise ModelError("the grammar allows no byte inside a citation")
     return min(choices)
+
+
+def grammar_accepts(grammar: Grammar, text: str) -> bool:
+    """Whether ``text`` is a whole sentence of ``grammar``'s language (its Lark form).
+
+    Example:
+        >>> g = Grammar(name="yes", lark='start: "yes"', gbnf='root ::= "yes"')
+        >>> grammar_accepts(g, "yes"), grammar_accepts(g, "no")
+        (True, False)
+    """
+    matcher = compile_grammar(byte_tokenizer(), grammar)
+    for byte in text.encode("utf-8"):
+        if byte not in _allowed_bytes(matcher) or not matcher.consume_token(byte):
+            return False
+    return _END in _allowed_bytes(matcher)
 
 
 def _allowed_bytes(matcher: Any) -> set[int]:
