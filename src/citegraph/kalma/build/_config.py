@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.errors import ConfigError
@@ -9,6 +11,7 @@ from citegraph.io import ServerURL
 from citegraph.kalma.build._evolve import EvolveConfig
 from citegraph.kalma.build._prompts import BUILD_PROMPTS
 from citegraph.kalma.build._select import CoherenceNorm
+from citegraph.kalma.constrain import CitationsMode
 from citegraph.models import GenerateConfig
 
 
@@ -50,6 +53,12 @@ class BuildConfig(BaseModel):
         default=True, description="Drop pairs whose names are incomplete (Appendix A.1)."
     )
     prompts: str = Field(default=BUILD_PROMPTS, description="Prompt version.")
+    citations: CitationsMode = Field(
+        default="free",
+        description="'free' (the paper's build) or 'constrained': the annotation and extension "
+        "replies can cite only facts of the item's knowledge pool (or [NA]), through the "
+        "citation grammar of kalma run --citations constrained.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> BuildConfig:
@@ -63,5 +72,15 @@ class BuildConfig(BaseModel):
             temperature=self.temperature, max_tokens=self.max_tokens, seed=self.seed
         )
         return EvolveConfig(
-            rounds=self.rounds, alpha=self.alpha, coherence=self.coherence, generate=generate
+            rounds=self.rounds,
+            alpha=self.alpha,
+            coherence=self.coherence,
+            generate=generate,
+            citations=self.citations,
         )
+
+    def identity(self) -> dict[str, Any]:
+        """The config as ``run.json`` records it: ``citations`` only when constrained, so builds
+        made before the field existed keep their run ids and resume."""
+        exclude = {"citations"} if self.citations == "free" else set()
+        return self.model_dump(mode="json", exclude=exclude)

@@ -40,6 +40,7 @@ from citegraph.kalma.build._select import (
     select_fact_async,
 )
 from citegraph.kalma.build._templates import fact_sentence
+from citegraph.kalma.constrain import CitationConstraint, CitationsMode
 from citegraph.kalma.parse._brackets import strip_citations
 from citegraph.kalma.parse._paper import parse_answer
 from citegraph.kg import Subgraph, Triple, with_short_ids
@@ -61,6 +62,10 @@ class EvolveConfig(BaseModel):
         default="softmax", description="Coherence normalisation: softmax (paper) or minmax."
     )
     generate: GenerateConfig = GenerateConfig(temperature=0.1, max_tokens=512)
+    citations: CitationsMode = Field(
+        default="free",
+        description="'constrained': annotation and extension replies cite only pool facts.",
+    )
 
 
 class Round(BaseModel):
@@ -101,9 +106,18 @@ class Evolution(BaseModel):
         return tuple(dict.fromkeys((*self.round1_knowledge, *self.injected)))
 
 
-async def _ask(model: ChatModel, messages: list[ChatMessage], config: GenerateConfig) -> str:
-    generation = await model.generate(ChatRequest(messages=tuple(messages), config=config))
-    return generation.text
+async def _ask(
+    model: ChatModel,
+    messages: list[ChatMessage],
+    config: GenerateConfig,
+    constraint: CitationConstraint | None = None,
+) -> str:
+    """The model's reply; under ``constraint``, as its grammar made it (rendered, cut)."""
+    if constraint is None:
+        generation = await model.generate(ChatRequest(messages=tuple(messages), config=config))
+        return generation.text
+    generation = await model.generate(constraint.request(messages, config))
+    return constraint.finish(generation)[0]
 
 
 def plain(paragraph: str) -> str:
@@ -143,8 +157,9 @@ async def evolve_async(
     names = {g.center.id: g.center.name for g in pool}
     shown = {g.center.id: g.center.display_id for g in pool}
     pool_facts = {t for g in pool for t in g.triples}
+    cites = None if config.citations == "free" else CitationConstraint.for_model(model, pool)
 
-    reply = await _ask(model, annotate_messages(seed, pool), gen)
+    reply = await _ask(model, annotate_messages(seed, pool), gen, cites)
     labelled_text = clean_paragraph(reply)
     labelled = [t for t in dict.fromkeys(_cited(labelled_text, pool)) if t in pool_facts]
     fallback = None
@@ -178,7 +193,7 @@ async def evolve_async(
         )
         fact = selection.chosen
         messages = extend_messages(paragraph, fact, names[fact.subject], shown[fact.subject])
-        reply = await _ask(model, messages, gen)
+        reply = await _ask(model, messages, gen, cites)
         extension = clean_paragraph(reply)
         paragraph, fallback = _extended(paragraph, extension, fact, names, shown[fact.subject])
         injected.append(fact)

@@ -36,6 +36,7 @@ from citegraph.models import (
     causal_lm_scorer,
     chat_model,
     default_response_cache,
+    grammar_mode_of,
     served_options,
 )
 from citegraph.runs import (
@@ -113,6 +114,8 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
             self._model,
             lambda: chat_model(config.model, base_url=config.base_url, cache=responses, **placed),
         ) as model:
+            if config.citations == "constrained":
+                grammar_mode_of(model)  # a model that cannot constrain fails before any item
             scorer = None
             if perplexity is None:
                 served = served_options(config.lm, config.lm_base_url, runtime.cache)
@@ -125,7 +128,7 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
                     await scorer.aclose()
 
     def run_config(self, models: BuildModels) -> dict[str, Any]:
-        return self.config.model_dump(mode="json") | {
+        return self.config.identity() | {
             "task": TASK,
             "model_name": models.model.name,
             "lm_name": models.lm_name,

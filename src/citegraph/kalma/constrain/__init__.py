@@ -7,6 +7,7 @@ each provider applies it its own way (:data:`citegraph.models.GRAMMAR_MODES`).
 """
 
 from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
+from citegraph.kalma.constrain._constraint import CitationConstraint
 from citegraph.kalma.constrain._grammar import (
     CITATION_GRAMMAR,
     JSON_INSTRUCTION,
@@ -21,6 +22,7 @@ __all__ = [
     "JSON_INSTRUCTION",
     "CitableEntity",
     "CitationChoices",
+    "CitationConstraint",
     "CitationsMode",
     "citation_grammar",
     "cut_open_citation",

@@ -18,26 +18,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import EndpointError, MissingDependency, ModelError
-from citegraph.kalma.constrain import (
-    JSON_INSTRUCTION,
-    CitationChoices,
-    CitationsMode,
-    citation_grammar,
-    cut_open_citation,
-    render_json_answer,
-)
+from citegraph.kalma.constrain import CitationConstraint, CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
-from citegraph.models import (
-    ChatMessage,
-    ChatModel,
-    ChatRequest,
-    GenerateConfig,
-    Generation,
-    Grammar,
-    generate_config_for,
-    grammar_mode_of,
-)
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation, generate_config_for
 from citegraph.runs import sync_twin
 
 
@@ -90,29 +74,22 @@ async def generate_answer_async(
     """
     messages = build_messages(question, graphs, version=prompt_version, split=split)
     sampling = config or generate_config_for(model)
-    if citations == "free":
-        request = ChatRequest(messages=tuple(messages), config=sampling)
-        choices = grammar = None
+    constraint = None
+    if citations == "constrained":
+        constraint = CitationConstraint.for_model(model, graphs)
+        request = constraint.request(messages, sampling)
     else:
-        mode = grammar_mode_of(model)
-        choices = CitationChoices(graphs)
-        grammar = citation_grammar(choices)
-        if mode == "json-schema":
-            messages = _with_json_instruction(messages)
-        request = ChatRequest(messages=tuple(messages), config=sampling, grammar=grammar)
+        request = ChatRequest(messages=tuple(messages), config=sampling)
     failed = GeneratedAnswer(text="", prompt_version=prompt_version, citations=citations)
     try:
         generation = await model.generate(request)
+        if constraint is None:
+            text, record = generation.text.strip(), None
+        else:  # a JSON reply that does not render is a failed call too
+            text, record = constraint.finish(generation)
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:
-        return failed.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
-    text = generation.text.strip()
-    if choices is None or grammar is None:
-        return GeneratedAnswer(text=text, prompt_version=prompt_version, generation=generation)
-    try:
-        text, record = _finish_constrained(text, generation, choices, grammar)
-    except (EndpointError, ModelError) as exc:  # a JSON reply that does not render: failed
         return failed.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
     return GeneratedAnswer(
         text=text,
@@ -121,35 +98,6 @@ async def generate_answer_async(
         citations=citations,
         constraint=record,
     )
-
-
-def _with_json_instruction(messages: list[ChatMessage]) -> list[ChatMessage]:
-    """The messages with :data:`JSON_INSTRUCTION` after the system instruction."""
-    first = messages[0]
-    return [first.model_copy(update={"content": first.content + JSON_INSTRUCTION}), *messages[1:]]
-
-
-def _finish_constrained(
-    text: str, generation: Generation, choices: CitationChoices, grammar: Grammar
-) -> tuple[str, dict[str, Any]]:
-    """The answer text of a constrained generation and the record of how it was made."""
-    raw = generation.raw or {}
-    mode = raw.get("grammar_mode")
-    if mode == "json-schema":
-        text = render_json_answer(text, choices)
-    cut = False
-    if generation.finish_reason == "length":
-        text, cut = cut_open_citation(text)
-    record: dict[str, Any] = {
-        "grammar": grammar.name,
-        "mode": mode,
-        "citable_facts": choices.size,
-        "facts_left_out": len(choices.dropped),
-        "cut_open_citation": cut,
-    }
-    if "grammar_s" in raw:
-        record["grammar_s"] = raw["grammar_s"]
-    return text, record
 
 
 generate_answer = sync_twin(generate_answer_async)

@@ -1,0 +1,88 @@
+"""One question's constraint, applied to one model: the request it sends, the text it keeps.
+
+:class:`CitationConstraint` ties the question's :class:`CitationChoices` and grammar to a model's
+grammar mode; answer generation (``kalma run``, ``ask``) and the build's annotation and extension
+rounds (``kalma build``) all go through it, so a reply is treated the same way everywhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from citegraph.kalma.constrain._choices import CitationChoices
+from citegraph.kalma.constrain._grammar import (
+    JSON_INSTRUCTION,
+    citation_grammar,
+    render_json_answer,
+)
+from citegraph.kalma.constrain._trim import cut_open_citation
+from citegraph.kg import Subgraph
+from citegraph.models import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    GenerateConfig,
+    Generation,
+    Grammar,
+    GrammarMode,
+    grammar_mode_of,
+)
+
+__all__ = ["CitationConstraint"]
+
+
+@dataclass(frozen=True, slots=True)
+class CitationConstraint:
+    """The citation grammar of some graphs, as one model applies it."""
+
+    choices: CitationChoices
+    grammar: Grammar
+    mode: GrammarMode
+
+    @classmethod
+    def for_model(cls, model: ChatModel, graphs: Sequence[Subgraph]) -> CitationConstraint:
+        """The constraint of ``graphs`` for ``model``.
+
+        Raises:
+            ConfigError: The model cannot constrain its output (names it and the modes).
+        """
+        mode = grammar_mode_of(model)
+        choices = CitationChoices(graphs)
+        return cls(choices, citation_grammar(choices), mode)
+
+    def request(self, messages: Sequence[ChatMessage], config: GenerateConfig) -> ChatRequest:
+        """The request carrying the grammar (a JSON-schema model is also told to answer JSON,
+        after the system instruction)."""
+        sent = list(messages)
+        if self.mode == "json-schema" and sent and sent[0].role == "system":
+            sent[0] = sent[0].model_copy(update={"content": sent[0].content + JSON_INSTRUCTION})
+        return ChatRequest(messages=tuple(sent), config=config, grammar=self.grammar)
+
+    def finish(self, generation: Generation) -> tuple[str, dict[str, Any]]:
+        """The reply's text as KaLMA text, and the record of how it was made.
+
+        A JSON-schema reply is rendered (:func:`render_json_answer`); a reply cut by
+        ``max_tokens`` loses its unfinished citation (:func:`cut_open_citation`).
+
+        Raises:
+            ResponseFormatError: A JSON-schema reply that is not the schema's JSON.
+        """
+        raw = generation.raw or {}
+        text = generation.text.strip()
+        if raw.get("grammar_mode") == "json-schema":
+            text = render_json_answer(text, self.choices)
+        cut = False
+        if generation.finish_reason == "length":
+            text, cut = cut_open_citation(text)
+        record: dict[str, Any] = {
+            "grammar": self.grammar.name,
+            "mode": self.mode,
+            "citable_facts": self.choices.size,
+            "facts_left_out": len(self.choices.dropped),
+            "cut_open_citation": cut,
+        }
+        if "grammar_s" in raw:
+            record["grammar_s"] = raw["grammar_s"]
+        return text, record
