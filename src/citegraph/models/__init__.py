@@ -45,7 +45,13 @@ from citegraph.models._embeddings import (
     embedding_model,
     locate_minilm,
 )
-from citegraph.models._grammar import GRAMMAR_MODES, Grammar, GrammarMode, grammar_mode_of
+from citegraph.models._grammar import (
+    GRAMMAR_MODES,
+    Grammar,
+    GrammarMode,
+    Steering,
+    grammar_mode_of,
+)
 from citegraph.models._grammar_llg import grammar_accepts
 from citegraph.models._hf_common import (
     LoadedModel,
@@ -160,6 +166,7 @@ __all__ = [
     "ServerNLI3",
     "ServerOptions",
     "ServerReranker",
+    "Steering",
     "TokenScores",
     "TrueT5NLI",
     "Usage",

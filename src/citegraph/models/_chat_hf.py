@@ -36,7 +36,12 @@ from citegraph.models._chat_types import (
     ProgressCallback,
     Usage,
 )
-from citegraph.models._grammar_llg import GrammarLogits, compile_grammar, hf_tokenizer
+from citegraph.models._grammar_llg import (
+    GrammarLogits,
+    compile_grammar,
+    hf_tokenizer,
+    steer_tokens,
+)
 from citegraph.models._hf_common import (
     HeldModel,
     effective_max_length,
@@ -378,6 +383,7 @@ class HFChat(HeldModel):
                 grammar=request.grammar.name,
                 grammar_mode="logits",
                 grammar_s=round(constraint.seconds, 6),
+                grammar_steered=constraint.steered,
             )
         return Generation(
             text=text.strip(),
@@ -396,7 +402,12 @@ class HFChat(HeldModel):
             return None
         ll_tokenizer = hf_tokenizer(tokenizer)
         matcher = compile_grammar(ll_tokenizer, request.grammar)
-        return GrammarLogits(matcher, prompt_len, ll_tokenizer.vocab_size, self._torch)
+        vocab = ll_tokenizer.vocab_size
+        steer = None
+        if request.grammar.steering is not None:
+            eos = sorted(self._eos_ids(self._model, tokenizer))
+            steer = steer_tokens(tokenizer, request.grammar.steering, vocab, eos)
+        return GrammarLogits(matcher, prompt_len, vocab, self._torch, steer)
 
     def _check_context(self, model: Any, tokenizer: Any, prompt_len: int, max_tokens: int) -> None:
         """Refuse a prompt that does not fit the model's context (instead of generating

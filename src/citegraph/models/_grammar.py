@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import ConfigError
 from citegraph.io import json_text
 
-__all__ = ["GRAMMAR_MODES", "Grammar", "GrammarMode", "grammar_mode_of"]
+__all__ = ["GRAMMAR_MODES", "Grammar", "GrammarMode", "Steering", "grammar_mode_of"]
 
 GrammarMode = Literal["logits", "vllm-grammar", "gbnf", "json-schema"]
 
@@ -37,6 +37,22 @@ GRAMMAR_MODES: dict[str, str] = {
     "gbnf": "llama.cpp's GBNF grammar request field (llamacpp/...)",
     "json-schema": "a strict JSON-schema response_format (openai/..., ollama/...)",
 }
+
+
+class Steering(BaseModel):
+    """Where a local model wants to write what the grammar refuses, what it writes instead.
+
+    When the model's most likely next token is refused and its text matches ``when`` (or it is
+    the end of the reply and ``at_end``), only the allowed tokens whose text matches ``to`` are
+    left. The citation grammar uses it so that a sentence end the grammar refuses (a citation
+    must come first) opens a citation, instead of leaving the model to write around it.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    when: str = Field(description="Regex (Python) over a refused top token's text.")
+    to: str = Field(description="Regex over the texts of the tokens left then.")
+    at_end: bool = Field(default=True, description="Also when the refused top token ends.")
 
 
 class Grammar(BaseModel):
@@ -51,6 +67,9 @@ class Grammar(BaseModel):
         default=None,
         description="A strict JSON schema whose replies the caller renders into the language; "
         "None: servers that constrain only JSON cannot apply this grammar.",
+    )
+    steering: Steering | None = Field(
+        default=None, description="Local decoding only: see :class:`Steering`."
     )
 
     def digest(self) -> str:

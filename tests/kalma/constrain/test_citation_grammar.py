@@ -124,6 +124,8 @@ REFUSED = [
     ("A [Q1, a: b] and more.", "a sentence end without a citation"),
     ("A [Q1, a: b] and more", "an answer ending on text"),
     ("", "an empty answer"),
+    ("A [Q1, a: b, a: b, a: b, a: b, a: b].", "five facts of one entity (at most four)"),
+    ("A [Q1, a: b, Q2, c: d, Q1, a: b].", "three entity groups (at most two)"),
 ]
 
 

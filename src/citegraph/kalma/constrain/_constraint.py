@@ -83,6 +83,7 @@ class CitationConstraint:
             "facts_left_out": len(self.choices.dropped),
             "cut_open_citation": cut,
         }
-        if "grammar_s" in raw:
-            record["grammar_s"] = raw["grammar_s"]
+        for key in ("grammar_s", "grammar_steered"):
+            if key in raw:
+                record[key] = raw[key]
         return text, record

@@ -2,8 +2,9 @@
 
 The language (``kalma-citations-v1``) is, in words: free text in which every bracket is a
 citation and every sentence is annotated. A citation is either ``[NA]`` or ``[`` entity-group
-(``, `` entity-group)* ``]``, where an entity group is ``qid: ``? *display id* (``, `` *fact*)+
-and each *fact* one of that entity's ``relation: value`` texts (:class:`CitationChoices`). So
+(``, `` entity-group)? ``]``, where an entity group is ``qid: ``? *display id* (``, `` *fact*)
+one to four times (:data:`MAX_FACTS`, :data:`MAX_GROUPS`) and each *fact* one of that entity's
+``relation: value`` texts (:class:`CitationChoices`). So
 ``[Q206534, occupation: novelist, place of birth: Newark]`` is allowed exactly when both facts
 are triples of Q206534's retrieved subgraph, and ``[Q1, Stephen Crane]``, ``[1]`` or an unclosed
 ``[`` never are. Citations may stand anywhere in a sentence (``born on July 8 [NA] in Rome
@@ -34,7 +35,7 @@ from typing import Any, Literal
 
 from citegraph.errors import ResponseFormatError
 from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
-from citegraph.models import Grammar
+from citegraph.models import Grammar, Steering
 
 __all__ = [
     "CITATION_GRAMMAR",
@@ -54,6 +55,13 @@ JSON_INSTRUCTION = (
     "information does not provide."
 )
 _NA = "NA"
+#: At most this many facts of one entity, and entities, in one citation: the paper's brackets
+#: hold one to four facts; without a bound a small model lists facts until ``max_tokens``.
+MAX_FACTS = 4
+MAX_GROUPS = 2
+#: Local decoding: where the model would end a sentence (or the reply) and the grammar wants a
+#: citation first, the citation opens (``[`` or `` [``) instead of the model writing around it.
+SENTENCE_END_STEERING = Steering(when=r"^\s*[.!?]", to=r"^\s?\[$", at_end=True)
 _REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~/")
 
 
@@ -79,12 +87,12 @@ def _gbnf_literal(text: str) -> str:
 def _cite_regex(entities: Sequence[CitableEntity]) -> str:
     groups = "|".join(
         "(qid: )?" + _regex_literal(e.display_id)
-        + "(, (" + "|".join(_regex_literal(f) for f in e.facts) + "))+"
+        + "(, (" + "|".join(_regex_literal(f) for f in e.facts) + f")){{1,{MAX_FACTS}}}"
         for e in entities
     )  # fmt: skip
     if not groups:
         return r"\[NA\]"
-    return rf"\[(NA|({groups})(, ({groups}))*)\]"
+    return rf"\[(NA|({groups})(, ({groups})){{0,{MAX_GROUPS - 1}}})\]"
 
 
 def _lark(entities: Sequence[CitableEntity]) -> str:
@@ -106,14 +114,26 @@ def _gbnf(entities: Sequence[CitableEntity]) -> str:
     ]
     if entities:
         names = " | ".join(f"e{i}" for i in range(len(entities)))
-        lines.append('cite ::= "[NA]" | "[" group (", " group)* "]"')
+        lines.append(
+            'cite ::= "[NA]" | "[" group' + _optional('", " group', MAX_GROUPS - 1) + ' "]"'
+        )
         lines.append(f"group ::= {names}")
         for i, e in enumerate(entities):
-            lines.append(f'e{i} ::= "qid: "? {_gbnf_literal(e.display_id)} (", " f{i})+')
+            facts = f'", " f{i}' + _optional(f'", " f{i}', MAX_FACTS - 1)
+            lines.append(f'e{i} ::= "qid: "? {_gbnf_literal(e.display_id)} {facts}')
             lines.append(f"f{i} ::= " + " | ".join(_gbnf_literal(f) for f in e.facts))
     else:
         lines.append('cite ::= "[NA]"')
     return "\n".join(lines)
+
+
+def _optional(item: str, times: int) -> str:
+    """``item`` at most ``times`` more times, as nested GBNF options (no ``{m,n}``, which older
+    llama.cpp and some EBNF readers lack): `` (a (a)?)?``."""
+    text = ""
+    for _ in range(times):
+        text = f" ({item}{text})?"
+    return text
 
 
 def _choice_texts(entities: Sequence[CitableEntity]) -> list[str]:
@@ -150,6 +170,7 @@ def citation_grammar(choices: CitationChoices) -> Grammar:
         lark=_lark(entities),
         gbnf=_gbnf(entities),
         json_schema=_json_schema(entities),
+        steering=SENTENCE_END_STEERING,
     )
 
 
