@@ -11,11 +11,13 @@ is over), pooled over the answers (a sum over a sum), and ``None`` when its deno
      "sentences": 6, "citations": 6, "citations_per_sentence": 1.0,
      "citations_per_sentence_mean": 1.1667, "answers_with_sentences": 3,
      "sentences_cited": 4, "sentences_cited_rate": 0.6667,
+     "answers_without_citations": 0, "answers_without_citations_rate": 0.0,
      "denominators": {"malformed_rate": "brackets", ...},
      "unmeasured": {"not_in_kg_rate": {"<reason>": <answers>}, ...}}
 
 ``citations_per_sentence`` is pooled (citations / sentences); ``citations_per_sentence_mean``
-is the mean of the answers' own ratios over the answers with a sentence. ``not_in_kg`` counts
+is the mean of the answers' own ratios over the answers with a sentence; an answer without
+citations cites neither a KG triple nor ``[NA]``. ``not_in_kg`` counts
 only the answers whose cited ids could be looked up (``not_in_kg_checked`` of their KG
 citations); the others are counted in ``unmeasured`` with the reason. A failed item (its model
 call failed: no answer) is left out of every count and counted in ``unmeasured`` under every
@@ -37,6 +39,7 @@ DENOMINATORS = {
     "citations_per_sentence": "sentences",
     "citations_per_sentence_mean": "answers_with_sentences",
     "sentences_cited_rate": "sentences",
+    "answers_without_citations_rate": "n_answers",
 }
 #: Why an answer recorded before citation-validity metrics has none.
 NOT_RECORDED = "record written before citation-validity metrics (score the answers again)"
@@ -66,6 +69,7 @@ class ValidityTotals:
     not_in_kg: int = 0
     not_in_kg_checked: int = 0
     ratio_sum: float = 0.0
+    uncited: int = 0
     answers_with_sentences: int = 0
     unmeasured: dict[str, Counter[str]] = field(default_factory=dict)
 
@@ -85,6 +89,8 @@ class ValidityTotals:
         else:
             self.not_in_kg += int(missing)
             self.not_in_kg_checked += int(validity.get("kg_citations") or 0)
+        if not validity.get("citations"):
+            self.uncited += 1
         sentences = int(validity.get("sentences") or 0)
         if sentences:
             self.answers_with_sentences += 1
@@ -122,6 +128,8 @@ class ValidityTotals:
             "answers_with_sentences": self.answers_with_sentences,
             "sentences_cited": s["sentences_cited"],
             "sentences_cited_rate": _rate(s["sentences_cited"], s["sentences"]),
+            "answers_without_citations": self.uncited,
+            "answers_without_citations_rate": _rate(self.uncited, self.n_answers),
             "denominators": dict(DENOMINATORS),
             "unmeasured": {
                 name: dict(sorted(self.unmeasured[name].items()))
