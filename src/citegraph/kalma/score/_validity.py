@@ -137,6 +137,8 @@ class EntityLookup:
     async def known(self, ids: Iterable[str]) -> dict[str, bool | str]:
         """For each id: whether the KG has it as an entity, or why it could not be looked up."""
         wanted = list(dict.fromkeys(ids))
+        if not wanted:  # nothing cited: the KG is not opened
+            return {}
         async with self._lock:
             kg = self._open()
             new = [i for i in wanted if i not in self._known]
