@@ -4,6 +4,7 @@ the ``metrics.json`` block, the viewer's filters and sample page, and the HTML r
 The script answers specific-0 (Stephen Crane) with 4 brackets: a fact of his graph, a real KG
 entity's fact that was not retrieved (Ernst Hanfstaengl's birthplace), an id BioKaLMA does not
 have (Q999999999) and ``[1]``; specific-1 without any citation; specific-2 with one ``[NA]``.
+A second run (``clean``) cites one fact of each graph and nothing else, to compare with.
 """
 
 from __future__ import annotations
@@ -35,6 +36,13 @@ def script(request: ChatRequest) -> str:
     return "Andreas Pereira plays football [NA]."
 
 
+def clean(request: ChatRequest) -> str:
+    user = request.messages[-1].content
+    if "{name: Stephen Crane," in user:
+        return "Stephen Crane was born in Newark [Q206534, place of birth: Newark]."
+    return "I cannot say [NA]."
+
+
 @pytest.fixture(scope="module")
 def free_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     root = tmp_path_factory.mktemp("validity") / "runs"
@@ -46,6 +54,13 @@ def free_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
             runtime=RunRuntime(limit=3),
             data_dir=data_dir,
             model=MockChat(script),
+        )
+        run_kalma(
+            root / "clean",
+            RunConfig(model="mock"),
+            runtime=RunRuntime(limit=3),
+            data_dir=data_dir,
+            model=MockChat(clean, name="mock/clean"),
         )
     return root
 
@@ -103,3 +118,22 @@ def test_the_report_has_the_table(free_run: Path, tmp_path: Path) -> None:
     assert "malformed brackets" in table and "5 brackets" in table and "20.0%" in table
     assert "cited ids not in the KG" in table and "33.3%" in table
     assert "KG citations outside the retrieved graphs" in table and "66.7%" in table
+
+
+def test_runs_compare_side_by_side(free_run: Path) -> None:
+    from starlette.testclient import TestClient
+
+    from citegraph.viewer import create_app
+
+    client = TestClient(create_app([free_run], warm=False), base_url="http://127.0.0.1")
+    body = client.get("/compare?run=0/free&run=0/clean").text
+    for name, free, clean in [
+        ("malformed brackets", "20.0", "0.0"),
+        ("citations outside the retrieved graphs", "66.7", "0.0"),
+        ("cited ids not in the KG", "33.3", "0.0"),
+        ("citations per sentence", "0.5714", "1"),
+    ]:
+        row = body[body.index(f"<td>{name}</td>") :]
+        row = row[: row.index("</tr>")]
+        cells = re.findall(r'<td class="num">([^<]+)', row)
+        assert [c.strip() for c in cells] == [free, clean], name

@@ -14,7 +14,7 @@ from citegraph.kalma._view_charts import kalma_charts
 from citegraph.kalma._view_export import KALMA_SCHEMA, kalma_export_columns
 from citegraph.kalma._view_ids import triple_key
 from citegraph.kalma._view_sample import citation_refs, sample_blocks
-from citegraph.kalma._view_validity import validity_table, validity_tags
+from citegraph.kalma._view_validity import validity_rows, validity_table, validity_tags
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._inputs import warning_lines
 from citegraph.runs import (
@@ -121,6 +121,7 @@ class KalmaPresenter(Presenter):
             )
         rows += _text_quality_rows(metrics, info)
         rows += _retrieval_rows(metrics)
+        rows += validity_rows(metrics, str(config.get("parser_version", config.get("parser"))))
         table = validity_table(metrics)
         return RunPresentation(
             metrics=rows,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from citegraph.runs import FieldsBlock, Record, Segment, TableBlock, field_text
+from citegraph.runs import FieldsBlock, MetricRow, Record, Segment, TableBlock, field_text
 
 MALFORMED = "validity:malformed-brackets"
 OUTSIDE = "validity:outside-retrieved"
@@ -173,3 +173,45 @@ def validity_table(metrics: Mapping[str, Any]) -> TableBlock | None:
         rows=rows,
         note=note,
     )
+
+
+#: The metrics-table rows (so ``runs compare`` puts runs side by side): label, rate, its
+#: count, and how many answers it was measured on.
+_METRIC_ROWS = (
+    ("malformed brackets", "malformed_rate", "malformed_brackets", "n_answers"),
+    (
+        "citations outside the retrieved graphs",
+        "outside_retrieved_rate",
+        "outside_retrieved",
+        "n_answers",
+    ),
+    ("cited ids not in the KG", "not_in_kg_rate", "not_in_kg", "not_in_kg_answers"),
+    ("citations per sentence", "citations_per_sentence", "citations", "n_answers"),
+    ("sentences cited", "sentences_cited_rate", "sentences_cited", "n_answers"),
+)
+
+
+def validity_rows(metrics: Mapping[str, Any], parser: str) -> list[MetricRow]:
+    """The citation-validity rates as metric rows: each pooled over the answers, with its count
+    and denominator in ``how`` and the answers left out (and why) in ``unmeasured``."""
+    b = metrics.get("citation_validity")
+    if not isinstance(b, Mapping):
+        return []
+    rows = []
+    for label, rate, count, answers in _METRIC_ROWS:
+        over = str((b.get("denominators") or {}).get(rate, ""))
+        value = b.get(rate)
+        reasons = (b.get("unmeasured") or {}).get(rate) or {}
+        measured = b.get(answers)
+        rows.append(
+            MetricRow(
+                name=label,
+                value=value if isinstance(value, int | float) else None,
+                percent=rate.endswith("_rate"),
+                n_measured=measured if isinstance(measured, int) else None,
+                unmeasured={str(k): int(n) for k, n in reasons.items() if isinstance(n, int)},
+                model=f"parser {parser}",
+                how=f"{b.get(count)} of {b.get(over)} {_OVER.get(over, over)}, pooled",
+            )
+        )
+    return rows

@@ -7,7 +7,7 @@ is over), pooled over the answers (a sum over a sum), and ``None`` when its deno
      "brackets": 7, "malformed_brackets": 1, "malformed_rate": 0.1429,
      "kg_citations": 5, "na_citations": 1,
      "outside_retrieved": 2, "outside_retrieved_rate": 0.4,
-     "not_in_kg": 1, "not_in_kg_checked": 5, "not_in_kg_rate": 0.2,
+     "not_in_kg": 1, "not_in_kg_checked": 5, "not_in_kg_rate": 0.2, "not_in_kg_answers": 3,
      "sentences": 6, "citations": 6, "citations_per_sentence": 1.0,
      "citations_per_sentence_mean": 1.1667, "answers_with_sentences": 3,
      "sentences_cited": 4, "sentences_cited_rate": 0.6667,
@@ -17,11 +17,11 @@ is over), pooled over the answers (a sum over a sum), and ``None`` when its deno
 
 ``citations_per_sentence`` is pooled (citations / sentences); ``citations_per_sentence_mean``
 is the mean of the answers' own ratios over the answers with a sentence; an answer without
-citations cites neither a KG triple nor ``[NA]``. ``not_in_kg`` counts
-only the answers whose cited ids could be looked up (``not_in_kg_checked`` of their KG
-citations); the others are counted in ``unmeasured`` with the reason. A failed item (its model
-call failed: no answer) is left out of every count and counted in ``unmeasured`` under every
-rate, as the rest of ``kalma score`` does; so is a record written before these counts existed.
+citations cites neither a KG triple nor ``[NA]``. ``not_in_kg`` counts only the answers whose
+cited ids could be looked up (``not_in_kg_answers``, with ``not_in_kg_checked`` KG citations);
+the others are counted in ``unmeasured`` with the reason. A failed item (its model call failed:
+no answer) is left out of every count and counted in ``unmeasured`` under every rate, as the
+rest of ``kalma score`` does; so is a record written before these counts existed.
 """
 
 from __future__ import annotations
@@ -68,6 +68,7 @@ class ValidityTotals:
     sums: Counter[str] = field(default_factory=Counter)
     not_in_kg: int = 0
     not_in_kg_checked: int = 0
+    not_in_kg_answers: int = 0
     ratio_sum: float = 0.0
     uncited: int = 0
     answers_with_sentences: int = 0
@@ -88,6 +89,7 @@ class ValidityTotals:
             self._unmeasured("not_in_kg_rate", str(why))
         else:
             self.not_in_kg += int(missing)
+            self.not_in_kg_answers += 1
             self.not_in_kg_checked += int(validity.get("kg_citations") or 0)
         if not validity.get("citations"):
             self.uncited += 1
@@ -121,6 +123,7 @@ class ValidityTotals:
             "not_in_kg": self.not_in_kg,
             "not_in_kg_checked": self.not_in_kg_checked,
             "not_in_kg_rate": _rate(self.not_in_kg, self.not_in_kg_checked),
+            "not_in_kg_answers": self.not_in_kg_answers,
             "sentences": s["sentences"],
             "citations": s["citations"],
             "citations_per_sentence": _rate(s["citations"], s["sentences"]),
