@@ -43,8 +43,6 @@ NO_KG_DATASET_DIR = (
     "no KG to look the cited ids up in: a dataset directory holds its questions' graphs, not a "
     "KG (score with --kg to check the cited ids)"
 )
-#: At most this many id lookups in flight at once (a remote endpoint sees no more).
-LOOKUPS_IN_FLIGHT = 16
 
 
 class MalformedBracket(BaseModel):
@@ -93,7 +91,8 @@ class AnswerValidity(BaseModel):
 
 
 class EntityLookup:
-    """Which entity ids a KG holds: looked up once per id, concurrently, and remembered.
+    """Which entity ids a KG holds: a batch's distinct ids looked up once each, and remembered
+    for the rest of the run.
 
     Made with the KG itself, with an ``opener`` that opens it on first use (so a run whose
     answers cite nothing never opens it), or :meth:`unavailable` with the reason there is none.
@@ -144,15 +143,10 @@ class EntityLookup:
             new = [i for i in wanted if i not in self._known]
             if kg is None:
                 return dict.fromkeys(wanted, self._reason or NO_KG)
-            if new:
-                limit = asyncio.Semaphore(LOOKUPS_IN_FLIGHT)
-
-                async def one(entity_id: str) -> bool | str:
-                    async with limit:
-                        return await _is_entity(kg, entity_id)
-
-                found = await asyncio.gather(*(one(i) for i in new))
-                self._known |= dict(zip(new, found, strict=True))
+            for entity_id in new:  # one at a time: an embedded store answers at once (no
+                # suspension, so a run's answers finish in the order they would without it),
+                # and a remote endpoint's client paces its own requests
+                self._known[entity_id] = await _is_entity(kg, entity_id)
         return {i: self._known[i] for i in wanted}
 
     def _open(self) -> KnowledgeGraph | None:
