@@ -169,6 +169,19 @@ def test_a_kg_that_fails_to_open_or_answer_leaves_it_unmeasured() -> None:
     assert record["citation_validity"]["not_in_kg"] is None
     assert "failed: connection refused" in record["citation_validity"]["unmeasured"]["not_in_kg"]
 
+    class Flaky(CountingKG):
+        async def subgraph(self, entity_id: str) -> Subgraph:
+            if not self.asked:
+                self.asked.append("down")
+                raise EndpointUnavailable("timed out")
+            return await super().subgraph(entity_id)
+
+    lookup = EntityLookup(Flaky(_kg()))  # type: ignore[arg-type]
+    [first] = _score([ANSWER], lookup)
+    assert first["citation_validity"]["not_in_kg"] is None  # Q206534's lookup failed
+    [again] = _score([ANSWER], lookup)  # the failure was not remembered
+    assert again["citation_validity"]["not_in_kg"] == 1
+
 
 def test_lookups_are_made_once_per_id_and_opened_lazily() -> None:
     counting = CountingKG(_kg())

@@ -91,8 +91,8 @@ class AnswerValidity(BaseModel):
 
 
 class EntityLookup:
-    """Which entity ids a KG holds: a batch's distinct ids looked up once each, and remembered
-    for the rest of the run.
+    """Which entity ids a KG holds: a batch's distinct ids looked up once each, and the answers
+    remembered for the rest of the run (a failed lookup is asked again with the next batch).
 
     Made with the KG itself, with an ``opener`` that opens it on first use (so a run whose
     answers cite nothing never opens it), or :meth:`unavailable` with the reason there is none.
@@ -143,11 +143,16 @@ class EntityLookup:
             new = [i for i in wanted if i not in self._known]
             if kg is None:
                 return dict.fromkeys(wanted, self._reason or NO_KG)
+            failed: dict[str, bool | str] = {}
             for entity_id in new:  # one at a time: an embedded store answers at once (no
                 # suspension, so a run's answers finish in the order they would without it),
                 # and a remote endpoint's client paces its own requests
-                self._known[entity_id] = await _is_entity(kg, entity_id)
-        return {i: self._known[i] for i in wanted}
+                found = await _is_entity(kg, entity_id)
+                if isinstance(found, bool):
+                    self._known[entity_id] = found
+                else:  # a failed lookup is not remembered: the next batch asks again
+                    failed[entity_id] = found
+        return {i: failed[i] if i in failed else self._known[i] for i in wanted}
 
     def _open(self) -> KnowledgeGraph | None:
         if self._kg is None and self._opener is not None and self._reason is None:
