@@ -148,7 +148,14 @@ def test_unmeasured_scores_show_their_reason(record: dict[str, Any]) -> None:
 def test_summary_tags(record: dict[str, Any]) -> None:
     summary = KalmaPresenter.summary(record)
     assert summary.title == "Who was Ada?"
-    assert summary.tags == ["has-na", "verdict:wrong", "verdict:malformed"]
+    assert summary.tags == [
+        "has-na",
+        "verdict:wrong",
+        "verdict:malformed",
+        "validity:malformed-brackets",
+        "validity:outside-retrieved",
+        "validity:not-in-kg-unmeasured",  # scored without a KG to look the ids up in
+    ]
     assert summary.scores["correctness"] == 0.5
     empty = {"id": "x", "question": "q", "answer": "", "empty_answer": True, "scores": {}}
     assert KalmaPresenter.summary(empty).tags == ["empty", "no-citation"]

@@ -14,6 +14,7 @@ from citegraph.kalma._view_charts import kalma_charts
 from citegraph.kalma._view_export import KALMA_SCHEMA, kalma_export_columns
 from citegraph.kalma._view_ids import triple_key
 from citegraph.kalma._view_sample import citation_refs, sample_blocks
+from citegraph.kalma._view_validity import validity_rows, validity_table, validity_tags
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._inputs import warning_lines
 from citegraph.runs import (
@@ -49,7 +50,8 @@ class KalmaPresenter(Presenter):
     def summary(cls, record: Record) -> SampleSummary:
         """Title = question; tags ``failed``, ``unmeasured``, ``has-na``, ``verdict:wrong``
         (a citation not in the KG), ``verdict:malformed`` (parse issues), ``empty``,
-        ``no-citation``; a failed item (no answer came) is tagged ``failed`` alone."""
+        ``no-citation``, and the citation-validity tags (``validity:...``, see
+        :mod:`._view_validity`); a failed item (no answer came) is tagged ``failed`` alone."""
         base = super().summary(record)
         tags = list(base.tags)
         title = str(record.get("question") or record.get("id"))
@@ -67,6 +69,7 @@ class KalmaPresenter(Presenter):
             tags.append("empty")
         if not kg:
             tags.append("no-citation")
+        tags += validity_tags(record)
         return base.model_copy(update={"title": title, "tags": tags})
 
     @classmethod
@@ -77,7 +80,8 @@ class KalmaPresenter(Presenter):
     @classmethod
     def metrics(cls, metrics: Mapping[str, Any], info: Mapping[str, Any]) -> RunPresentation:
         """One row per KaLMA metric (micro / macro, measured and unmeasured counts with reasons,
-        the deciding model and whether it is a stand-in), text quality, retrieval; notes."""
+        the deciding model and whether it is a stand-in), text quality, retrieval; notes; the
+        citation-validity table (its counts link to the samples they count)."""
         config = {**(info.get("config") or {}), **(metrics.get("config") or {})}
         mode = str(config.get("mode", "paper"))
         nli = str(config.get("nli_name") or config.get("nli") or "lexical")
@@ -117,7 +121,13 @@ class KalmaPresenter(Presenter):
             )
         rows += _text_quality_rows(metrics, info)
         rows += _retrieval_rows(metrics)
-        return RunPresentation(metrics=rows, notes=_notes(metrics, mode, stand_in))
+        rows += validity_rows(metrics, str(config.get("parser_version", config.get("parser"))))
+        table = validity_table(metrics)
+        return RunPresentation(
+            metrics=rows,
+            blocks=[table] if table is not None else [],
+            notes=_notes(metrics, mode, stand_in),
+        )
 
     @classmethod
     def charts(cls, runs: Sequence[RunData]) -> list[Chart]:

@@ -12,6 +12,13 @@ DuckDB): over the rows whose ``unmeasured_<metric>`` is null,
   the rows whose denominator is not 0;
 - F1: ``2PR / (P + R)`` of the micro (macro) precision and recall.
 
+- citation validity (``metrics.json`` ``citation_validity``), over the rows with a
+  ``n_brackets``: malformed rate ``n_malformed_brackets / n_brackets``; outside the retrieved
+  graphs ``n_outside_retrieved / n_citations``; not in the KG ``n_not_in_kg / n_citations`` over
+  the rows whose ``unmeasured_not_in_kg`` is null; citations per sentence
+  ``(n_citations + n_na_markers) / n_sentences``; sentences cited ``n_sentences_cited /
+  n_sentences``.
+
 In reference mode alignment keeps only the first ``metrics.json`` ``config.alignment_cap``
 answers in dataset order, as the authors' script does.
 """
@@ -22,6 +29,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from citegraph.kalma.score._report import failed_reason
+from citegraph.kalma.score._validity_report import NOT_RECORDED
 from citegraph.runs import FAILED
 
 #: The metrics whose ``unmeasured_<metric>`` column says why a sample has no value.
@@ -49,6 +57,16 @@ COUNT_COLUMNS: dict[str, str] = {
     "na_recall_num": "int",
     "na_recall_den": "int",
 }
+#: ``samples`` columns of citation validity (the record's ``citation_validity``).
+VALIDITY_COLUMNS: dict[str, str] = {
+    "n_brackets": "int",
+    "n_malformed_brackets": "int",
+    "n_outside_retrieved": "int",
+    "n_not_in_kg": "int",
+    "unmeasured_not_in_kg": "string",
+    "n_sentences": "int",
+    "n_sentences_cited": "int",
+}
 #: ``samples`` columns of ``kalma run``: how the answer was generated.
 GENERATION_COLUMNS: dict[str, str] = {
     "latency_s": "float",
@@ -65,6 +83,7 @@ KALMA_SCHEMA: dict[str, dict[str, str]] = {
     "samples": {f"score_{m}": "float" for m in UNMEASURED_METRICS}
     | COUNT_COLUMNS
     | {f"unmeasured_{m}": "string" for m in UNMEASURED_METRICS}
+    | VALIDITY_COLUMNS
     | GENERATION_COLUMNS,
     "citations": {
         "sentence_index": "int",
@@ -118,7 +137,28 @@ def kalma_export_columns(record: Mapping[str, Any]) -> dict[str, Any]:
     for metric in UNMEASURED_METRICS:  # a failed item is unmeasured by every metric, not zero
         reason = failed or unmeasured.get(metric)
         out[f"unmeasured_{metric}"] = None if reason is None else str(reason)
-    return out | _generation(record)
+    return out | _validity(record, failed) | _generation(record)
+
+
+def _validity(record: Mapping[str, Any], failed: str | None) -> dict[str, Any]:
+    """The citation-validity counts (all ``None`` for a record without them: failed, or
+    written before they existed; ``unmeasured_not_in_kg`` then says why)."""
+    validity = _part(record, "citation_validity")
+    out = {
+        f"n_{name}": validity.get(name)
+        for name in (
+            "brackets",
+            "malformed_brackets",
+            "outside_retrieved",
+            "not_in_kg",
+            "sentences",
+            "sentences_cited",
+        )
+    }
+    reason = failed or _part(validity, "unmeasured").get("not_in_kg")
+    if reason is None and not validity:
+        reason = NOT_RECORDED
+    return out | {"unmeasured_not_in_kg": None if reason is None else str(reason)}
 
 
 def _generation(record: Mapping[str, Any]) -> dict[str, Any]:

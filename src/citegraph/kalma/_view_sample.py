@@ -22,6 +22,7 @@ from citegraph.kalma._view_ids import (
     triple_key,
     triple_text,
 )
+from citegraph.kalma._view_validity import validity_fields
 from citegraph.runs import (
     Block,
     FieldsBlock,
@@ -439,6 +440,7 @@ def sample_blocks(record: Record) -> list[Block]:
         alignment_table(record),
         na_table(record),
         scores_fields(record),
+        validity_fields(record),
         generation_fields(record),
         text_quality_fields(record),
         RawBlock(title="Raw model output", text=str(record.get("answer") or ""), open=False),

@@ -144,3 +144,28 @@ def test_the_docs_pandas_query_gives_the_precision_of_metrics_json(
     assert scope["precision_micro"] == pytest.approx(8 / 22) == metrics["precision"]["micro"]
     macro = (3 / 9 + 3 / 6 + 2 / 7) / 3
     assert scope["precision_macro"] == pytest.approx(macro) == metrics["precision"]["macro"]
+
+
+@pytest.mark.parametrize("mode", ["paper", "reference"])
+def test_citation_validity_is_recomputed_from_the_export(
+    tmp_path: Path, data_dir: Path, mode: str
+) -> None:
+    samples, metrics = _export(tmp_path, data_dir, ScoreConfig(mode=mode))
+    block = metrics["citation_validity"]
+    rows = samples[samples["n_brackets"].notna()]
+    assert rows["n_brackets"].sum() == block["brackets"]
+    malformed = rows["n_malformed_brackets"].sum() / rows["n_brackets"].sum()
+    assert malformed == pytest.approx(block["malformed_rate"])
+    outside = rows["n_outside_retrieved"].sum() / rows["n_citations"].sum()
+    assert outside == pytest.approx(block["outside_retrieved_rate"])
+    checked = rows[rows["unmeasured_not_in_kg"].isna()]
+    assert checked["n_not_in_kg"].sum() / checked["n_citations"].sum() == pytest.approx(
+        block["not_in_kg_rate"]
+    )
+    cited = rows["n_citations"].sum() + rows["n_na_markers"].sum()
+    assert cited / rows["n_sentences"].sum() == pytest.approx(block["citations_per_sentence"])
+    cited_sentences = rows["n_sentences_cited"].sum() / rows["n_sentences"].sum()
+    assert cited_sentences == pytest.approx(block["sentences_cited_rate"])
+    if mode == "paper":  # the hand counts of test_citation_validity.py
+        assert list(samples.set_index("id")["n_not_in_kg"]) == [0, 0, 0, 1]
+        assert list(samples.set_index("id")["n_malformed_brackets"]) == [0, 0, 1, 0]

@@ -23,6 +23,7 @@ from citegraph.kalma.run._ablations import remove_knowledge
 from citegraph.kalma.run._config import RunConfig
 from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._text_quality import judge_text_quality_async
+from citegraph.kalma.score._validity import EntityLookup
 from citegraph.kg import KnowledgeGraph, Subgraph, with_short_ids
 from citegraph.models import ChatModel, NLIModel
 from citegraph.runs import FAILED
@@ -39,6 +40,7 @@ class RunModels(BaseModel):
     kg: KnowledgeGraph | None
     kg_identity: str | None
     retriever: Retriever | None
+    entities: EntityLookup | None = None  # where cited ids are looked up (citation validity)
 
 
 async def answer_and_score(
@@ -97,7 +99,9 @@ async def answer_and_score(
             gold=entry,
             gold_given=gold is not None,
         )
-        [scored] = await score_items_async([item], config.score_config(), models.nli)
+        [scored] = await score_items_async(
+            [item], config.score_config(), models.nli, entities=models.entities
+        )
         record |= scored
     record |= _generation_fields(answer)
     record["graph_qids"] = [g.center.id for g in graphs]

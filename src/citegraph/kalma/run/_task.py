@@ -27,7 +27,8 @@ from citegraph.kalma.run._answer import RunModels, answer_and_score
 from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs
 from citegraph.kalma.run._report import build_run_metrics
-from citegraph.kg import KnowledgeGraph, kg_with_identity
+from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
+from citegraph.kg import KnowledgeGraph, kg_with_identity, open_kg
 from citegraph.models import (
     ChatModel,
     NLIModel,
@@ -157,7 +158,19 @@ class KalmaRunTask(Task[str, RunModels]):
                 kg=kg,
                 kg_identity=identity,
                 retriever=retriever,
+                entities=self._entity_lookup(kg),
             )
+
+    def _entity_lookup(self, kg: KnowledgeGraph | None) -> EntityLookup:
+        """Where cited ids are looked up (citation validity): the run's KG (``--retrieval ner``,
+        or one passed in); else BioKaLMA's embedded store, opened on first use; over a dataset
+        directory, nowhere (the reason is recorded)."""
+        if kg is not None:
+            return EntityLookup(kg)
+        if self.config.dataset == "biokalma":
+            data_dir = self.data_dir
+            return EntityLookup(opener=lambda: open_kg("biokalma", data_dir=data_dir).kg)
+        return EntityLookup.unavailable(NO_KG_DATASET_DIR)
 
     def run_config(self, models: RunModels) -> dict[str, Any]:
         return self.config.identity() | {

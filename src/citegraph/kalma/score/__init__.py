@@ -1,5 +1,7 @@
 """Scoring attributed answers (paper §4): citation quality, text-citation alignment, [NA]
-precision and recall, the text-quality judge, and the ``kalma.score`` task."""
+precision and recall, the text-quality judge, citation validity (malformed brackets, cited ids
+not in the KG, citations outside the retrieved graphs, citations per sentence), and the
+``kalma.score`` task."""
 
 from citegraph.kalma.score._alignment import (
     AlignedPair,
@@ -63,6 +65,7 @@ from citegraph.kalma.score._text_quality import (
     judge_text_quality_async,
     parse_score,
 )
+from citegraph.kalma.score._validity import AnswerValidity, EntityLookup, answer_validity
 
 __all__ = [
     "CRITERIA",
@@ -78,12 +81,14 @@ __all__ = [
     "AnswerAlignment",
     "AnswerCitationScores",
     "AnswerNAScores",
+    "AnswerValidity",
     "AnswersQuestion",
     "CitationMode",
     "CitationReport",
     "CitationRunsSummary",
     "CitationVerdict",
     "CriterionScore",
+    "EntityLookup",
     "KalmaScoreTask",
     "LexicalAnswersQuestion",
     "NAEntailment",
@@ -100,6 +105,7 @@ __all__ = [
     "aggregate_citation_scores",
     "aggregate_na_scores",
     "aggregate_text_quality",
+    "answer_validity",
     "answers_question_check",
     "combine_citation_runs",
     "judge_messages",

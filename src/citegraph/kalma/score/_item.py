@@ -3,7 +3,9 @@
 An item carries everything one answer needs: the question, the answer text, the KG the model was
 given (correctness is checked against it) and the gold knowledge. ``kalma score`` builds items from
 an answers file; ``kalma run`` builds them from its own generations (with knowledge removed or
-graphs replaced by the experiments). Both get the same per-answer record layout.
+graphs replaced by the experiments). Both get the same per-answer record layout, which includes
+the answer's citation validity (:mod:`._validity`): its cited ids are looked up in the run's KG
+(an :class:`EntityLookup`) once per batch.
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ from citegraph.kalma.score._alignment import AnswerAlignment, score_alignment_ma
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._na import AnswerNAScores, score_na_async
+from citegraph.kalma.score._validity import (
+    NO_KG,
+    AnswerValidity,
+    EntityLookup,
+    answer_validity,
+    cited_subjects,
+)
 from citegraph.kg import Subgraph, Triple
 from citegraph.models import NLIModel
 from citegraph.runs import sync_twin
@@ -50,11 +59,21 @@ class ScoreItem(BaseModel):
 
 
 async def score_items_async(
-    items: Sequence[ScoreItem], config: ScoringOptions, model: NLIModel
+    items: Sequence[ScoreItem],
+    config: ScoringOptions,
+    model: NLIModel,
+    *,
+    entities: EntityLookup | None = None,
 ) -> list[dict[str, Any]]:
-    """Score a batch of items (alignment pairs go to the NLI model together)."""
+    """Score a batch of items (alignment pairs go to the NLI model together).
+
+    ``entities`` looks the cited subject ids up in the run's KG, for the answers' citation
+    validity (``not_in_kg``); without it that count is unmeasured, with the reason.
+    """
     rules = config.rules
     parsed = [parse_with(item.answer or "", item.graphs, rules) for item in items]
+    lookup = entities or EntityLookup.unavailable(NO_KG)
+    known = await lookup.known(s for p in parsed for s in cited_subjects(p))
     skip_alignment = [
         rules.skip_unscorable_answers and (not (item.answer or "").strip() or not item.has_graph)
         for item in items
@@ -75,7 +94,8 @@ async def score_items_async(
             normalize=config.normalize,
         )
         na = await _score_na(answer, item, rules, config, model)
-        out.append(_record(item, answer, citations, alignment, na))
+        validity = answer_validity(item.answer or "", answer, item.graphs, known)
+        out.append(_record(item, answer, citations, alignment, na) | _validity_field(validity))
     return out
 
 
@@ -121,6 +141,12 @@ def na_gold_set(entry: GoldRecord, rules: KalmaRules) -> tuple[tuple[Triple, ...
     if rules.na_gold_injected_only and entry.knowledge_injected is not None:
         return entry.knowledge_injected, "knowledge_injected"
     return entry.knowledge, "knowledge"
+
+
+def _validity_field(validity: AnswerValidity) -> dict[str, Any]:
+    """The record's ``citation_validity``: the counts and ``citations_per_sentence``."""
+    ratio = {"citations_per_sentence": validity.citations_per_sentence}
+    return {"citation_validity": validity.model_dump(mode="json") | ratio}
 
 
 def _record(

@@ -9,9 +9,11 @@ answer: it is left out of every metric and counted here with its reason, and in
 (``question_mismatch``,
 ``gold_subject_label``, ``gold_unmatched``: see :mod:`._inputs`), ``{"n", "ids" (the first few),
 "reason"}``; ``details``: per metric the full average (counts, policy, mode, confidence
-intervals); ``na_edge_case``: how many [NA] sentences the paper's §4.5 edge case counted correct
-and what decided it; ``na_gold_set``: in reference mode, which gold set the absent facts came
-from, per answer; ``config``: modes, parser, NLI model, versions.
+intervals); ``citation_validity``: malformed brackets, cited ids not in the KG, citations
+outside the retrieved graphs, citations per sentence, with their denominators
+(:mod:`._validity_report`); ``na_edge_case``: how many [NA] sentences the paper's §4.5 edge
+case counted correct and what decided it; ``na_gold_set``: in reference mode, which gold set
+the absent facts came from, per answer; ``config``: modes, parser, NLI model, versions.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from citegraph.kalma.score._alignment import AnswerAlignment, aggregate_alignmen
 from citegraph.kalma.score._citations import AnswerCitationScores, aggregate_citation_scores
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._na import AnswerNAScores, NAReport, aggregate_na_scores
+from citegraph.kalma.score._validity_report import ValidityTotals
 from citegraph.metrics import BootstrapConfig, MicroMacro
 from citegraph.runs import FAILED
 
@@ -59,12 +62,14 @@ def build_metrics(
         else None
     )
     failures: Counter[str] = Counter()
+    validity = ValidityTotals()
 
     def scorable() -> Iterable[dict[str, Any]]:
         for record in records:
             if record.get("status") == FAILED:
                 failures[failed_reason(record)] += 1
             else:
+                validity.add(record)
                 yield record
 
     scores = _Scores.of(scorable())
@@ -84,8 +89,9 @@ def build_metrics(
         "na_recall": na.recall,
     }
     unmeasured = _unmeasured_counts(scores.outlines, alignment.cap)
-    for name in METRICS:
-        for reason, n in failures.items():
+    for reason, n in failures.items():
+        validity.skip(reason, n)
+        for name in METRICS:
             unmeasured.setdefault(name, {})[reason] = n
     out: dict[str, Any] = {
         name: {"micro": details[name].micro, "macro": details[name].macro} for name in METRICS
@@ -95,6 +101,7 @@ def build_metrics(
         "n_citations": sum(s.n_citations for s in scores.citations),
         "n_na_markers": scores.n_na_markers,
         "n_parse_issues": scores.n_parse_issues,
+        "citation_validity": validity.block(),
         "na_edge_case": _edge_case(na, config),
         "na_gold_set": dict(na.gold_sets),
         "unmeasured": unmeasured,

@@ -48,7 +48,8 @@ from citegraph.kalma.score._own_kg import (
     prepare_own_kg,
 )
 from citegraph.kalma.score._report import build_metrics
-from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity
+from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
+from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity, open_kg
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     FAILED,
@@ -148,10 +149,11 @@ class KalmaScoreTask(Task[int, NLIModel]):
         self._nli = nli
         self._kg = kg
         self._own: OwnKG | None = None
+        self._entities: EntityLookup | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         """The task without the KG it opened (a Ray worker opens its own in :meth:`open`)."""
-        return self.__dict__ | {"_own": None}
+        return self.__dict__ | {"_own": None, "_entities": None}
 
     @cached_property
     def inputs(self) -> _Inputs:
@@ -200,12 +202,23 @@ class KalmaScoreTask(Task[int, NLIModel]):
                 self._kg or config.kg, data_dir=self.data_dir, contact=self.contact
             )
             self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
+        self._entities = self._entity_lookup()
         if self._nli is not None:
             yield self._nli
             return
         served = served_options(config.nli, config.nli_base_url, runtime.cache)
         async with opened(nli_model(config.nli, **runtime.model_options(), **served)) as model:
             yield model
+
+    def _entity_lookup(self) -> EntityLookup:
+        """Where the cited ids are looked up (citation validity): your own KG; over BioKaLMA,
+        its embedded store, opened on first use; over a dataset directory, nowhere (why)."""
+        if self._own is not None:
+            return EntityLookup(self._own.kg)
+        if self.config.dataset == "biokalma":
+            data_dir = self.data_dir
+            return EntityLookup(opener=lambda: open_kg("biokalma", data_dir=data_dir).kg)
+        return EntityLookup.unavailable(NO_KG_DATASET_DIR)
 
     def run_config(self, models: NLIModel) -> dict[str, Any]:
         return self.config.model_dump(mode="json") | {"nli_name": models.name}
@@ -252,7 +265,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
             )
             for record, question, (graphs, _) in zip(records, questions, found, strict=True)
         ]
-        scored = await score_items_async(items, self.config, models)
+        scored = await score_items_async(items, self.config, models, entities=self._entities)
         if own is not None:
             scored = [
                 record | graph_fields(graphs, retrieval)
