@@ -6,8 +6,9 @@ it out of the scores (failed is not zero) and retry it when resumed.
 
 With ``citations="constrained"`` the request carries the question's citation grammar
 (:mod:`citegraph.kalma.constrain`), applied as the model's grammar mode says; a ``json-schema``
-reply is rendered into KaLMA text, and a reply cut by ``max_tokens`` inside a citation loses
-that unfinished citation. :attr:`GeneratedAnswer.constraint` records how.
+reply is rendered into KaLMA text (a reply that does not render is a failure, dropped from the
+response cache so that a resumed run asks again), and a reply cut by ``max_tokens`` inside a
+citation loses that unfinished citation. :attr:`GeneratedAnswer.constraint` records how.
 """
 
 from __future__ import annotations
@@ -113,6 +114,7 @@ async def generate_answer_async(
     try:
         text, record = _finish_constrained(text, generation, choices, grammar)
     except (EndpointError, ModelError) as exc:  # a JSON reply that does not render: failed
+        _forget(model, request)  # and asked again on resume, not read back from the cache
         return failed.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
     return GeneratedAnswer(
         text=text,
@@ -121,6 +123,14 @@ async def generate_answer_async(
         citations=citations,
         constraint=record,
     )
+
+
+def _forget(model: ChatModel, request: ChatRequest) -> None:
+    """Drop ``request``'s reply from the model's response cache, where it has one
+    (:meth:`~citegraph.models.CachedChatModel.forget`)."""
+    forget = getattr(model, "forget", None)
+    if callable(forget):
+        forget(request)
 
 
 def _with_json_instruction(messages: list[ChatMessage]) -> list[ChatMessage]:
