@@ -16,7 +16,7 @@ import pytest
 from _chat_helpers import generate_all
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
-from citegraph.models import CachedChatModel, ChatRequest, GenerateConfig, Grammar
+from citegraph.models import CachedChatModel, ChatRequest, GenerateConfig, Grammar, forget_cached
 from citegraph.models._chat_openai import OpenAICompatibleChat, grammar_fields
 from citegraph.testing import FakeOpenAIServer
 
@@ -111,7 +111,8 @@ def test_the_cache_keys_grammars_apart_and_forgets_on_request() -> None:
             cached = []
             for request in (_request(), _request(None), other, _request()):
                 cached.append((await model.generate(request)).cached)
-            model.forget(_request())
+            forget_cached(model, _request())
+            forget_cached(model.inner, _request())  # not a cached model: nothing to forget
             cached.append((await model.generate(_request())).cached)
             model.forget(_request(None))  # the others stay
             cached.append((await model.generate(other)).cached)

@@ -21,7 +21,7 @@ from pydantic import ValidationError
 from citegraph.io import SQLiteCache, cache_key, cache_root
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
 
-__all__ = ["CachedChatModel", "chat_cache_key"]
+__all__ = ["CachedChatModel", "chat_cache_key", "forget_cached"]
 
 
 def chat_cache_key(endpoint: str, model: str, request: ChatRequest) -> str:
@@ -147,6 +147,13 @@ class CachedChatModel:
 
     def __repr__(self) -> str:
         return f"CachedChatModel({self.inner!r}, {self.cache!r})"
+
+
+def forget_cached(model: object, request: ChatRequest) -> None:
+    """Drop ``request``'s stored reply when ``model`` answers through a response cache
+    (:meth:`CachedChatModel.forget`); any other model has nothing to forget."""
+    if isinstance(model, CachedChatModel):
+        model.forget(request)
 
 
 RESPONSE_CACHE_FILE = "responses.sqlite"

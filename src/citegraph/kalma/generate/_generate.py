@@ -36,6 +36,7 @@ from citegraph.models import (
     GenerateConfig,
     Generation,
     Grammar,
+    forget_cached,
     generate_config_for,
     grammar_mode_of,
 )
@@ -114,7 +115,7 @@ async def generate_answer_async(
     try:
         text, record = _finish_constrained(text, generation, choices, grammar)
     except (EndpointError, ModelError) as exc:  # a JSON reply that does not render: failed
-        _forget(model, request)  # and asked again on resume, not read back from the cache
+        forget_cached(model, request)  # and asked again on resume, not read back from the cache
         return failed.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
     return GeneratedAnswer(
         text=text,
@@ -123,14 +124,6 @@ async def generate_answer_async(
         citations=citations,
         constraint=record,
     )
-
-
-def _forget(model: ChatModel, request: ChatRequest) -> None:
-    """Drop ``request``'s reply from the model's response cache, where it has one
-    (:meth:`~citegraph.models.CachedChatModel.forget`)."""
-    forget = getattr(model, "forget", None)
-    if callable(forget):
-        forget(request)
 
 
 def _with_json_instruction(messages: list[ChatMessage]) -> list[ChatMessage]:
