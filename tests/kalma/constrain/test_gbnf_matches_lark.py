@@ -6,6 +6,7 @@ recognisers over the same well-formed and malformed answers: the Lark form direc
 through llguidance's own GBNF-to-Lark converter (``llguidance.gbnf_to_lark``), each under a byte
 tokenizer; and the GBNF's string literals are read back with llama.cpp's escape rules (its
 ``parse_char``), so the quoting is checked against the server's reading, not the converter's.
+Where xgrammar (vLLM's grammar backend) is installed, it reads the GBNF too.
 """
 
 from __future__ import annotations
@@ -203,3 +204,16 @@ def test_gbnf_literals_read_back_as_the_facts_on_llama_cpp() -> None:
         assert rules[f"e{n}"] == f'"qid: "? "{entity.display_id}" (", " f{n})+'
     # rule names are llama.cpp words ([a-zA-Z0-9-]); the root rule is named root
     assert all(re.fullmatch(r"[a-zA-Z0-9-]+", name) for name in rules) and "root" in rules
+
+
+def test_vllm_xgrammar_reads_the_gbnf_the_same_way() -> None:
+    """vLLM's default structured-output backend (xgrammar) parses the GBNF and judges the
+    answers as the Lark form does (skipped where xgrammar is not installed: it is not a
+    citegraph dependency)."""
+    xgr = pytest.importorskip("xgrammar")
+    from xgrammar.testing import _is_grammar_accept_string as xgrammar_accepts
+
+    grammar = citation_grammar(CitationChoices(HOSTILE))
+    parsed = xgr.Grammar.from_ebnf(grammar.gbnf)
+    assert all(xgrammar_accepts(parsed, text) for text in WELL_FORMED)
+    assert not any(xgrammar_accepts(parsed, text) for text in MALFORMED)
