@@ -113,6 +113,7 @@ def test_grammar_servers_get_the_question_gbnf(
             "max_tokens": 512,
             "seed": 0,
         }
+        assert list(body) == ["model", "messages", "temperature", "top_p", "max_tokens", "seed"]
     records = _records(tmp_path / "c")
     for sample in samples:
         choices = CitationChoices(sample.graphs)

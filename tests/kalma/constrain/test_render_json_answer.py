@@ -159,3 +159,36 @@ def test_every_schema_choice_renders_to_its_own_triple() -> None:
             f"{citation.triple.subject}, {citation.triple.relation}: {citation.triple.value}"
             == (choice)
         )
+
+
+def test_the_schema_admits_the_replies_rendered_here_and_no_other_citation() -> None:
+    """The strict schema run as a recogniser (llguidance's JSON-schema engine, byte by byte):
+    the enum, the bracket-free text and at least one citation per sentence are enforced, so a
+    server that keeps to it never sends a reply ``render_json_answer`` refuses."""
+    llg = pytest.importorskip("llguidance")
+    from citegraph.models._grammar_llg import byte_tokenizer
+
+    schema = citation_grammar(CHOICES).json_schema
+    matcher = llg.LLMatcher(
+        byte_tokenizer(), llg.LLMatcher.grammar_from_json_schema(schema), log_level=0
+    )
+    assert not matcher.is_error(), matcher.get_error()
+
+    def admits(reply: str) -> bool:
+        matcher.reset()
+        tokens = list(reply.encode("utf-8"))
+        return matcher.try_consume_tokens(tokens) == len(tokens) and matcher.is_accepting()
+
+    good = _reply(
+        ("Ada was a mathematician.", ["Q7259, occupation: mathematician", "NA"]),
+        ("Babbage", ["Q46633, occupation: engineer"]),
+    )
+    assert admits(good) and admits('{"sentences": []}')
+    assert render_json_answer(good, CHOICES) == (
+        "Ada was a mathematician [Q7259, occupation: mathematician] [NA]. "
+        "Babbage [Q46633, occupation: engineer]."
+    )
+    assert not admits(_reply(("Ada", ["Q7259, occupation: engineer"])))  # not a choice
+    assert not admits(_reply(("Ada [1]", ["NA"])))  # a bracket in the text
+    assert not admits(_reply(("Ada", [])))  # no citation
+    assert not admits('{"sentences": [], "note": "x"}')  # no other property
