@@ -22,7 +22,7 @@ from citegraph.kalma.parse._types import ParsedAnswer
 from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kg import KnowledgeGraph
-from citegraph.models import ChatModel, GenerateConfig, ProgressCallback
+from citegraph.models import ChatModel, GenerateConfig, ProgressCallback, grammar_mode_of
 from citegraph.runs import sync_twin
 
 
@@ -71,6 +71,8 @@ async def ask_async(
     Raises:
         ConfigError: ``citations="constrained"`` with a model that cannot constrain its output.
     """
+    if citations == "constrained":
+        grammar_mode_of(model)  # a model that cannot constrain fails before the retrieval
     retriever = retriever or Retriever()
     retrieval = await retriever(question, kg)
     with _reporting(model, on_progress):

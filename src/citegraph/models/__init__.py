@@ -9,7 +9,12 @@ from citegraph.models._backend_options import (
     RerankerOptions,
     ServerOptions,
 )
-from citegraph.models._chat_cache import CachedChatModel, chat_cache_key, default_response_cache
+from citegraph.models._chat_cache import (
+    CachedChatModel,
+    chat_cache_key,
+    default_response_cache,
+    forget_cached,
+)
 from citegraph.models._chat_factory import (
     PROVIDERS,
     chat_model,
@@ -184,6 +189,7 @@ __all__ = [
     "find_dates",
     "find_entailment_index",
     "find_three_way_indices",
+    "forget_cached",
     "free_memory",
     "generate_config_for",
     "grammar_accepts",

@@ -3,7 +3,8 @@
 The key is the SHA-256 of the canonical JSON of the endpoint, the model name, the messages, the
 full sampling config (seed included) and, when set, the ``response_format``, so an equal request
 hits and any change misses. Values are the :class:`Generation` as JSON. Only successful
-generations are stored; errors are never cached. Concurrent identical requests may both reach the
+generations are stored; errors are never cached, and a caller that finds a generation unusable
+drops it with :meth:`CachedChatModel.forget`. Concurrent identical requests may both reach the
 model (the last answer stored wins); the :class:`~citegraph.io.SQLiteCache` lock keeps
 the file consistent.
 """
@@ -20,7 +21,7 @@ from pydantic import ValidationError
 from citegraph.io import SQLiteCache, cache_key, cache_root
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
 
-__all__ = ["CachedChatModel", "chat_cache_key"]
+__all__ = ["CachedChatModel", "chat_cache_key", "forget_cached"]
 
 
 def chat_cache_key(endpoint: str, model: str, request: ChatRequest) -> str:
@@ -123,6 +124,12 @@ class CachedChatModel:
         call.add_done_callback(functools.partial(self._store, self.request_key(request)))
         return await call
 
+    def forget(self, request: ChatRequest) -> None:
+        """Drop the stored generation of ``request``, if any: a reply the caller found unusable
+        (a constrained JSON reply outside its schema, say) is asked for again next time rather
+        than answered from the cache for ever."""
+        self.cache.delete(self.request_key(request))
+
     def _store(self, key: str, call: asyncio.Future[Generation]) -> None:
         """Store a finished call's generation, even when its caller was cancelled the moment
         it finished (a Ctrl-C): a resumed run then finds it."""
@@ -140,6 +147,13 @@ class CachedChatModel:
 
     def __repr__(self) -> str:
         return f"CachedChatModel({self.inner!r}, {self.cache!r})"
+
+
+def forget_cached(model: object, request: ChatRequest) -> None:
+    """Drop ``request``'s stored reply when ``model`` answers through a response cache
+    (:meth:`CachedChatModel.forget`); any other model has nothing to forget."""
+    if isinstance(model, CachedChatModel):
+        model.forget(request)
 
 
 RESPONSE_CACHE_FILE = "responses.sqlite"

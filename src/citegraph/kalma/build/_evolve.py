@@ -116,8 +116,7 @@ async def _ask(
     if constraint is None:
         generation = await model.generate(ChatRequest(messages=tuple(messages), config=config))
         return generation.text
-    generation = await model.generate(constraint.request(messages, config))
-    return constraint.finish(generation)[0]
+    return (await constraint.generate(model, messages, config))[1]
 
 
 def plain(paragraph: str) -> str:

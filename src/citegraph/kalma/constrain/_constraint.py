@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from citegraph.errors import EndpointError
 from citegraph.kalma.constrain._choices import CitationChoices
 from citegraph.kalma.constrain._grammar import (
     JSON_INSTRUCTION,
@@ -27,6 +28,7 @@ from citegraph.models import (
     Generation,
     Grammar,
     GrammarMode,
+    forget_cached,
     grammar_mode_of,
 )
 
@@ -59,6 +61,27 @@ class CitationConstraint:
         if self.mode == "json-schema" and sent and sent[0].role == "system":
             sent[0] = sent[0].model_copy(update={"content": sent[0].content + JSON_INSTRUCTION})
         return ChatRequest(messages=tuple(sent), config=config, grammar=self.grammar)
+
+    async def generate(
+        self, model: ChatModel, messages: Sequence[ChatMessage], config: GenerateConfig
+    ) -> tuple[Generation, str, dict[str, Any]]:
+        """Ask ``model`` under the constraint: the generation, its text (:meth:`finish`) and the
+        record of how it was made.
+
+        A reply that does not render is dropped from the model's response cache, so a resumed
+        run asks again instead of failing on the cached reply for ever.
+
+        Raises:
+            EndpointError, ModelError: The call failed, or its reply does not render.
+        """
+        request = self.request(messages, config)
+        generation = await model.generate(request)
+        try:
+            text, record = self.finish(generation)
+        except EndpointError:
+            forget_cached(model, request)
+            raise
+        return generation, text, record
 
     def finish(self, generation: Generation) -> tuple[str, dict[str, Any]]:
         """The reply's text as KaLMA text, and the record of how it was made.

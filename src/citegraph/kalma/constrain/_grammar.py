@@ -177,9 +177,10 @@ def citation_grammar(choices: CitationChoices) -> Grammar:
 def render_json_answer(reply: str, choices: CitationChoices) -> str:
     """A ``json-schema`` reply written as a KaLMA answer.
 
-    Each sentence's citations become brackets before its final punctuation: consecutive facts of
-    one entity share a bracket (``[Q1, a: b, c: d]``), ``NA`` is ``[NA]``. Brackets a server let
-    into a sentence's text despite the schema become parentheses.
+    Each sentence's citations become brackets before its final punctuation (``.`` where the
+    sentence has none): consecutive facts of one entity share a bracket (``[Q1, a: b, c: d]``),
+    ``NA`` is ``[NA]``. Brackets a server let into a sentence's text despite the schema become
+    parentheses.
 
     Raises:
         ResponseFormatError: The reply is not JSON of the schema, or cites outside the choices.
@@ -221,11 +222,14 @@ def render_json_answer(reply: str, choices: CitationChoices) -> str:
 
 
 def _with_brackets(text: str, brackets: list[str]) -> str:
-    """``text`` with ``brackets`` placed before its final ``.``, ``!`` or ``?``."""
+    """``text`` with ``brackets`` placed before its final ``.``, ``!`` or ``?``; a sentence
+    without one ends in ``.`` (the KaLMA parser splits sentences there, so two JSON sentences
+    stay two)."""
     body = text.strip()
-    if not brackets:
-        return body
     end = len(body)
     while end and body[end - 1] in ".!?":
         end -= 1
-    return f"{body[:end].rstrip()} {' '.join(brackets)}{body[end:]}".strip()
+    stop = body[end:] or "."
+    if not body[:end].strip() and not brackets:
+        return ""
+    return f"{' '.join([body[:end].rstrip(), *brackets]).strip()}{stop}"

@@ -6,8 +6,9 @@ it out of the scores (failed is not zero) and retry it when resumed.
 
 With ``citations="constrained"`` the request carries the question's citation grammar
 (:mod:`citegraph.kalma.constrain`), applied as the model's grammar mode says; a ``json-schema``
-reply is rendered into KaLMA text, and a reply cut by ``max_tokens`` inside a citation loses
-that unfinished citation. :attr:`GeneratedAnswer.constraint` records how.
+reply is rendered into KaLMA text (a reply that does not render is a failure, dropped from the
+response cache so that a resumed run asks again), and a reply cut by ``max_tokens`` inside a
+citation loses that unfinished citation. :attr:`GeneratedAnswer.constraint` records how.
 """
 
 from __future__ import annotations
@@ -21,7 +22,13 @@ from citegraph.errors import EndpointError, MissingDependency, ModelError
 from citegraph.kalma.constrain import CitationConstraint, CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
-from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation, generate_config_for
+from citegraph.models import (
+    ChatModel,
+    ChatRequest,
+    GenerateConfig,
+    Generation,
+    generate_config_for,
+)
 from citegraph.runs import sync_twin
 
 
@@ -77,16 +84,15 @@ async def generate_answer_async(
     constraint = None
     if citations == "constrained":
         constraint = CitationConstraint.for_model(model, graphs)
-        request = constraint.request(messages, sampling)
-    else:
-        request = ChatRequest(messages=tuple(messages), config=sampling)
     failed = GeneratedAnswer(text="", prompt_version=prompt_version, citations=citations)
+    record: dict[str, Any] | None = None
     try:
-        generation = await model.generate(request)
         if constraint is None:
-            text, record = generation.text.strip(), None
+            request = ChatRequest(messages=tuple(messages), config=sampling)
+            generation = await model.generate(request)
+            text = generation.text.strip()
         else:  # a JSON reply that does not render is a failed call too
-            text, record = constraint.finish(generation)
+            generation, text, record = await constraint.generate(model, messages, sampling)
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:
