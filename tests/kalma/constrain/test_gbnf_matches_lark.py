@@ -201,7 +201,10 @@ def test_gbnf_literals_read_back_as_the_facts_on_llama_cpp() -> None:
             assert body[at : at + 3] in (" | ", ""), body[at:]
             at += 3
         assert tuple(facts) == entity.facts
-        assert rules[f"e{n}"] == f'"qid: "? "{entity.display_id}" (", " f{n})+'
+        fact = f'", " f{n}'
+        assert rules[f"e{n}"] == (  # one to four facts
+            f'"qid: "? "{entity.display_id}" {fact} ({fact} ({fact} ({fact})?)?)?'
+        )
     # rule names are llama.cpp words ([a-zA-Z0-9-]); the root rule is named root
     assert all(re.fullmatch(r"[a-zA-Z0-9-]+", name) for name in rules) and "root" in rules
 
