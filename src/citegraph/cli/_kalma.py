@@ -186,9 +186,41 @@ def print_metrics(metrics: dict[str, Any]) -> None:
             label, _pct(metrics[name]["micro"]), _pct(metrics[name]["macro"]), counted, why
         )
     console.print(table)
+    validity = validity_line(metrics.get("citation_validity"), metrics.get("constraint"))
+    if validity:
+        console.print(validity, highlight=False, soft_wrap=True)
     for line in warning_lines(metrics.get("warnings")):
         warn(line)
     note_progress(metrics)
+
+
+def validity_line(block: dict[str, Any] | None, constraint: dict[str, Any] | None) -> str:
+    """One line of the ``citation_validity`` block (and how citations were constrained)."""
+    if not block:
+        return ""
+
+    def share(count: str, rate: str) -> str:
+        value = block.get(rate)
+        return f"{block.get(count, 0)}" + (f" ({100 * value:.1f}%)" if value is not None else "")
+
+    per = block.get("citations_per_sentence")
+    not_in_kg = (
+        share("not_in_kg", "not_in_kg_rate") if block.get("not_in_kg_checked") else "unmeasured"
+    )
+    how = ""
+    if constraint:
+        modes = ", ".join(constraint.get("modes") or [])
+        how = f" Citations constrained ({', '.join(constraint.get('grammars') or [])}, {modes})."
+        if constraint.get("grammar_share") is not None:
+            how += f" Grammar: {100 * constraint['grammar_share']:.2f}% of generation time."
+    return (
+        f"Citation validity: {block.get('brackets', 0)} brackets, "
+        f"{share('malformed_brackets', 'malformed_rate')} malformed; "
+        f"{block.get('kg_citations', 0)} KG citations, "
+        f"{share('outside_retrieved', 'outside_retrieved_rate')} outside the retrieved graphs, "
+        f"{not_in_kg} not in the KG; "
+        f"{'-' if per is None else f'{per:.2f}'} citations per sentence.{how}"
+    )
 
 
 #: Why a metric left an answer out when its denominator was 0 and ``unmeasured`` names no

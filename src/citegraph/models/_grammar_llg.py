@@ -256,6 +256,7 @@ def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bo
     out = bytearray()
     pos, depth = 0, 0
     skipping = False  # the script left the grammar inside a bracket: resume after its ']'
+    opened = False  # a citation the decoder opened itself: filled, the script waits
     while len(out) < max_bytes:
         allowed = _allowed_bytes(matcher)
         if skipping and depth == 0:
@@ -274,19 +275,20 @@ def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bo
             elif out and out[-1:] != b" " and _SPACE in allowed:
                 byte = _SPACE  # a citation is due: " [" then the grammar's choice
             elif _OPEN in allowed:
-                byte = _OPEN
+                byte, opened = _OPEN, True
             else:
                 raise ModelError(f"grammar {grammar.name!r}: no citation can open here")
-        elif depth > 0 and not skipping and pos < len(want) and want[pos] in allowed:
+        elif depth > 0 and not skipping and not opened and pos < len(want) and want[pos] in allowed:
             byte = want[pos]
             pos += 1
         else:
-            if depth > 0 and pos < len(want) and want[pos] not in allowed:
+            if depth > 0 and not opened and pos < len(want) and want[pos] not in allowed:
                 skipping = True
             byte = _fill(matcher, allowed)
         _consume(matcher, byte)
         out.append(byte)
         depth += {_OPEN: 1, _CLOSE: -1}.get(byte, 0)
+        opened = opened and depth > 0
     return out.decode("utf-8", errors="replace"), False
 
 
