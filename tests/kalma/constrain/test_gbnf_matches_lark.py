@@ -16,24 +16,19 @@ from pathlib import Path
 
 import pytest
 
+from _kg_helpers import subgraph
 from citegraph.datasets import load_biokalma
 from citegraph.kalma.constrain import CitationChoices, citation_grammar
-from citegraph.kg import Entity, Subgraph, Triple
+from citegraph.kg import Subgraph
 
 llg = pytest.importorskip("llguidance")
 from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
 
 from citegraph.models._grammar_llg import byte_tokenizer  # noqa: E402
 
-
-def _graph(qid: str, name: str, *facts: tuple[str, str]) -> Subgraph:
-    triples = tuple(Triple(subject=qid, relation=r, value=v) for r, v in facts)
-    return Subgraph(center=Entity(id=qid, name=name), triples=triples)
-
-
 #: Values that need quoting in GBNF or escaping in a regex, and two the choices leave out.
 HOSTILE = (
-    _graph(
+    subgraph(
         "Q1",
         "Ada Lovelace",
         ("occupation", "mathematician"),
@@ -47,7 +42,7 @@ HOSTILE = (
         ("unbalanced", "open [bracket"),
         ("control", "tab\there"),
     ),
-    _graph("Q2", "Charles Babbage", ("occupation", "engineer")),
+    subgraph("Q2", "Charles Babbage", ("occupation", "engineer")),
 )
 
 WELL_FORMED = [
@@ -150,7 +145,7 @@ def test_forms_agree_on_every_one_character_edit_of_real_answers(data_dir: Path)
 
 
 def test_no_citable_fact_leaves_only_na() -> None:
-    lark, gbnf, text = _both((_graph("Q9", "Nobody", ("control", "a\x01b")),))
+    lark, gbnf, text = _both((subgraph("Q9", "Nobody", ("control", "a\x01b")),))
     assert 'cite ::= "[NA]"' in text.splitlines()
     for answer, verdict in [("Nothing known [NA].", True), ("Q9 [Q9, control: a\x01b].", False)]:
         assert lark(answer) == gbnf(answer) == verdict

@@ -11,26 +11,20 @@ from typing import Any
 
 import pytest
 
+from _kg_helpers import subgraph
 from citegraph.errors import ResponseFormatError
 from citegraph.kalma.constrain import CitationChoices, citation_grammar, render_json_answer
 from citegraph.kalma.parse import parse_answer
-from citegraph.kg import Entity, Subgraph, Triple
-
-
-def _graph(qid: str, name: str, *facts: tuple[str, str]) -> Subgraph:
-    triples = tuple(Triple(subject=qid, relation=r, value=v) for r, v in facts)
-    return Subgraph(center=Entity(id=qid, name=name), triples=triples)
-
 
 GRAPHS = (
-    _graph(
+    subgraph(
         "Q7259",
         "Ada Lovelace",
         ("occupation", "mathematician"),
         ("place of birth", "London"),
         ("father", "Lord Byron"),
     ),
-    _graph("Q46633", "Charles Babbage", ("occupation", "engineer")),
+    subgraph("Q46633", "Charles Babbage", ("occupation", "engineer")),
 )
 CHOICES = CitationChoices(GRAPHS)
 
