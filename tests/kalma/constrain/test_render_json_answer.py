@@ -13,8 +13,14 @@ import pytest
 
 from _kg_helpers import subgraph
 from citegraph.errors import ResponseFormatError
-from citegraph.kalma.constrain import CitationChoices, citation_grammar, render_json_answer
+from citegraph.kalma.constrain import (
+    CitationChoices,
+    CitationConstraint,
+    citation_grammar,
+    render_json_answer,
+)
 from citegraph.kalma.parse import parse_answer
+from citegraph.models import Generation, Usage
 
 GRAPHS = (
     subgraph(
@@ -186,3 +192,27 @@ def test_the_schema_admits_the_replies_rendered_here_and_no_other_citation() -> 
     assert not admits(_reply(("Ada [1]", ["NA"])))  # a bracket in the text
     assert not admits(_reply(("Ada", [])))  # no citation
     assert not admits('{"sentences": [], "note": "x"}')  # no other property
+
+
+def test_a_json_reply_cut_by_max_tokens_says_so() -> None:
+    grammar = citation_grammar(CHOICES)
+    constraint = CitationConstraint(CHOICES, grammar, "json-schema")
+    whole = _reply(("Ada was a mathematician", ["Q7259, occupation: mathematician"]))
+    cut = whole[:40]
+
+    def generation(text: str, finish: str) -> Generation:
+        return Generation(
+            text=text,
+            model="m",
+            finish_reason=finish,
+            usage=Usage(completion_tokens=12),
+            raw={"grammar_mode": "json-schema"},
+        )
+
+    with pytest.raises(ResponseFormatError, match="cut by max_tokens after 12 tokens"):
+        constraint.finish(generation(cut, "length"))
+    with pytest.raises(ResponseFormatError) as plain:
+        constraint.finish(generation(cut, "stop"))
+    assert "max_tokens" not in str(plain.value)
+    text, _ = constraint.finish(generation(whole, "length"))
+    assert text == "Ada was a mathematician [Q7259, occupation: mathematician]."

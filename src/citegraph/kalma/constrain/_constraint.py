@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from citegraph.errors import EndpointError
+from citegraph.errors import EndpointError, ResponseFormatError
 from citegraph.kalma.constrain._choices import CitationChoices
 from citegraph.kalma.constrain._grammar import (
     JSON_INSTRUCTION,
@@ -90,12 +90,23 @@ class CitationConstraint:
         ``max_tokens`` loses its unfinished citation (:func:`cut_open_citation`).
 
         Raises:
-            ResponseFormatError: A JSON-schema reply that is not the schema's JSON.
+            ResponseFormatError: A JSON-schema reply that is not the schema's JSON (saying so
+                when ``max_tokens`` cut it before it closed).
         """
         raw = generation.raw or {}
         text = generation.text.strip()
         if raw.get("grammar_mode") == "json-schema":
-            text = render_json_answer(text, self.choices)
+            try:
+                text = render_json_answer(text, self.choices)
+            except ResponseFormatError as exc:
+                if generation.finish_reason != "length":
+                    raise
+                tokens = generation.usage.completion_tokens
+                raise ResponseFormatError(
+                    f"the constrained JSON reply was cut by max_tokens after "
+                    f"{tokens if tokens is not None else 'its'} tokens, before it closed; "
+                    f"raise --max-tokens ({exc})"
+                ) from exc
         cut = False
         if generation.finish_reason == "length":
             text, cut = cut_open_citation(text)
