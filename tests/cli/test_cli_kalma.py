@@ -150,6 +150,7 @@ def test_kalma_run_seeds_and_merge(tmp_path: Path, data_dir: Path, monkeypatch) 
     assert result.exit_code == 0, result.output
     summary = json.loads((tmp_path / "s" / "summary.json").read_text())
     assert summary["n_runs"] == 2 and summary["seeds"] == [0, 1]
+    assert summary["citation_validity"]["malformed_rate"]["n_runs"] == 2
     assert (tmp_path / "s" / "seed-1" / "metrics.json").exists()
     for i in range(2):
         shard = [*base, "--shard", f"{i}/2", "--out", str(tmp_path / f"shard{i}")]

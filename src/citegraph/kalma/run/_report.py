@@ -192,7 +192,9 @@ def summarise_seeds(metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Mean and sample std over runs that differ only in seed (Table 3's mean (std)).
 
     F1 is recomputed from the mean precision and recall, as the paper's Table 3 does ("F1 of the
-    means", no std); the per-run F1 values are kept too.
+    means", no std); the per-run F1 values are kept too. Each citation-validity rate (named by
+    the runs' ``citation_validity.denominators``) is summarised the same way, a run without a
+    validity block counting as unmeasured.
     """
     out: dict[str, Any] = {"n_runs": len(metrics), "seeds": [m["setup"]["seed"] for m in metrics]}
     for name in METRICS:
@@ -203,5 +205,12 @@ def summarise_seeds(metrics: Sequence[dict[str, Any]]) -> dict[str, Any]:
     for kind in ("micro", "macro"):
         p, r = out["precision"][kind]["mean"], out["recall"][kind]["mean"]
         out["f1"][kind]["f1_of_means"] = f1_score(p, r)
+    validity = [m.get("citation_validity") or {} for m in metrics]
+    rates = sorted({rate for v in validity for rate in v.get("denominators", {})})
+    if rates:
+        out["citation_validity"] = {
+            rate: summarise_runs([v.get(rate) for v in validity]).model_dump(mode="json")
+            for rate in rates
+        }
     out["setup"] = {k: v for k, v in metrics[0]["setup"].items() if k not in ("seed", "run_id")}
     return out
