@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from _kg_helpers import subgraph
 from citegraph.datasets import load_biokalma
 from citegraph.kalma.constrain import CitationChoices, citation_grammar, cut_open_citation
 from citegraph.kalma.parse import parse_answer
-from citegraph.kg import Entity, Subgraph, Triple
+from citegraph.kg import Subgraph
 from citegraph.models import grammar_accepts
 from citegraph.models._grammar_llg import _allowed_bytes, byte_tokenizer, compile_grammar
 
@@ -33,10 +34,7 @@ TABLE_13 = (
 
 
 def _graph(qid: str, *facts: tuple[str, str]) -> Subgraph:
-    return Subgraph(
-        center=Entity(id=qid, name=qid),
-        triples=tuple(Triple(subject=qid, relation=r, value=v) for r, v in facts),
-    )
+    return subgraph(qid, qid, *facts)
 
 
 # The parser tests' canonical citations (tests/kalma/parse/test_parse_paper.py), with graphs

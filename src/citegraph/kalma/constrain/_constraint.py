@@ -95,11 +95,12 @@ class CitationConstraint:
         """
         raw = generation.raw or {}
         text = generation.text.strip()
+        cut_short = generation.finish_reason == "length"
         if raw.get("grammar_mode") == "json-schema":
             try:
                 text = render_json_answer(text, self.choices)
             except ResponseFormatError as exc:
-                if generation.finish_reason != "length":
+                if not cut_short:
                     raise
                 tokens = generation.usage.completion_tokens
                 raise ResponseFormatError(
@@ -108,7 +109,7 @@ class CitationConstraint:
                     f"raise --max-tokens ({exc})"
                 ) from exc
         cut = False
-        if generation.finish_reason == "length":
+        if cut_short:
             text, cut = cut_open_citation(text)
         record: dict[str, Any] = {
             "grammar": self.grammar.name,
