@@ -47,9 +47,12 @@ browser:
 	    chromium chromium-driver >/dev/null; \
 	else echo "note: no chromium/chromedriver and no root apt-get: browser tests will skip"; fi
 
+# The suite, then the output-regression cases again on torch's portable CPU kernels: their
+# fixtures must hold on any CPU, not only on the one that wrote them (tests/regression/fixtures/).
 test: $(VENV)/.full-installed browser
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=20
+	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -p no:cacheprovider tests/regression
 
 lint: $(VENV)/.full-installed
 	$(BIN)/ruff check src tests benchmarks

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Sequence
@@ -222,6 +223,27 @@ def test_a_lock_left_by_a_killed_writer_does_not_block_a_resume(tmp_path: Path) 
         run.append({"id": "a"})
         assert f'"pid": {os.getpid()}' in (out / ".lock").read_text()
     assert not (out / ".lock").exists()  # a clean close leaves no lock file
+
+
+def test_a_writer_refused_before_the_note_is_written_waits_for_it(tmp_path: Path) -> None:
+    """The holder writes its note just after taking the lock: a writer refused in between
+    still names the pid, and one refused by a holder that has just finished takes the lock."""
+    from citegraph.runs import _lock
+
+    lock_file = tmp_path / ".lock"
+    lock_file.write_text("")
+    timer = threading.Timer(0.1, lambda: lock_file.write_text('{"pid": 4242, "started": "x"}'))
+    timer.start()
+    try:
+        note = _lock._read_note(lock_file)
+    finally:
+        timer.join()
+    assert note == {"pid": 4242, "started": "x"}
+    assert _lock._busy_message(tmp_path, note).startswith(
+        f"run {tmp_path} is being written by pid 4242 (started x)"
+    )
+    lock_file.unlink()
+    assert _lock._read_note(lock_file) is _lock._RELEASED
 
 
 def test_append_records_where_the_line_really_is(tmp_path: Path) -> None:

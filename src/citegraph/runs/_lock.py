@@ -64,9 +64,10 @@ def lock_run_dir(path: Path) -> str | None:
         if fd is None:
             return None
         stamp = {"pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, (json.dumps(stamp) + "\n").encode(), 0)
+        note = (json.dumps(stamp) + "\n").encode()
+        try:  # written over the old note, then cut: a reader never sees an empty file
+            os.pwrite(fd, note, 0)
+            os.ftruncate(fd, len(note))
         except OSError:
             pass  # a full disk: the lock holds without its note
         _HELD[key] = [fd, 1]
@@ -96,7 +97,8 @@ def _locked_fd(path: Path, lock_file: Path) -> int | None:
     """A descriptor of ``lock_file`` holding its flock (``None``: the file system cannot lock).
 
     Retries when the file it locked was removed or replaced meanwhile (its holder released it),
-    so two writers never hold locks on two different files.
+    so two writers never hold locks on two different files, and when the holder that refused it
+    released the lock before its note could be read.
 
     Raises:
         RunBusy: another process holds the lock.
@@ -108,7 +110,10 @@ def _locked_fd(path: Path, lock_file: Path) -> int | None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
-            raise RunBusy(_busy_message(path, lock_file)) from None
+            note = _read_note(lock_file)
+            if note is _RELEASED:  # the holder finished meanwhile: try again
+                continue
+            raise RunBusy(_busy_message(path, note)) from None
         except OSError as exc:  # a file system without locks (some network mounts)
             os.close(fd)
             warnings.warn(
@@ -127,12 +132,32 @@ def _locked_fd(path: Path, lock_file: Path) -> int | None:
         os.close(fd)  # locked a file its holder just removed: take the new one
 
 
-def _busy_message(path: Path, lock_file: Path) -> str:
+#: How long a refused writer waits for the holder's note (it is written just after the lock is
+#: taken, so a writer refused in between would otherwise name "another process").
+NOTE_WAIT_S = 0.5
+
+#: What :func:`_read_note` returns when the lock file is gone: its holder released it.
+_RELEASED = object()
+
+
+def _read_note(lock_file: Path) -> object:
+    """The holder's note (a dict, or whatever the file held after :data:`NOTE_WAIT_S`), or
+    :data:`_RELEASED` when the file was removed (its holder finished)."""
+    deadline = time.monotonic() + NOTE_WAIT_S
+    while True:
+        try:
+            stamp = json.loads(lock_file.read_text(encoding="utf-8", errors="replace"))
+        except FileNotFoundError:
+            return _RELEASED
+        except (OSError, ValueError):
+            stamp = None
+        if isinstance(stamp, dict) or time.monotonic() >= deadline:
+            return stamp
+        time.sleep(0.02)
+
+
+def _busy_message(path: Path, stamp: object) -> str:
     """What the refused writer is told: who holds the run, since when, and what to do."""
-    try:
-        stamp = json.loads(lock_file.read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
-        stamp = None
     if isinstance(stamp, dict):
         who = f"pid {stamp.get('pid', 'unknown')} (started {stamp.get('started', 'unknown')})"
     else:
