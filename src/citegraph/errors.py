@@ -133,10 +133,21 @@ class PromptTooLong(ModelError):
 class MissingDependency(ModelError, ImportError):
     """An optional dependency is not installed; the message names the pip extra (or ``hint``)."""
 
-    def __init__(self, package: str, extra: str, *, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        package: str,
+        extra: str,
+        *,
+        hint: str | None = None,
+        cause: ImportError | None = None,
+    ) -> None:
         message = hint or (
             f"{package} is not installed; install it with: pip install 'citegraph[{extra}]'"
         )
+        missing = getattr(cause, "name", None)
+        if missing and missing.split(".")[0] not in package:
+            # the package is there but something it imports is not: say what
+            message = f"{package} could not be imported ({cause}); " + message.split("; ", 1)[-1]
         super().__init__(message)
         self.msg = message  # ImportError.__str__ reads msg
         self.package = package

@@ -57,6 +57,7 @@ def test_noisy_script_has_the_advertised_mix(bench: ModuleType, data_dir: Path) 
     assert bench.noisy_answer(sample, seed=1) != answer
 
 
+@pytest.mark.needs("llguidance")
 def test_mock_only_run_prints_the_table(
     bench: ModuleType,
     data_dir: Path,

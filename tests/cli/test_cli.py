@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from citegraph.cli import main
 
 
+@pytest.mark.needs("llguidance")
 def test_demo_prints_table_and_writes_files(tmp_path: Path, data_dir: Path) -> None:
     # The demo's own model is the local SmolLM2 (tests/models/test_chat_local.py runs it); the
     # scripted mock keeps this test fast while going through every step of the demo.

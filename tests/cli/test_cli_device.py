@@ -44,6 +44,7 @@ def test_every_model_command_takes_device_and_dtype(path: tuple[str, ...]) -> No
     assert {"--device", "--dtype"} <= options
 
 
+@pytest.mark.needs("transformers")
 def test_a_device_the_machine_lacks_is_one_clear_error(tmp_path: Path, data_dir: Path) -> None:
     pytest.importorskip("torch")
     import torch

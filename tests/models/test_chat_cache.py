@@ -126,6 +126,7 @@ def test_docstring_example() -> None:
     assert doctest.testmod(_chat_cache).failed == 0
 
 
+@pytest.mark.needs("openai")
 def test_wrapper_reports_the_inner_request_limit() -> None:
     """Runs size their concurrency by the model's limit; the cache must not hide it."""
     from citegraph.models import OpenAICompatibleChat

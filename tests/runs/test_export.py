@@ -172,7 +172,11 @@ def _expected(run_id: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return samples, cites
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+#: Every export format (parquet needs pyarrow, the export extra).
+FORMATS = [pytest.param("parquet", marks=pytest.mark.needs("pyarrow")), "csv", "jsonl"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_export_leaves_the_run_directory_as_it_was(run_dir: Path, tmp_path: Path, fmt: str) -> None:
     before = _snapshot(run_dir)
     written = export_run(run_dir, tmp_path / "out", fmt)
@@ -243,7 +247,7 @@ def test_csv_rows_with_joined_tags_and_empty_nulls(run_dir: Path, tmp_path: Path
     ]
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv", "jsonl"])
+@pytest.mark.parametrize("fmt", FORMATS)
 def test_a_run_without_records_gives_an_empty_samples_table(tmp_path: Path, fmt: str) -> None:
     run_sync(run_task_async(ExportTask(ExportConfig(n=0), set()), tmp_path / "run"))
     written = export_run(tmp_path / "run", tmp_path / "out", fmt)
@@ -291,6 +295,7 @@ def test_missing_pyarrow_names_the_extra(run_dir: Path, tmp_path: Path, monkeypa
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.needs("pyarrow")
 def test_cli_runs_export(run_dir: Path, tmp_path: Path) -> None:
     before = _snapshot(run_dir)
     result = CliRunner().invoke(main, ["runs", "export", str(run_dir), "--format", "jsonl"])

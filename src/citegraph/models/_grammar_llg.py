@@ -46,7 +46,7 @@ def require_llguidance() -> Any:
     try:
         import llguidance
     except ImportError as exc:
-        raise MissingDependency("llguidance", "local") from exc
+        raise MissingDependency("llguidance", "local", cause=exc) from exc
     return llguidance
 
 

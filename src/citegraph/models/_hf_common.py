@@ -35,7 +35,7 @@ def require_transformers(extra: str = "nli") -> tuple[Any, Any]:
         import torch
         import transformers
     except ImportError as exc:
-        raise MissingDependency("transformers", extra) from exc
+        raise MissingDependency("transformers", extra, cause=exc) from exc
     return torch, transformers
 
 

@@ -273,7 +273,7 @@ class ServerClient:
         try:
             import openai
         except ImportError as exc:
-            raise MissingDependency("openai", "openai") from exc
+            raise MissingDependency("openai", "openai", cause=exc) from exc
         self._openai = openai
         self.model = model
         self.provider = provider

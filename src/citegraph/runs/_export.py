@@ -401,7 +401,7 @@ def _pyarrow() -> Any:
     try:
         import pyarrow
     except ImportError as exc:
-        raise MissingDependency("pyarrow", EXPORT_EXTRA) from exc
+        raise MissingDependency("pyarrow", EXPORT_EXTRA, cause=exc) from exc
     return pyarrow
 
 

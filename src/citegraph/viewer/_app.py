@@ -55,7 +55,7 @@ def create_app(
         from starlette.routing import Mount, Route
         from starlette.staticfiles import StaticFiles
     except ImportError as exc:
-        raise MissingDependency("starlette", "viewer") from exc
+        raise MissingDependency("starlette", "viewer", cause=exc) from exc
     site = Site(roots)
     env = environment()
     urls = server_urls()
@@ -147,7 +147,7 @@ def require_viewer() -> None:
         try:
             importlib.import_module(module)
         except ImportError as exc:
-            raise MissingDependency(package, "viewer") from exc
+            raise MissingDependency(package, "viewer", cause=exc) from exc
 
 
 def open_port(host: str, port: int) -> socket.socket:

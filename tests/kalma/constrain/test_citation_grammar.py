@@ -16,6 +16,8 @@ from citegraph.kg import Subgraph
 from citegraph.models import grammar_accepts
 from citegraph.models._grammar_llg import _allowed_bytes, byte_tokenizer, compile_grammar
 
+pytestmark = pytest.mark.needs("llguidance")
+
 # Paper Table 13's demonstration answer, its one uncited sentence given [NA] (the grammar asks
 # every sentence to end on a citation) and "Orazio's" with a plain apostrophe.
 TABLE_13 = (

@@ -71,6 +71,7 @@ def test_run_kalma_refuses_before_any_item(data_dir: Path, tmp_path: Path) -> No
     assert all(r.grammar is None for r in model.requests)
 
 
+@pytest.mark.needs("spacy")
 def test_ask_refuses_before_retrieving(data_dir: Path) -> None:
     model = HouseModel()
     kg = open_kg("biokalma", data_dir=data_dir).kg

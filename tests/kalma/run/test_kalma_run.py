@@ -223,6 +223,7 @@ def test_model_failure_error_is_recorded_not_raised(data_dir: Path, tmp_path: Pa
     assert generation["failure_reasons"] == {"generation failed: ServerError: 503 from server": 2}
 
 
+@pytest.mark.needs("spacy")
 def test_ner_retrieval_run_reports_retrieval_accuracy(data_dir: Path, tmp_path: Path) -> None:
     result = run_kalma(
         tmp_path / "ner",

@@ -60,6 +60,7 @@ def _write(path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
+@pytest.mark.needs("spacy")
 def test_example_scores_match_the_hand_computation(tmp_path: Path) -> None:
     result = score_answers(
         EXAMPLE / "answers.jsonl", tmp_path / "run", kg=KG, gold_path=EXAMPLE / "gold.jsonl"
@@ -75,6 +76,7 @@ def test_example_scores_match_the_hand_computation(tmp_path: Path) -> None:
     assert "dataset" not in metrics["config"]
 
 
+@pytest.mark.needs("spacy")
 def test_records_keep_the_graphs_and_the_run_the_kg_identity(tmp_path: Path) -> None:
     score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", kg=KG)
     records = {
@@ -108,6 +110,7 @@ def test_records_keep_the_graphs_and_the_run_the_kg_identity(tmp_path: Path) -> 
     assert len(info["data"]["kg"]) == 64  # the SHA-256 of people.ttl's content
 
 
+@pytest.mark.needs("spacy")
 def test_resumes_without_scoring_again(tmp_path: Path) -> None:
     first = score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", kg=KG)
     again = score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", kg=KG)
@@ -115,6 +118,7 @@ def test_resumes_without_scoring_again(tmp_path: Path) -> None:
     assert again.metrics["correctness"] == first.metrics["correctness"]
 
 
+@pytest.mark.needs("spacy")
 def test_cli_scores_the_example(tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main,
@@ -193,6 +197,7 @@ def test_answers_over_a_kg_need_their_question(tmp_path: Path) -> None:
     assert (e.value.line, e.value.field) == (1, "question")
 
 
+@pytest.mark.needs("spacy")
 def test_gold_for_ids_without_answers_is_a_warning_or_an_error(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (EXAMPLE / "gold.jsonl").read_text().splitlines()]
     extra = _write(

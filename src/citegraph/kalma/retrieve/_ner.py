@@ -137,7 +137,7 @@ def spacy_ner(model: str | None = None) -> SpacyRecognizer:
     try:
         import spacy  # noqa: F401
     except ImportError as exc:
-        raise MissingDependency("spacy", RETRIEVAL_EXTRA) from exc
+        raise MissingDependency("spacy", RETRIEVAL_EXTRA, cause=exc) from exc
     names = (model,) if model is not None else DEFAULT_SPACY_MODELS
     for name in names:
         nlp = _load_pipeline(name)
