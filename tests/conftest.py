@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from _extras import skip_without
+from _extras import missing_module, skip_without
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -42,9 +42,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Skip a test marked ``needs(...)`` whose optional modules are not importable."""
+    """Skip a test marked ``needs(...)`` whose optional modules are not available: a ``skip``
+    mark added here is what pytest's own skipping then applies, so the skip is reported at the
+    test's location with the reason."""
     for marker in item.iter_markers("needs"):
-        skip_without(*marker.args)
+        reason = next(filter(None, map(missing_module, marker.args)), None)
+        if reason:
+            item.add_marker(pytest.mark.skip(reason=reason))
+            return
 
 
 def _find_data_dir() -> Path | None:

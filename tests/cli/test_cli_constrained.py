@@ -49,7 +49,7 @@ def test_kalma_run_constrained_prints_and_records_how(tmp_path: Path, data_dir: 
     assert "constraint" not in json.loads((free / "metrics.json").read_text())
 
 
-@pytest.mark.needs("llguidance")
+@pytest.mark.needs("llguidance", "spacy")
 def test_ask_constrains_by_default(data_dir: Path) -> None:
     question = ["ask", "Who was Stephen Crane?", "--model", "mock", "--data-dir", str(data_dir)]
     result = CliRunner().invoke(main, question)

