@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -21,20 +22,30 @@ def test_an_extra_is_its_modules_and_a_module_is_itself() -> None:
     assert run_without.modules_of(["llguidance"]) == ["llguidance"]
 
 
-def test_a_hidden_module_fails_to_import_as_a_missing_one_does(tmp_path: Path) -> None:
-    stubs = run_without.hide(["not_really_hidden_pkg"], tmp_path)
+def test_a_hidden_module_looks_uninstalled_to_imports_probes_and_metadata(tmp_path: Path) -> None:
+    """Hidden as a missing package is: import fails with its name, ``find_spec`` (how
+    transformers probes its optional dependencies) says None, and no distribution is found."""
+    hook, names = run_without.hide(["click"], tmp_path)
     code = (
-        "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "try:\n    import not_really_hidden_pkg\n"
+        "import importlib.util, importlib.metadata\n"
+        "try:\n    import click\n"
         "except ModuleNotFoundError as exc:\n    print(exc.name, '|', exc)\n"
+        "print(importlib.util.find_spec('click'), importlib.util.find_spec('click.core'))\n"
+        "try:\n    importlib.metadata.version('click')\n"
+        "except importlib.metadata.PackageNotFoundError:\n    print('no distribution')\n"
+        "print(importlib.util.find_spec('json') is not None)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code, str(stubs)], capture_output=True, text=True, check=True
-    )
-    assert done.stdout.strip() == (
-        "not_really_hidden_pkg | No module named 'not_really_hidden_pkg' (hidden by "
-        "tests/run_without.py)"
-    )
+        [sys.executable, "-c", code],
+        env=os.environ | names | {"PYTHONPATH": str(hook)},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == [
+        "click | No module named 'click' (hidden by tests/run_without.py)",
+        "None None",
+        "no distribution",
+        "True",
+    ]
 
 
 @pytest.mark.needs("llguidance")
