@@ -1,7 +1,7 @@
 """Exit statuses of the documented table (``citegraph --help``, README "Exit codes"): failed
 items (3 for model or endpoint failures, 2 for input errors, 0 with ``--allow-failures``), ``ask``
-without an answer (3), ``--fail-under`` gates (4; 2 for an unknown metric), on ``kalma score``,
-``kalma run`` and ``runs report``."""
+without an answer (3), ``--fail-under`` gates (4; 2 for an unknown metric, before any work), on
+``kalma score``, ``kalma run`` and ``runs report``."""
 
 from __future__ import annotations
 
@@ -111,11 +111,13 @@ def test_fail_under_passes_and_falls_short(tmp_path: Path, data_dir: Path) -> No
 
 
 def test_fail_under_unknown_metric_and_bad_syntax_exit_2(tmp_path: Path, data_dir: Path) -> None:
+    # refused before any answer is scored (tests/cli/test_cli_fail_under.py)
     unknown = _score(tmp_path, data_dir, "--fail-under", "precission=0.6")
     assert unknown.exit_code == 2, unknown.output
-    assert "no metric 'precission' in metrics.json; available: correctness, precision" in (
-        " ".join(unknown.stderr.split())
+    assert "a kalma.score run has no metric 'precission'; did you mean precision?" in (
+        unknown.stderr
     )
+    assert not (tmp_path / "score").exists()
     bad = _score(tmp_path, data_dir, "--fail-under", "precision")
     assert bad.exit_code == 2 and "METRIC=VALUE" in bad.stderr
 
@@ -147,12 +149,14 @@ def test_fail_under_on_a_caqa_judge_run(tmp_path: Path, data_dir: Path) -> None:
     assert build.exit_code == 0, build.output
     judge = ["caqa", "judge", tmp_path / "b" / "test.jsonl", "--evaluator", "nli/lexical"]
     judge += ["--bootstrap", "0", "--out", tmp_path / "j"]
-    # every micro-F1 is at most 1: a threshold above it falls short, naming the figure
-    short = invoke(*judge, "--fail-under", "micro_f1=1.01")
+    # a micro-F1 below 1 falls short of 1, naming the figure (above 1 is refused at start)
+    assert invoke(*judge, "--fail-under", "micro_f1=1.01").exit_code == 2
+    assert not (tmp_path / "j").exists()
+    short = invoke(*judge, "--fail-under", "micro_f1=1")
     assert short.exit_code == 4, short.output
     metrics = json.loads((tmp_path / "j" / "metrics.json").read_text())
-    assert metrics["micro_f1"] == metrics["n_correct"] / metrics["n_scored"]  # accuracy
-    assert f"fell short: micro_f1 = {metrics['micro_f1']:.4g} < 1.01" in short.stderr
+    assert metrics["micro_f1"] == metrics["n_correct"] / metrics["n_scored"] < 1  # accuracy
+    assert f"fell short: micro_f1 = {metrics['micro_f1']:.4g} < 1" in short.stderr
     # a label's F1, named by its label; a label without any gold sample is unmeasured
     labels = {s["label"]: s["f1"] for s in metrics["per_label"]}
     measured = next(label for label, f1 in labels.items() if f1 is not None)

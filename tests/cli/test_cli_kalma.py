@@ -172,6 +172,10 @@ def test_kalma_run_seeds_and_merge(tmp_path: Path, data_dir: Path, monkeypatch) 
     assert json.loads((tmp_path / "merged" / "metrics.json").read_text())["n_answers"] == 3
     report = CliRunner().invoke(main, ["runs", "report", str(tmp_path / "merged")])
     assert report.exit_code == 0, report.output
+    # the shards of a --limit 3 run, merged: every item its limit asked for (issue 36, defect 7)
+    n_total = json.loads((tmp_path / "merged" / "run.json").read_text())["runtime"]["n_total"]
+    assert f"finished (limit 3 of {n_total})" in report.output
+    assert "partial run" not in report.output
 
 
 def test_kalma_run_remove_knowledge_needs_gold(tmp_path: Path, data_dir: Path) -> None:

@@ -37,24 +37,56 @@ def test_a_limited_rerun_keeps_metrics_over_every_answer(tmp_path: Path, data_di
 def test_runs_report_on_an_unfinished_run_says_partial_and_torn(
     tmp_path: Path, data_dir: Path
 ) -> None:
-    """Item 5: 2 of 4 answers done, then a line torn by a kill: the report says both."""
-    first = CliRunner().invoke(main, _score(tmp_path, data_dir, "--limit", "2"))
+    """Item 5: a --limit 3 run killed while it wrote its third answer (2 of the 3 done, a torn
+    line): the report says both."""
+    first = CliRunner().invoke(main, _score(tmp_path, data_dir, "--limit", "3"))
     assert first.exit_code == 0, first.output
-    assert "warning: partial run: 2/4 items done" in first.output
-    with (tmp_path / "run" / "samples.jsonl").open("a") as fh:
-        fh.write('{"id": "specific-2", "answ')  # killed mid-write
+    assert "finished (limit 3 of 4): the metrics cover those 3 items" in first.output
+    samples = tmp_path / "run" / "samples.jsonl"
+    kept = samples.read_text().splitlines()[:2]
+    samples.write_text("".join(line + "\n" for line in kept) + '{"id": "specific-2", "answ')
     report = CliRunner().invoke(main, ["runs", "report", str(tmp_path / "run")])
     assert report.exit_code == 0, report.output
-    assert "partial run: 2/4 items done; the metrics cover those 2 only" in report.output
+    assert (
+        "partial run: 2/3 items done (limit 3 of 4); the metrics cover those 2 only"
+        in report.output
+    )
     assert "1 torn last line of samples.jsonl dropped" in report.output
+    assert "finished (limit" not in report.output
     progress = json.loads((tmp_path / "run" / "metrics.json").read_text())["progress"]
     assert progress == {
         "n_done": 2,
         "n_failed": 0,
+        "n_asked": 3,
         "n_total": 4,
+        "limit": 3,
+        "shard": None,
         "partial": True,
         "torn_lines_dropped": 1,
     }
+
+
+def test_a_limited_kalma_run_is_finished_within_its_limit(
+    tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36, defect 7: a mock ``kalma run --limit 3`` over the real BioKaLMA questions did
+    every item it asked for: the end of the run and ``runs report`` say finished (limit 3 of
+    N), not partial."""
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "run"
+    args = ["kalma", "run", "--model", "mock", "--limit", "3", "--out", str(out)]
+    result = CliRunner().invoke(main, [*args, "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    n_total = json.loads((out / "run.json").read_text())["runtime"]["n_total"]
+    assert n_total > 3
+    finished = f"finished (limit 3 of {n_total}): the metrics cover those 3 items"
+    assert finished in result.output and "partial run" not in result.output
+    report = CliRunner().invoke(main, ["runs", "report", str(out)])
+    assert report.exit_code == 0, report.output
+    assert finished in report.output and "partial run" not in report.output
+    assert "warning" not in report.output
+    progress = json.loads((out / "metrics.json").read_text())["progress"]
+    assert (progress["n_asked"], progress["limit"], progress["partial"]) == (3, 3, False)
 
 
 def test_runs_report_of_an_old_run_says_the_total_is_unknown(

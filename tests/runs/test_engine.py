@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from citegraph.errors import ConfigError
 from citegraph.runs import (
     FAILED,
+    Completion,
     Record,
     RunDir,
     Runtime,
@@ -118,15 +119,25 @@ def run(out: Path, calls: Calls, runtime: Runtime | None = None, **config: int) 
 
 
 def whole(n_done: int, n_total: int | None = 6, **more: Any) -> dict[str, Any]:
-    """A ``progress`` entry of ``metrics.json``."""
+    """A ``progress`` entry of ``metrics.json`` of a run without a limit."""
     partial = None if n_total is None else n_done < n_total
     return {
         "n_done": n_done,
         "n_failed": 0,
+        "n_asked": n_total,
         "n_total": n_total,
+        "limit": None,
+        "shard": None,
         "partial": partial,
         "torn_lines_dropped": 0,
     } | more
+
+
+def limited(n_done: int, limit: int, n_total: int | None = 6, **more: Any) -> dict[str, Any]:
+    """A ``progress`` entry of ``metrics.json`` of an unsharded run with ``--limit limit``."""
+    n_asked = limit if n_total is None else min(limit, n_total)
+    asked = {"n_asked": n_asked, "limit": limit, "partial": n_done < n_asked}
+    return whole(n_done, n_total) | asked | more
 
 
 def test_a_run_writes_records_metrics_and_outputs(tmp_path: Path) -> None:
@@ -169,18 +180,66 @@ def test_metrics_cover_every_record_whatever_the_limit(tmp_path: Path) -> None:
     assert [r["id"] for r in again.records()] == ["x-0", "x-1"]
     assert again.metrics["total"] == 55
     assert again.metrics["ids"] == [f"x-{i}" for i in range(6)]
-    assert again.metrics["progress"] == whole(6)
+    assert again.metrics["progress"] == limited(6, 2)
+    assert not again.metrics["progress"]["partial"]
+    assert Completion.of_progress(again.metrics["progress"]).finished_text is None  # all done
     assert json.loads((tmp_path / "metrics.json").read_text())["total"] == 55
 
 
-def test_a_limited_run_is_marked_partial(tmp_path: Path) -> None:
-    """Issue 17, item 5: n_total is the items the task has before the limit."""
+def test_a_limited_run_that_did_its_limit_is_finished(tmp_path: Path) -> None:
+    """Issue 17, item 5: n_total is the items the task has before the limit. Issue 36, defect
+    7: a run that did every item its limit asked for is finished within its limit, not
+    partial; a failed item makes it partial."""
     outcome = run(tmp_path, Calls(), Runtime(limit=2))
-    assert outcome.metrics["progress"] == whole(2)
+    assert outcome.metrics["progress"] == limited(2, 2)
+    assert outcome.metrics["progress"]["partial"] is False
+    completion = Completion.of_progress(outcome.metrics["progress"])
+    assert completion.finished_text == "finished (limit 2 of 6)"
     runtime = json.loads((tmp_path / "run.json").read_text())["runtime"]
     assert (runtime["n_items"], runtime["n_total"]) == (2, 6)
     failed = run(tmp_path / "f", Calls(fail={1}))
     assert failed.metrics["progress"] == whole(5) | {"n_failed": 1, "partial": True}
+    failed_in_limit = run(tmp_path / "g", Calls(fail={1}), Runtime(limit=3))
+    assert failed_in_limit.metrics["progress"] == limited(2, 3, n_failed=1, partial=True)
+    assert Completion.of_progress(failed_in_limit.metrics["progress"]).finished_text is None
+
+
+def test_a_larger_limit_or_none_resumes_a_limited_run(tmp_path: Path) -> None:
+    """Resuming a run finished within its limit with a larger limit, then none, does only the
+    new items and says how much of the new limit is done."""
+    run(tmp_path, Calls(), Runtime(limit=2))
+    calls = Calls()
+    larger = run(tmp_path, calls, Runtime(limit=4, batch_size=5))
+    assert calls.batches == [[2, 3]] and (larger.n_resumed, larger.n_done_now) == (2, 2)
+    assert larger.metrics["progress"] == limited(4, 4)
+    assert Completion.of_progress(larger.metrics["progress"]).finished_text == (
+        "finished (limit 4 of 6)"
+    )
+    calls = Calls()
+    unlimited = run(tmp_path, calls, Runtime(batch_size=5))
+    assert calls.batches == [[4, 5]] and unlimited.metrics["total"] == 55
+    assert unlimited.metrics["progress"] == whole(6)
+
+
+def test_a_smaller_limit_after_a_larger_one_says_how_many_are_done(tmp_path: Path) -> None:
+    run(tmp_path, Calls(), Runtime(limit=4))
+    again = run(tmp_path, Calls(), Runtime(limit=2))
+    assert again.metrics["progress"] == limited(4, 2)
+    completion = Completion.of_progress(again.metrics["progress"])
+    assert completion.finished_text == "finished (limit 2 of 6, 4 items done)"
+
+
+def test_a_run_stopped_before_its_limit_is_partial(tmp_path: Path) -> None:
+    """A --limit 4 run with 2 records (killed before the rest; ``runs report`` then)."""
+    run(tmp_path, Calls(), Runtime(limit=2))
+    info = json.loads((tmp_path / "run.json").read_text())
+    info["runtime"] |= {"limit": 4, "n_items": 4}  # the call that was stopped asked for 4
+    (tmp_path / "run.json").write_text(json.dumps(info))
+    metrics = finalize(SquareTask, RunDir.open(tmp_path, info["config"], data=info["data"]))
+    assert metrics["progress"] == limited(2, 4)
+    completion = Completion.of_progress(metrics["progress"])
+    assert completion.partial and completion.counts == "2/4"
+    assert completion.scope == "limit 4 of 6" and completion.finished_text is None
 
 
 def test_records_of_ids_the_task_no_longer_lists_are_counted_last(tmp_path: Path) -> None:
@@ -208,7 +267,7 @@ def test_report_of_an_unfinished_run_says_how_much_is_done(tmp_path: Path) -> No
     opened = RunDir.open(tmp_path, info["config"], data=info["data"])
     assert opened.torn_dropped == 1
     metrics = finalize(SquareTask, opened)
-    assert metrics["progress"] == whole(3, torn_lines_dropped=1)
+    assert metrics["progress"] == limited(3, 3, torn_lines_dropped=1)
     assert json.loads((tmp_path / "metrics.json").read_text())["progress"] == metrics["progress"]
     # the count stays after the line is gone
     later = finalize(SquareTask, RunDir.open(tmp_path, info["config"], data=info["data"]))
@@ -221,7 +280,8 @@ def test_report_of_a_run_without_n_total_says_unknown(tmp_path: Path) -> None:
     info["runtime"] = {"limit": 3, "n_items": 3}  # written before citegraph recorded n_total
     (tmp_path / "run.json").write_text(json.dumps(info))
     metrics = finalize(SquareTask, RunDir.open(tmp_path, info["config"], data=info["data"]))
-    assert metrics["progress"] == whole(3, n_total=None)
+    assert metrics["progress"] == limited(3, 3, n_total=None)
+    assert Completion.of_progress(metrics["progress"]).finished_text is None  # total unknown
 
 
 def test_failed_items_are_kept_and_retried_alone(tmp_path: Path) -> None:
@@ -260,7 +320,7 @@ def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
     shard1 = run(tmp_path / "s1", Calls(), Runtime(shard="1/2"))
     assert [i for i in shard0.items] == [0, 2, 4] and [i for i in shard1.items] == [1, 3, 5]
     assert shard0.metrics["total"] == 0 + 4 + 16
-    assert shard0.metrics["progress"] == whole(3, 3)  # a shard's share is all it holds
+    assert shard0.metrics["progress"] == whole(3, 3, shard="0/2")  # all its share holds
     merged = merge_runs([tmp_path / "s1", tmp_path / "s0"], tmp_path / "merged")
     metrics = finalize(task_of_run(merged.info), merged)
     # the merged samples.jsonl holds the same lines in another order: the same fingerprint
@@ -273,6 +333,26 @@ def test_shards_merge_into_the_unsharded_metrics(tmp_path: Path) -> None:
 def test_limit_applies_before_the_shard(tmp_path: Path) -> None:
     outcome = run(tmp_path, Calls(), Runtime(limit=4, shard="1/2"))
     assert outcome.items == [1, 3]
+
+
+def test_a_shard_of_a_limited_run_is_judged_against_its_own_share(tmp_path: Path) -> None:
+    """--limit 4 over 6 items, shard 1/2: positions 1 and 3 of its share 1, 3, 5. Done, it is
+    finished within its limit; merged with shard 0/2, the whole run is too."""
+    shard1 = run(tmp_path / "s1", Calls(), Runtime(limit=4, shard="1/2"))
+    progress = shard1.metrics["progress"]
+    assert progress == whole(2, 3) | {"n_asked": 2, "limit": 4, "shard": "1/2", "partial": False}
+    completion = Completion.of_progress(progress)
+    assert completion.finished_text == "finished (limit 4, shard 1/2: 2 of 3)"
+    stopped = Completion.of_run(shard1.info["runtime"], n_done=1, n_failed=0)
+    assert stopped.partial and stopped.counts == "1/2" and stopped.finished_text is None
+    merged = merge_runs([tmp_path / "s1"], tmp_path / "half")
+    assert (merged.info["runtime"]["limit"], merged.info["runtime"]["n_items"]) == (4, 4)
+    assert finalize(task_of_run(merged.info), merged)["progress"] == limited(2, 4)
+    run(tmp_path / "s0", Calls(), Runtime(limit=4, shard="0/2"))
+    both = merge_runs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "both")
+    metrics = finalize(task_of_run(both.info), both)
+    assert metrics["progress"] == limited(4, 4)
+    assert Completion.of_progress(metrics["progress"]).finished_text == "finished (limit 4 of 6)"
 
 
 def test_bad_shard_is_refused() -> None:

@@ -113,7 +113,8 @@ def test_a_poisoned_item_is_one_failed_record(tmp_path: Path) -> None:
     assert failed == ["e-3"]
     assert "ValueError: poisoned item e-3" in by_id["e-3"]["error"]
     assert by_id["e-2"]["double"] == 4  # its batch partner, worked again alone
-    progress = {"n_done": 9, "n_failed": 1, "n_total": 10, "partial": True}
+    progress = {"n_done": 9, "n_failed": 1, "n_asked": 10, "n_total": 10, "limit": None}
+    progress |= {"shard": None, "partial": True}
     assert outcome.metrics == {
         "n": 10,
         "sum": 2 * (45 - 3),

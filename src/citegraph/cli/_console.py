@@ -20,6 +20,7 @@ from rich.progress import (
 from citegraph.cli._streams import command_line as command_line
 from citegraph.cli._streams import console as console
 from citegraph.cli._streams import err_console as err_console
+from citegraph.runs import Completion
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -171,22 +172,42 @@ def progress_bar(
             plain(clock())
 
 
-def progress_note(metrics: Mapping[str, Any]) -> str | None:
-    """What the ``progress`` of a ``metrics.json`` says a reader must know, or ``None`` when
-    the metrics cover the whole run (or predate ``progress``): the metrics cover only the items
-    done (``n_done / n_total``), the total is unknown, torn last lines were dropped."""
+def completion_note(metrics: Mapping[str, Any]) -> str | None:
+    """What the ``progress`` of a ``metrics.json`` says of a run that did every item its own
+    ``--limit`` asked for, fewer than its items: ``finished (limit 20 of 1085): ...``; else
+    ``None``."""
     progress = metrics.get("progress")
     if not isinstance(progress, Mapping):
         return None
-    done, failed, total = progress.get("n_done"), progress.get("n_failed"), progress.get("n_total")
+    completion = Completion.of_progress(progress)
+    finished = completion.finished_text
+    if finished is None:
+        return None
+    return (
+        f"{finished}: the metrics cover those {completion.n_done} items; raise --limit or drop "
+        "it to do more (the run resumes)"
+    )
+
+
+def progress_note(metrics: Mapping[str, Any]) -> str | None:
+    """What the ``progress`` of a ``metrics.json`` says a reader must be warned of, or ``None``
+    when the metrics cover all the run asked for (or predate ``progress``): the metrics cover
+    fewer items than the run asked for (``n_done / n_asked``: failed items, or a run stopped
+    before its limit), the total is unknown, torn last lines were dropped."""
+    progress = metrics.get("progress")
+    if not isinstance(progress, Mapping):
+        return None
+    completion = Completion.of_progress(progress)
+    done, failed, scope = completion.n_done, completion.n_failed, completion.scope
     parts = []
-    if progress.get("partial"):
+    if completion.partial:
+        asked = f" ({scope})" if scope else ""
         failures = f", {failed} failed" if failed else ""
         parts.append(
-            f"partial run: {done}/{total} items done{failures}; the metrics cover those "
-            f"{done} only (re-run the command to do the rest)"
+            f"partial run: {completion.counts} items done{asked}{failures}; the metrics cover "
+            f"those {done} only (re-run the command to do the rest)"
         )
-    elif total is None:
+    elif completion.n_total is None:
         parts.append(
             f"{done} items done of an unknown total (run.json does not record it: written "
             "before citegraph did); the metrics cover those"
@@ -201,7 +222,11 @@ def progress_note(metrics: Mapping[str, Any]) -> str | None:
 
 
 def note_progress(metrics: Mapping[str, Any]) -> None:
-    """Print :func:`progress_note` of ``metrics`` in yellow, when there is one."""
+    """Print :func:`completion_note` of ``metrics``, then :func:`progress_note` in yellow,
+    when there is one."""
+    finished = completion_note(metrics)
+    if finished:
+        console.print(finished, markup=False, highlight=False, soft_wrap=True)
     warn(progress_note(metrics))
 
 

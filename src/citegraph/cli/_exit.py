@@ -4,8 +4,9 @@
 0      success (``--allow-failures``: also when items failed)
 1      internal error (a bug: the traceback is printed)
 2      usage or input error: bad options, unreadable data (``DataError``, ``ConfigError``), items
-       that failed on their input, a missing optional dependency, an unknown ``--fail-under``
-       metric
+       that failed on their input, a missing optional dependency, a ``--fail-under`` gate that
+       names no metric of the task or cannot be reached (``precision=60``): refused before any
+       work
 3      model or endpoint failure: items failed because a model call failed (``ModelError``,
        ``EndpointUnavailable`` and the other endpoint errors), or ``ask`` got no answer
 4      a CI gate fell short: a ``--fail-under`` metric is below its threshold or unmeasured
@@ -26,6 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+import click
 from pydantic import ValidationError
 
 from citegraph.cli._streams import console, err_console, markup_escaped
@@ -38,7 +40,10 @@ from citegraph.runs import (
     collecting_runs,
     exit_status,
     graceful_interrupts,
+    parse_thresholds,
+    read_run_info,
     stop_requested,
+    task_of_run,
 )
 
 OK = 0
@@ -68,13 +73,42 @@ class ExitPolicy:
     allow_unmeasured: bool = False
 
     @classmethod
-    def pop_from(cls, options: dict[str, Any]) -> ExitPolicy:
-        """The policy of a command's options (popped: the command never sees them)."""
+    def pop_from(cls, options: dict[str, Any], *, task: str | None = None) -> ExitPolicy:
+        """The policy of a command's options (popped: the command never sees them), its
+        ``--fail-under`` texts checked against the metrics of ``task`` (the task whose runs the
+        command gates; see :func:`citegraph.runs.parse_thresholds`).
+
+        Raises:
+            ConfigError: a ``--fail-under`` entry is malformed, names no metric of ``task``, or
+                has a threshold that is negative or (for a fraction) above 1.
+        """
+        fail_under = options.pop("fail_under", None) or {}
+        if not isinstance(fail_under, Mapping):  # the option's texts
+            fail_under = parse_thresholds(fail_under, task=task)
         return cls(
             allow_failures=bool(options.pop("allow_failures", False)),
-            fail_under=dict(options.pop("fail_under", None) or {}),
+            fail_under=dict(fail_under),
             allow_unmeasured=bool(options.pop("allow_unmeasured", False)),
         )
+
+
+def gated_task(options: Mapping[str, Any]) -> str | None:
+    """The task whose metrics a command's ``--fail-under`` names: for ``runs report RUN_DIR``
+    the task in the run's ``run.json``; else the command's own (``kalma score`` runs the task
+    ``kalma.score``: group and command name the task). ``None`` without ``--fail-under``, or
+    when the run directory cannot tell (the command then says why)."""
+    if not options.get("fail_under"):
+        return None
+    run_dir = options.get("run_dir")
+    if run_dir is not None:
+        try:
+            return task_of_run(read_run_info(run_dir), run_dir).name
+        except CitegraphError:
+            return None
+    ctx = click.get_current_context(silent=True)
+    if ctx is None or ctx.parent is None:
+        return None
+    return f"{ctx.parent.command.name}.{ctx.command.name}"
 
 
 def code_for_error(exc: CitegraphError) -> int:
@@ -98,10 +132,15 @@ def _stop(code: int) -> NoReturn:
 
 
 def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
-    """Run a command's body with the graceful Ctrl-C handlers and its runs collected, then exit
-    with the status of the table in this module (what :func:`reports_errors` wraps every
-    command in)."""
-    policy = ExitPolicy.pop_from(kwargs)
+    """Check the command's ``--fail-under`` gates (exit 2 before any work when one is
+    malformed, names no metric of the command's task, or cannot be reached), run its body with
+    the graceful Ctrl-C handlers and its runs collected, then exit with the status of the table
+    in this module (what :func:`reports_errors` wraps every command in)."""
+    try:  # before any work: a gate that can never pass wastes the whole run
+        policy = ExitPolicy.pop_from(kwargs, task=gated_task(kwargs))
+    except CitegraphError as exc:
+        _say(f"[bold red]error:[/] {markup_escaped(str(exc))}")
+        _stop(USAGE)
     with graceful_interrupts(), collecting_runs() as runs:
         try:
             result = func(*args, **kwargs)

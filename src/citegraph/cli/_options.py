@@ -128,20 +128,11 @@ def device_options(func: F) -> F:
     )(func)  # fmt: skip
 
 
-def _thresholds(ctx: click.Context, param: click.Parameter, value: tuple[str, ...]) -> Any:
-    from citegraph.errors import ConfigError
-    from citegraph.runs import parse_thresholds
-
-    try:
-        return parse_thresholds(value)
-    except ConfigError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
 def outcome_options(func: F) -> F:
     """``--allow-failures``, ``--fail-under`` and ``--allow-unmeasured``: what sets the exit
     status of a command that runs a task (read by the command wrapper,
-    :mod:`citegraph.cli._exit`; the command itself never sees them)."""
+    :mod:`citegraph.cli._exit`, which checks the ``--fail-under`` texts against the command's
+    task before the command starts; the command itself never sees them)."""
     func = click.option(
         "--allow-unmeasured",
         is_flag=True,
@@ -151,11 +142,12 @@ def outcome_options(func: F) -> F:
         "--fail-under",
         "fail_under",
         multiple=True,
-        callback=_thresholds,
         metavar="METRIC=VALUE[,...]",
-        help="CI gate: exit 4 when a metric of metrics.json is below VALUE (a fraction, or "
-        "60%), naming it on stderr. METRIC is a key of metrics.json, dotted for nested ones "
-        "(precision, precision.macro, factuality, micro_f1).",
+        help="CI gate: exit 4 when a metric of metrics.json is below VALUE (a fraction such as "
+        "0.6, or a percentage: 60%; a fraction's VALUE above 1 is refused), naming it on "
+        "stderr. METRIC is a short name of the command's metrics (precision, factuality, "
+        "micro_f1) or a dotted path into metrics.json (precision.macro); names and values are "
+        "checked before any work (exit 2).",
     )(func)
     return click.option(
         "--allow-failures",

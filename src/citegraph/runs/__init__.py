@@ -16,14 +16,16 @@ function itself (old ``await x(...)`` still works there, with a DeprecationWarni
 A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
 ``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
 A run is finished while ``samples.jsonl`` matches what ``metrics.json`` was computed from
-(:func:`run_state`, never file times). One process writes a run directory at a time (its lock;
-another gets :class:`RunBusy`). :func:`differing_settings` names the config keys that
-tell runs apart (``runs compare``).
+(:func:`run_state`, never file times); :class:`Completion` says how much of what it asked for
+it holds (all its items, every item its own ``--limit`` asked for, or less: partial). One
+process writes a run directory at a time (its lock; another gets :class:`RunBusy`).
+:func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
 :func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
 :class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
 """
 
 from citegraph.runs._compare import differing_settings, setting_text
+from citegraph.runs._completion import Completion
 from citegraph.runs._engine import (
     RunOutcome,
     blocking,
@@ -51,6 +53,7 @@ from citegraph.runs._interrupt import (
 from citegraph.runs._lifetime import given_or_loaded
 from citegraph.runs._lock import RunBusy
 from citegraph.runs._merge import merge_runs, read_run_info
+from citegraph.runs._metric_names import TaskMetrics
 from citegraph.runs._outcomes import (
     CommandRuns,
     Failure,
@@ -120,6 +123,7 @@ __all__ = [
     "Block",
     "Chart",
     "CommandRuns",
+    "Completion",
     "Failure",
     "FieldsBlock",
     "FinishedRun",
@@ -144,6 +148,7 @@ __all__ = [
     "StoredRecords",
     "TableBlock",
     "Task",
+    "TaskMetrics",
     "TaskResult",
     "TextBlock",
     "available_metrics",

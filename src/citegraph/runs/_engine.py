@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import CitegraphError, ConfigError, DataError
 from citegraph.io import server_deadlines
+from citegraph.runs._completion import Completion
 from citegraph.runs._lock import lock_run_dir, unlock_run_dir
 from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
 from citegraph.runs._pending import run_pending_batches_async
@@ -263,31 +264,24 @@ def finalize(task_type: type[Task[Any, Any]], run: RunDir) -> dict[str, Any]:
 
 
 def progress_of(run: RunDir, records: Sequence[Record]) -> dict[str, Any]:
-    """How much of its items a run directory holds: ``metrics.json`` ``progress``.
+    """How much of what it asked for a run directory holds: ``metrics.json`` ``progress``.
 
-    ``n_done`` finished records and ``n_failed`` failed ones (newest record of each id), of
-    ``n_total`` items (the task's, or the shard's share, before any ``--limit``; ``None``,
-    unknown, for runs written before ``run.json`` recorded it). ``partial`` is true when an
-    item is failed or not done yet, so the metrics cover only part of the run (``None`` when
-    ``n_total`` is unknown and nothing failed); ``torn_lines_dropped`` counts the torn last
-    lines of ``samples.jsonl`` dropped so far (a run killed mid-write).
+    ``n_done`` finished records and ``n_failed`` failed ones (newest record of each id);
+    ``n_asked``, the items the run's own ``limit`` and ``shard`` selected, of ``n_total``, its
+    share before any limit (the task's items, or the shard's share; ``None``, unknown, for runs
+    written before ``run.json`` recorded it), with that ``limit`` and ``shard``. ``partial`` is
+    true when an item is failed or fewer are done than the run asked for, so the metrics cover
+    less than it asked (``None`` when that is unknown and nothing failed): a ``--limit 20`` run
+    with its 20 items done is not partial (:class:`~citegraph.runs.Completion`).
+    ``torn_lines_dropped`` counts the torn last lines of ``samples.jsonl`` dropped so far (a run
+    killed mid-write).
     """
     if isinstance(records, StoredRecords):
         n_failed = records.n_failed  # from the run's index, without reading the records
     else:
         n_failed = sum(1 for r in records if r.get("status") == FAILED)
-    n_done = len(records) - n_failed
-    n_total = (run.info.get("runtime") or {}).get("n_total")
-    if not isinstance(n_total, int) or isinstance(n_total, bool):
-        n_total = None
-    partial = True if n_failed else (None if n_total is None else n_done < n_total)
-    return {
-        "n_done": n_done,
-        "n_failed": n_failed,
-        "n_total": n_total,
-        "partial": partial,
-        "torn_lines_dropped": torn_lines_dropped(run.info),
-    }
+    completion = Completion.of_run(run.info.get("runtime"), len(records) - n_failed, n_failed)
+    return completion.progress(torn_lines_dropped(run.info))
 
 
 def write_metrics(

@@ -12,10 +12,19 @@ or by a short name: the end of a unique path (``factuality`` for ``metrics.factu
 command's table). A metric whose value is ``None`` or NaN, or whose group counts every sample as
 unmeasured (``n_unmeasured == n``), is unmeasured, and fails its gate unless unmeasured metrics
 are allowed.
+
+Thresholds are checked before a command does any work (:func:`parse_thresholds` given the
+task): a threshold is a non-negative number, a fraction (``0.6``) or a percentage (``60%``); a
+name without a dot must be one of the short names the task declares its ``metrics.json`` can
+hold (:attr:`Task.gate_metrics <citegraph.runs.Task>`; a near miss gets a "did you mean"); a
+fraction's threshold is at most 1 (100%), so ``precision=60`` is refused, suggesting ``60%``. A
+dotted path is checked against the run's ``metrics.json`` once it exists
+(:func:`resolve_metric`), as are every name's ambiguity and whether it is measured.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -23,9 +32,10 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.errors import ConfigError
+from citegraph.runs._metric_names import HEADLINE_KEYS, TaskMetrics
+from citegraph.runs._registry import task_type
 
 #: Keys of a group of figures tried, in order, for its headline number.
-HEADLINE_KEYS = ("micro", "mean", "value")
 #: Top-level parts of ``metrics.json`` that describe the run rather than measure it: their paths
 #: are only matched when named in full.
 _NOT_MEASURES = ("config", "progress", "models", "setup", "runtime", "details", "unmeasured")
@@ -62,14 +72,95 @@ class GateCheck:
         return f"{where} = {self.value:.4g} {sign} {self.threshold:g}"
 
 
-def parse_thresholds(text: str | Iterable[str]) -> dict[str, float]:
+def _gate_metrics(task: str | None) -> TaskMetrics | None:
+    """The short names the registered task ``task`` declares, or ``None`` (no task, a task not
+    registered here, or one that declares none: its names are checked against its metrics)."""
+    if task is None:
+        return None
+    try:
+        return task_type(task).gate_metrics
+    except ConfigError:
+        return None
+
+
+def did_you_mean(name: str, names: Iterable[str]) -> str:
+    """``"; did you mean precision?"`` for the one of ``names`` closest to ``name`` (by
+    :func:`difflib.get_close_matches`), or ``""`` when none is close."""
+    found = difflib.get_close_matches(name, list(names), n=1)
+    return f"; did you mean {found[0]}?" if found else ""
+
+
+def _threshold(part: str, name: str, number: str, task: TaskMetrics | None) -> float:
+    """The threshold ``number`` of the entry ``part`` (``name=number``), checked.
+
+    Raises:
+        ConfigError: not a number, negative, or a fraction's threshold above 1 (100%).
+    """
+    percent = number.endswith("%")
+    try:
+        value = float(number[:-1]) / 100 if percent else float(number)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise ConfigError(
+            f"--fail-under {part}: {number!r} is not a number (a fraction such as 0.6, or a "
+            "percentage such as 60%)"
+        )
+    if value < 0:
+        raise ConfigError(f"--fail-under {part}: a threshold cannot be negative")
+    if value > 1 and task is not None and task.is_fraction(name):
+        if percent:
+            raise ConfigError(
+                f"--fail-under {part}: {name} is a fraction, at most 100%, so {number} can "
+                "never be reached"
+            )
+        hint = f"; for {number} percent write {name}={number}%" if value <= 100 else ""
+        raise ConfigError(
+            f"--fail-under {part}: {name} is a fraction from 0 to 1, so {number} can never be "
+            f"reached{hint}"
+        )
+    return value
+
+
+def _check_name(part: str, name: str, task_name: str, task: TaskMetrics | None) -> None:
+    """Refuse a metric name that is not a dotted path (``a.b``) or, without a dot, not one of
+    the short names of ``task``.
+
+    Raises:
+        ConfigError: the name is malformed or names no metric of the task.
+    """
+    if any(not p.strip() for p in name.split(".")):
+        raise ConfigError(
+            f"--fail-under {part}: {name!r} is not a metric name (a short name such as "
+            "precision, or a dotted path into metrics.json such as precision.macro)"
+        )
+    if task is None or "." in name or name in task.names:
+        return
+    raise ConfigError(
+        f"--fail-under {part}: a {task_name} run has no metric {name!r}"
+        f"{did_you_mean(name, task.names)} (its metrics: {', '.join(task.names)}; or a "
+        "dotted path into metrics.json)"
+    )
+
+
+def parse_thresholds(text: str | Iterable[str], *, task: str | None = None) -> dict[str, float]:
     """``"precision=0.6,alignment=0.8"`` (or several such texts) as ``{name: threshold}``;
     a threshold may be a percentage (``60%`` is 0.6).
 
+    Checked before any work: every threshold is a non-negative number. Given the ``task``
+    whose ``metrics.json`` the gates will read (its registered name; its
+    :attr:`~citegraph.runs.Task.gate_metrics` list the names), a
+    name without a dot must be one of its short names, and a fraction's threshold at most 1
+    (100%); a dotted path is left to :func:`resolve_metric`, once there are metrics.
+
     Raises:
-        ConfigError: an entry is not ``METRIC=NUMBER``, or a metric is named twice.
+        ConfigError: an entry is not ``METRIC=NUMBER``, a threshold is not a non-negative
+            number, a metric is named twice, or (with ``task``) a name without a dot is not a
+            metric of the task (the message suggests the nearest one), or a fraction's
+            threshold is above 1 (``precision=60``: the message suggests ``60%``).
     """
     texts = [text] if isinstance(text, str) else list(text)
+    known = _gate_metrics(task)
     out: dict[str, float] = {}
     for part in (p.strip() for t in texts for p in t.split(",")):
         if not part:
@@ -77,12 +168,8 @@ def parse_thresholds(text: str | Iterable[str]) -> dict[str, float]:
         name, sep, number = (s.strip() for s in part.partition("="))
         if not sep or not name:
             raise ConfigError(f"--fail-under takes METRIC=VALUE[,METRIC=VALUE...]; got {part!r}")
-        try:
-            value = float(number[:-1]) / 100 if number.endswith("%") else float(number)
-        except ValueError:
-            raise ConfigError(f"--fail-under {name}: {number!r} is not a number") from None
-        if math.isnan(value):
-            raise ConfigError(f"--fail-under {name}: the threshold cannot be NaN")
+        _check_name(part, name, task or "", known)
+        value = _threshold(part, name, number, known)
         if name in out:
             raise ConfigError(f"--fail-under names {name!r} twice")
         out[name] = value
@@ -152,10 +239,11 @@ def resolve_metric(metrics: Mapping[str, Any], name: str) -> tuple[str, float | 
             shallow = [p for p in found if p.count(".") == depth]
             found = shallow if len(shallow) == 1 else found
     if not found:
-        names = ", ".join(available_metrics(metrics)) or "none"
+        available = available_metrics(metrics)
+        paths = [p for p in nodes if p.split(".", 1)[0] not in _NOT_MEASURES]
         raise ConfigError(
-            f"no metric {name!r} in metrics.json; available: {names} (or a dotted path such "
-            "as precision.macro)"
+            f"no metric {name!r} in metrics.json; available: {', '.join(available) or 'none'} "
+            f"(or a dotted path such as precision.macro){did_you_mean(name, available + paths)}"
         )
     if len(found) > 1:
         raise ConfigError(f"metric {name!r} is ambiguous: give one of {', '.join(found[:8])}")

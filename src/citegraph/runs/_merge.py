@@ -6,8 +6,9 @@ present in several inputs keeps a finished record over a failed one, then the fi
 keeps its line as its shard wrote it. Metrics are recomputed afterwards by the task that owns
 the run (the CLI dispatches on ``config.task``), from the merged records alone. The merged
 ``run.json`` records the whole run's item count (``runtime.n_total``, from the shards'
-``n_total_unsharded``), so merging only
-some of the shards gives metrics marked partial, and the torn last lines the inputs dropped.
+``n_total_unsharded``) and, for the shards of a limited run, their ``limit`` and the items it
+asked for (``n_items``), so merging only some of the shards gives metrics marked partial, and
+merging them all a run finished within its limit; and the torn last lines the inputs dropped.
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def _merge_into(
     n_total = _whole_size(shards)
     if n_total is not None:
         runtime["n_total"] = n_total
+    limit = _whole_limit(shards)
+    if limit is not None:  # the shards of a limited run: it asked for the first ``limit``
+        runtime["limit"] = limit
+        if n_total is not None:
+            runtime["n_items"] = min(limit, n_total)
     info = {k: v for k, v in first.items() if k != TORN_KEY} | {"runtime": runtime}
     if torn:
         info[TORN_KEY] = torn
@@ -128,3 +134,12 @@ def _whole_size(shards: Sequence[dict[str, Any]]) -> int | None:
     sizes = [s.get("n_total_unsharded") if s.get("shard") else s.get("n_total") for s in shards]
     known = [n for n in sizes if isinstance(n, int)]
     return max(known) if known else None
+
+
+def _whole_limit(shards: Sequence[dict[str, Any]]) -> int | None:
+    """The ``--limit`` of the run the shards are part of: the largest the shards were given
+    (shards split the first ``limit`` items by position), ``None`` when one had none (it asked
+    for every item of its share) or none recorded one."""
+    limits = [s.get("limit") for s in shards]
+    known = [n for n in limits if isinstance(n, int) and not isinstance(n, bool)]
+    return max(known) if known and len(known) == len(limits) else None

@@ -45,6 +45,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from citegraph.runs._metric_names import TaskMetrics
 from citegraph.runs._placements import model_placements
 from citegraph.runs._present import Presenter
 from citegraph.runs._runtime import Runtime
@@ -112,6 +113,9 @@ class Task(ABC, Generic[ItemT, ModelsT]):
     """How the task's runs are shown by the viewer, the HTML report and ``runs export``."""
     model_role: ClassVar[str] = "model"
     """The role (``run.json`` ``models``) of the opened models when they are one model."""
+    gate_metrics: ClassVar[TaskMetrics | None] = None
+    """The short metric names the task's ``metrics.json`` can hold, which ``--fail-under``
+    checks before any work (``None``: names are checked against the metrics at the end)."""
 
     config: BaseModel
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citegraph.runs import MetricRow, SampleSummary
+from citegraph.runs import Completion, MetricRow, SampleSummary
 
 #: Config keys shown in a run's one-line summary, when the run has them.
 SUMMARY_KEYS = (
@@ -30,7 +30,12 @@ _MODEL_KEYS = ("model_name", "evaluator_name", "model", "lm", "evaluator")
 
 @dataclass
 class RunOverview:
-    """A run as the run list shows it."""
+    """A run as the run list shows it.
+
+    ``finished`` says whether the metrics are final for what ``samples.jsonl`` holds
+    (:func:`citegraph.runs.run_state`; *in progress* otherwise), ``completion`` how much of
+    what its own limit and shard asked for the run holds: all of it, or less (``partial``).
+    """
 
     ref: str
     path: Path
@@ -42,19 +47,42 @@ class RunOverview:
     n_samples: int
     n_failed: int
     n_unmeasured: int
-    n_items: int | None
     finished: bool
-    partial: bool
+    completion: Completion
     torn: bool
     problem: str | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
+    def n_items(self) -> int | None:
+        """The items the run asked for (those of its ``--limit``, else its share); ``None``
+        when unknown, or when the run holds more (done under an earlier, larger limit)."""
+        target = self.completion.target
+        return None if target is None or self.n_samples > target else target
+
+    @property
+    def partial(self) -> bool:
+        """Whether an item failed or fewer are done than the run asked for."""
+        return bool(self.completion.partial)
+
+    @property
     def progress(self) -> str:
-        """``done / total``: items finished of the task's items (before any ``--limit``), while
-        a run is being written or when it was left partial."""
-        done = self.n_samples - self.n_failed
-        return f"{done}/{self.n_items}" if self.n_items else str(done)
+        """``done/asked``: items finished of those the run asked for (its ``--limit``'s, else
+        every item of its share), while a run is being written or when it was left partial."""
+        return self.completion.counts
+
+    @property
+    def done_text(self) -> str:
+        """``done/asked done``, with what the limit asked for when the run has one:
+        ``2/20 done (limit 20 of 1085)``."""
+        scope = self.completion.scope
+        return f"{self.progress} done" + (f" ({scope})" if scope else "")
+
+    @property
+    def finished_text(self) -> str | None:
+        """``finished (limit 20 of 1085)`` for a finished run that did every item its limit
+        asked for, fewer than its share; else ``None``."""
+        return self.completion.finished_text if self.finished else None
 
 
 def read_json(path: Path) -> dict[str, Any]:

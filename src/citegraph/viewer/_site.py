@@ -18,6 +18,7 @@ from citegraph.runs import (
     METRICS_FILE,
     RUN_FILE,
     Chart,
+    Completion,
     Presenter,
     RunData,
     RunPresentation,
@@ -164,9 +165,8 @@ def unreadable_overview(ref: str, run_dir: Path, exc: BaseException) -> RunOverv
         n_samples=0,
         n_failed=0,
         n_unmeasured=0,
-        n_items=None,
         finished=True,
-        partial=False,
+        completion=Completion(n_done=0),
         torn=False,
         problem=f"unreadable: {unreadable(exc)}",
     )
@@ -232,10 +232,8 @@ class Site:
         except UNREADABLE as exc:
             rows, facets, broken = [], facets_of([]), f"unreadable: {unreadable(exc)}"
         shown = shown or presented(presenter, metrics, info, run_dir)
-        runtime = mapping(info.get("runtime"))
-        n_items = runtime.get("n_total", runtime.get("n_items"))  # before the limit, if known
-        recorded = metrics.get("progress")
-        progress: dict[str, Any] = recorded if isinstance(recorded, dict) else {}
+        n_failed = facets.count("failed")
+        completion = Completion.of_run(mapping(info.get("runtime")), len(rows) - n_failed, n_failed)
         return RunOverview(
             ref=ref,
             path=run_dir,
@@ -245,11 +243,10 @@ class Site:
             settings=settings_of(config),
             metrics=shown.metrics[:4],
             n_samples=len(rows),
-            n_failed=facets.count("failed"),
+            n_failed=n_failed,
             n_unmeasured=facets.count("unmeasured"),
-            n_items=n_items if isinstance(n_items, int) else None,
             finished=run_state(run_dir, n_samples=None if broken else len(rows)).finished,
-            partial=bool(progress.get("partial")),
+            completion=completion,
             torn=index.torn,
             problem=broken or skipped_lines(index),
         )

@@ -47,6 +47,7 @@ from citegraph.runs import (
     RunOutcome,
     Runtime,
     Task,
+    TaskMetrics,
     TaskResult,
     blocking,
     given_or_loaded,
@@ -141,6 +142,12 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
     """
 
     name = "caqa.build"
+    gate_metrics = TaskMetrics(
+        others=(
+            "n_samples", "records", "skipped", "failed", "extensions", "extensions_drawn",
+            "unavailable", "statistics", "splits", "inputs", "seconds",
+        )
+    )  # fmt: skip
     presenter: ClassVar[type[Presenter]] = CaqaBuildPresenter
     config: CaqaBuildConfig
 

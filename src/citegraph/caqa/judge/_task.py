@@ -48,6 +48,7 @@ from citegraph.runs import (
     RunOutcome,
     Runtime,
     Task,
+    TaskMetrics,
     TaskResult,
     blocking,
     given_or_loaded,
@@ -152,6 +153,15 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
     """
 
     name = "caqa.judge"
+    gate_metrics = TaskMetrics(
+        fractions=("micro_f1", "macro_f1"),
+        others=(
+            "n", "n_scored", "n_correct", "n_dropped", "n_unparseable", "n_without_complexity",
+            "n_errors", "n_failed", "micro_f1_ci", "macro_f1_ci", "per_label", "per_complexity",
+            "confusion", "human", "bootstrap",
+        ),
+        inner=("precision", "recall", "f1"),
+    )  # fmt: skip
     model_role = "evaluator"
     batch_size = 8
     presenter: ClassVar[type[Presenter]] = CaqaJudgePresenter

@@ -16,7 +16,7 @@ from citegraph.conner.acquire._knowledge_io import TaskChoice, load_task
 from citegraph.conner.acquire._view import KnowledgePresenter
 from citegraph.datasets import ConnerSample
 from citegraph.models import ChatModel, chat_model, default_response_cache
-from citegraph.runs import FAILED, Record, RunDir, Task
+from citegraph.runs import FAILED, Record, RunDir, Task, TaskMetrics
 
 __all__ = [
     "AcquireResult",
@@ -84,6 +84,17 @@ class KnowledgeTask(Task[ConnerSample, ModelsT]):
     how its runs are shown (:class:`~citegraph.conner.acquire._view.KnowledgePresenter`)."""
 
     presenter = KnowledgePresenter
+    gate_metrics = TaskMetrics(
+        others=(
+            "n_samples",
+            "n_knowledge",
+            "n_failed",
+            "n_empty",
+            "mean_words",
+            "sources",
+            "errors",
+        )
+    )
 
     def __init__(self, config: BaseModel, choice: TaskChoice, data_dir: str | Path | None) -> None:
         self.config = config

@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from citegraph.conner._types import Knowledge, RunResult, in_item_order
+from citegraph.conner._types import METRICS, Knowledge, RunResult, in_item_order
 from citegraph.conner._view import ConnerScorePresenter
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.metrics import max_negatives, too_few_negatives
@@ -42,6 +42,7 @@ from citegraph.runs import (
     Record,
     Runtime,
     Task,
+    TaskMetrics,
     blocking,
     given_or_loaded,
     recorded_config,
@@ -61,6 +62,11 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
     """``conner score``: every chosen metric over the knowledge of a task's items."""
 
     name = "conner.score"
+    # coherence_para is no fraction: reference mode keeps the model's raw, unbounded scores
+    gate_metrics = TaskMetrics(
+        fractions=tuple(m for m in METRICS if m != "coherence_para"),
+        others=("coherence_para", "n_samples", "n_failed", "n_knowledge_missing", "seconds"),
+    )
     batch_size = 16
     presenter = ConnerScorePresenter
     config: ConnerScoreConfig

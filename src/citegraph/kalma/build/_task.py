@@ -45,6 +45,7 @@ from citegraph.runs import (
     RunOutcome,
     Runtime,
     Task,
+    TaskMetrics,
     TaskResult,
     blocking,
     given_or_loaded,
@@ -85,6 +86,9 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
     evolved item. A model passed in is left open; the one built from the config is closed."""
 
     name = TASK
+    gate_metrics = TaskMetrics(
+        others=("n_items", "n_failed", "selection", "stats", "relation_counts")
+    )
 
     def __init__(
         self,

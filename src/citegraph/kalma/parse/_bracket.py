@@ -19,10 +19,19 @@ A bracket's text is cut at commas and semicolons into pieces, and each piece is 
   ``[Q1, Stephen Crane, movement: X]``). Not a fact; it becomes the triples' ``subject_label``;
 - facts: the remaining pieces, cut into ``relation: value`` by :func:`segment`.
 
-A bracket that names no QID has its subject resolved among the given graphs: the one centre
-whose graph holds the most of the bracket's ``(relation, value)`` pairs (or whose name is the
-bracket's label) when it is unique. Otherwise the bracket is a :class:`ParseIssue` and yields no
-citation (no QID and no graphs, or no unique subject).
+A bracket that names no id has its subject found from what it does write:
+
+- a label before its facts (``[Marie Curie, spouse: Pierre Curie]``) names the centre of that
+  name; when two centres share it, the one whose graph holds the most of the facts; when no
+  centre has that name (``[Berlin, located on river: Vistula]`` in an answer about Warsaw, or a
+  misspelt ``[Warszawa, ...]``), the subject is the label as written: an entity outside the
+  retrieved graphs, so the citation is read, counted, and never credited, and never moved to
+  the centre whose graph happens to hold the fact;
+- facts alone (``[place of birth: Newark]``): the one centre whose graph holds the most of the
+  bracket's ``(relation, value)`` pairs, when it is unique.
+
+Otherwise the bracket is a :class:`ParseIssue` and yields no citation (no id and no graphs, or
+no unique subject).
 
 Issues (never exceptions): an empty bracket; a bracket with no QID, no ``relation: value`` and no
 NA (``[1]``, ``[citation needed]``: not a citation); a QID without any ``relation: value``
@@ -79,15 +88,19 @@ def read_bracket(
     items, saw_qid = _read_items(inner, index)
     issues: list[ParseIssue] = []
     unresolved = [it for it in items if it.kind == "kg" and it.subject is None]
-    if unresolved:
-        subject = _resolve(unresolved, index)
+    for label, group in _by_label(unresolved).items():
+        subject = _resolve(group, index, label)
         if subject is None:
-            why = "no graphs were given" if index.empty else "no unique subject among the graphs"
+            if index.empty:
+                why = "no graphs were given"
+            elif label:
+                why = f"{label!r} names more than one centre of the graphs"
+            else:
+                why = "no unique subject among the graphs"
             issues.append(issue(f"no QID, and the subject could not be resolved ({why})"))
-            items = [it for it in items if it.kind == "na" or it.subject is not None]
-        else:
-            for it in unresolved:
-                it.subject = subject
+        for it in group:
+            it.subject = subject
+    items = [it for it in items if it.kind == "na" or it.subject is not None]
 
     names = {
         it.subject: it.fact.value
@@ -169,20 +182,35 @@ def _named_subject(text: str, index: GraphIndex, any_iri: bool) -> str | None:
     return index.subject_of(text, any_iri=any_iri)
 
 
-def _resolve(items: list[_Item], index: GraphIndex) -> str | None:
-    """The unique graph centre that best explains subject-less facts, or None."""
+def _by_label(items: list[_Item]) -> dict[str | None, list[_Item]]:
+    """Subject-less facts grouped by the label written before them (``None``: no label)."""
+    groups: dict[str | None, list[_Item]] = {}
+    for it in items:
+        groups.setdefault(it.label, []).append(it)
+    return groups
+
+
+def _resolve(items: list[_Item], index: GraphIndex, label: str | None) -> str | None:
+    """The subject of facts written without an id: the centre the label names, or the label
+    itself when it names no centre (an entity outside the graphs: cited, never credited, never
+    moved to the centre that holds the fact); without a label, the unique centre that holds the
+    most of the facts. ``None`` when no unique subject is found."""
+    if label is not None:
+        named = index.subjects_called(label)
+        if not named:
+            return label
+        if len(named) == 1:
+            return named[0]
     if index.empty:
         return None
     held: Counter[str] = Counter()
-    named: set[str] = set()
     for it in items:
         assert it.fact is not None
         held.update(index.holders(it.fact.relation, it.fact.value))
-        if it.label:
-            named.update(index.subjects_named(it.label))
-    scores = {qid: (held[qid], qid in named) for qid in index.subjects()}
-    top = max(scores.values())
-    if top == (0, False):
+    among = index.subjects_called(label) if label is not None else index.subjects()
+    scores = {qid: held[qid] for qid in among}
+    top = max(scores.values(), default=0)
+    if top == 0:
         return None
     winners = [qid for qid, score in scores.items() if score == top]
     return winners[0] if len(winners) == 1 else None

@@ -4,6 +4,10 @@ A bracket's subject may be written as a centre's full id (``Q206534``, an IRI), 
 (``Entity.short_id``, else the one :func:`citegraph.kg.compact_ids` gives over the centres, e.g.
 ``ex:MarieCurie`` or ``MarieCurie``) or its local name when no other centre shares it, optionally
 led by ``qid:``, ``id:`` or ``QID=``: :meth:`GraphIndex.subject_of` maps each to the full id.
+A CURIE of a prefix the centres' short ids use (``ex:Warsaw`` when a centre is shown as
+``ex:MarieCurie``) names the entity it expands to even when no graph is centred on it, as an IRI
+written in full does: ``[ex:Berlin, located on river: Vistula]`` cites Berlin, never the centre
+whose graph holds the fact.
 
 Every comparison is made on whitespace-normalised text (runs of whitespace collapsed, ends
 stripped), case kept. A fact that matches a graph fact up to whitespace is returned with the
@@ -20,6 +24,8 @@ from citegraph.kg import ShortIds, Subgraph, Triple, iri_text, local_name_of
 #: ``qid:``, ``id:`` or ``QID=`` before a subject id.
 _ID_LEAD = re.compile(r"\s*(?:qid|id)\s*[:=]\s*", re.IGNORECASE)
 _SUBJECT_COLON = re.compile(r"\s*:\s*")
+#: The local part of a CURIE: a plain name (as :mod:`citegraph.kg`'s short ids write it).
+_CURIE_LOCAL = re.compile(r"[^\W][\w\-.]*(?<!\.)")
 
 
 def norm_ws(text: str) -> str:
@@ -38,6 +44,7 @@ class GraphIndex:
         self._aliases = _aliases(graphs)
         self._by_length = sorted(self._aliases, key=len, reverse=True)
         self._namespaces = {_namespace(g.center.id) for g in graphs if iri_text(g.center.id)}
+        self._prefixes = _prefixes(graphs)
         for graph in graphs:
             self._names.setdefault(graph.center.id, graph.center.name)
             for t in graph.triples:
@@ -74,13 +81,21 @@ class GraphIndex:
         known = self._aliases.get(bare)
         if known is not None:
             return known
-        iri = iri_text(bare)
+        iri = iri_text(bare) or self.expand_curie(bare)
         if iri is None:
             return None
         known = self._aliases.get(iri)
         if known is not None:
             return known
         return iri if any_iri or _namespace(iri) in self._namespaces else None
+
+    def expand_curie(self, text: str) -> str | None:
+        """The IRI a CURIE (``ex:Berlin``) of a prefix the centres' short ids use stands for."""
+        name, colon, local = text.partition(":")
+        namespace = self._prefixes.get(name) if colon else None
+        if namespace is None or not _CURIE_LOCAL.fullmatch(local):
+            return None
+        return namespace + local
 
     def subject_prefix(self, text: str) -> tuple[str, int] | None:
         """A centre named (as :meth:`subject_of` reads it, IRIs of no centre aside) at the start
@@ -126,6 +141,17 @@ class GraphIndex:
         wanted = norm_ws(label)
         return [qid for qid, name in self._names.items() if norm_ws(name) == wanted]
 
+    def subjects_called(self, label: str) -> list[str]:
+        """The centre ids ``label`` may name: by their name, or by a local name or short id
+        that several centres share (one that names a single centre is read by
+        :meth:`subject_of`)."""
+        wanted = norm_ws(label)
+        return [
+            qid
+            for qid in self._names
+            if norm_ws(self._names[qid]) == wanted or local_name_of(qid) == wanted
+        ]
+
 
 def _aliases(graphs: Sequence[Subgraph]) -> dict[str, str]:
     """Each way a centre may be named -> its full id; a name two centres share is left out."""
@@ -141,6 +167,21 @@ def _aliases(graphs: Sequence[Subgraph]) -> dict[str, str]:
         for name in names:
             found.setdefault(name, set()).add(centre)
     return {name: next(iter(ids)) for name, ids in found.items() if len(ids) == 1}
+
+
+def _prefixes(graphs: Sequence[Subgraph]) -> dict[str, str]:
+    """Prefix name -> namespace, read off the centres shown as CURIEs (``ex:MarieCurie`` for
+    ``http://example.org/kg/MarieCurie`` declares ``ex``); a name used for two namespaces is
+    left out."""
+    found: dict[str, set[str]] = {}
+    for graph in graphs:
+        centre, short = graph.center.id, graph.center.short_id
+        if not short or not iri_text(centre) or iri_text(short):
+            continue
+        name, colon, local = short.partition(":")
+        if colon and name and local and centre.endswith(local):
+            found.setdefault(name, set()).add(centre[: -len(local)])
+    return {name: next(iter(spaces)) for name, spaces in found.items() if len(spaces) == 1}
 
 
 def _namespace(iri: str) -> str:

@@ -27,6 +27,7 @@ from citegraph.kalma.run._answer import RunModels, answer_and_score
 from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs
 from citegraph.kalma.run._report import build_run_metrics
+from citegraph.kalma.score import KalmaScoreTask
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
 from citegraph.kg import KnowledgeGraph, kg_with_identity, open_kg
 from citegraph.models import (
@@ -44,6 +45,7 @@ from citegraph.runs import (
     RunOutcome,
     Runtime,
     Task,
+    TaskMetrics,
     TaskResult,
     blocking,
     finalize,
@@ -74,6 +76,16 @@ class KalmaRunTask(Task[str, RunModels]):
     """
 
     name = TASK
+    gate_metrics = TaskMetrics(
+        fractions=KalmaScoreTask.gate_metrics.fractions,
+        others=(
+            *(n for n in KalmaScoreTask.gate_metrics.others if n != "warnings"),
+            "generation", "retrieval", "experiment", "text_quality", "constraint",
+        ),
+        inner=(
+            *KalmaScoreTask.gate_metrics.inner, "exact_match", "retrieval_accuracy_achieved",
+        ),
+    )  # fmt: skip
     presenter = KalmaPresenter
 
     def __init__(

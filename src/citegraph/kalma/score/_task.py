@@ -47,7 +47,7 @@ from citegraph.kalma.score._own_kg import (
     graphs_of,
     prepare_own_kg,
 )
-from citegraph.kalma.score._report import build_metrics
+from citegraph.kalma.score._report import METRICS, build_metrics
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
 from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity, open_kg
 from citegraph.models import NLIModel, nli_model, served_options
@@ -57,6 +57,7 @@ from citegraph.runs import (
     RunOutcome,
     Runtime,
     Task,
+    TaskMetrics,
     TaskResult,
     blocking,
     in_id_order,
@@ -111,6 +112,17 @@ class KalmaScoreTask(Task[int, NLIModel]):
     """
 
     name = "kalma.score"
+    gate_metrics = TaskMetrics(
+        fractions=METRICS,
+        others=(
+            "n_answers", "n_citations", "n_na_markers", "n_parse_issues", "n_failed",
+            "citation_validity", "na_edge_case", "na_gold_set", "warnings",
+        ),
+        inner=(
+            "malformed_rate", "not_in_kg_rate", "outside_retrieved_rate", "sentences_cited_rate",
+            "answers_without_citations_rate",
+        ),
+    )  # fmt: skip
     presenter = KalmaPresenter
     model_role = "nli"
     batch_size = 32
