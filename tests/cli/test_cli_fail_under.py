@@ -10,9 +10,9 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from _cli_helpers import _cache, invoke  # noqa: F401 (_cache: autouse fixture)
+from click.testing import Result
 
-from citegraph.cli import main
 from citegraph.testing import FakeOpenAIServer
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
@@ -24,16 +24,6 @@ SIXTY = (
     "error: --fail-under precision=60: precision is a fraction from 0 to 1, so 60 can never be "
     "reached; for 60 percent write precision=60%\n"
 )
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def _score(out: Path, data_dir: Path, *more: str) -> Result:

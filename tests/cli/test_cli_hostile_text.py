@@ -8,9 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from _cli_helpers import _cache, invoke  # noqa: F401 (_cache: autouse fixture)
 
-from citegraph.cli import main
 from citegraph.cli._streams import literal, markup_escaped, shown
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
@@ -22,16 +21,6 @@ HOSTILE = (
 #: With a lone surrogate too (what run directories store is another part of issue 27: the
 #: runs that this file makes record no surrogate).
 HOSTILE_SURROGATE = HOSTILE + " \ud800 end"
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-
-
-def invoke(*args: object) -> Result:
-    return CliRunner().invoke(main, [str(a) for a in args])
 
 
 def assert_inert(text: str) -> None:
