@@ -28,8 +28,8 @@ import json
 from fractions import Fraction as F
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
+from test_score_own_kg import _cache, _write  # noqa: F401 (_cache: autouse fixture)
 
 from citegraph.cli import main
 
@@ -59,20 +59,10 @@ CASES = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
-
-
-def _jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
-
-
 def _score(tmp_path: Path, mode: str = "paper") -> Path:
     kg = tmp_path / "geo.ttl"
     kg.write_text(KG, encoding="utf-8")
-    answers = _jsonl(
+    answers = _write(
         tmp_path / "answers.jsonl",
         [
             {
@@ -84,7 +74,7 @@ def _score(tmp_path: Path, mode: str = "paper") -> Path:
             for key, (subject, _, _) in CASES.items()
         ],
     )
-    gold = _jsonl(
+    gold = _write(
         tmp_path / "gold.jsonl",
         [
             {"id": key, "knowledge": [["geo:Warsaw", "located on river", "Vistula"]]}

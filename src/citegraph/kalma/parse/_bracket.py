@@ -195,19 +195,13 @@ def _resolve(items: list[_Item], index: GraphIndex, label: str | None) -> str | 
     itself when it names no centre (an entity outside the graphs: cited, never credited, never
     moved to the centre that holds the fact); without a label, the unique centre that holds the
     most of the facts. ``None`` when no unique subject is found."""
-    if label is not None:
-        named = index.subjects_called(label)
-        if not named:
-            return label
-        if len(named) == 1:
-            return named[0]
-    if index.empty:
-        return None
+    among = index.subjects() if label is None else index.subjects_called(label)
+    if label is not None and len(among) < 2:
+        return among[0] if among else label
     held: Counter[str] = Counter()
     for it in items:
         assert it.fact is not None
         held.update(index.holders(it.fact.relation, it.fact.value))
-    among = index.subjects_called(label) if label is not None else index.subjects()
     scores = {qid: held[qid] for qid in among}
     top = max(scores.values(), default=0)
     if top == 0:

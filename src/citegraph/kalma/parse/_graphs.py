@@ -136,11 +136,6 @@ class GraphIndex:
         """Whether ``relation`` is a relation label of some graph."""
         return norm_ws(relation) in self._relations
 
-    def subjects_named(self, label: str) -> list[str]:
-        """The centre ids whose name equals ``label`` (up to whitespace)."""
-        wanted = norm_ws(label)
-        return [qid for qid, name in self._names.items() if norm_ws(name) == wanted]
-
     def subjects_called(self, label: str) -> list[str]:
         """The centre ids ``label`` may name: by their name, or by a local name or short id
         that several centres share (one that names a single centre is read by
