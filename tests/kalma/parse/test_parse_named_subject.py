@@ -76,3 +76,22 @@ def test_a_label_two_centres_share_is_settled_by_the_facts() -> None:
     parsed = parse_answer("X [Warsaw, mayor: Nobody].", [poland, indiana])
     assert parsed.kg_citations == []
     assert "'Warsaw' names more than one centre" in parsed.issues[0].reason
+
+
+def test_a_first_piece_written_as_a_curie_is_a_subject_never_a_phantom_fact() -> None:
+    """Seen on the README's own KG (examples/own-kg): ``[ex:Marie Curie, spouse: ...]`` and
+    ``[foaf:Person, spouse: ...]`` were each read as a phantom ``(centre, ex, Marie Curie)``
+    beside the fact, given to the centre that holds it."""
+    # a prefix the centres use, then a name: the centre of that name
+    assert _cited("X [geo: Warsaw, country: Poland].", [WARSAW, KRAKOW]) == [
+        (GEO + "Warsaw", "country", "Poland")
+    ]
+    # another prefix: the CURIE as written, an entity outside the graphs
+    assert _cited("X [foaf:Person, located on river: Vistula].", [WARSAW]) == [
+        ("foaf:Person", "located on river", "Vistula")
+    ]
+    # a relation of the graphs before the colon is a fact, as before
+    assert _cited("X [country:Poland, located on river: Vistula].", [WARSAW]) == [
+        (GEO + "Warsaw", "country", "Poland"),
+        (GEO + "Warsaw", "located on river", "Vistula"),
+    ]

@@ -164,6 +164,9 @@ def _read_items(inner: str, index: GraphIndex) -> tuple[list[_Item], bool]:
         elif named is not None:
             flush()
             subject, label, saw_qid = named, None, True
+        elif n == 0 and (written := index.written_subject(text)) is not None:
+            flush()
+            subject, label, saw_qid = written, None, True
         elif n == 0 and (head := index.subject_prefix(text)) is not None:
             flush()
             subject, label, saw_qid = head[0], None, True

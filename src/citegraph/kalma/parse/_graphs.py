@@ -97,6 +97,24 @@ class GraphIndex:
             return None
         return namespace + local
 
+    def written_subject(self, text: str) -> str | None:
+        """The subject a bracket's first piece writes as a CURIE the graphs cannot expand, or
+        ``None``: ``ex: Marie Curie`` (a prefix the centres use, then a name: the centre of
+        that name, else the text as written) or ``foaf:Person`` (another prefix: the CURIE as
+        written, an entity outside the graphs). A piece whose part before the colon is a
+        relation of the graphs is a fact, never a subject."""
+        bare = text.strip()
+        name, _, rest = bare.partition(":")
+        name, rest = name.strip(), rest.strip()
+        if not rest or ":" in rest or not _CURIE_LOCAL.fullmatch(name):
+            return None
+        if self.known_relation(name):
+            return None
+        if name in self._prefixes:
+            named = self.subjects_called(rest)
+            return named[0] if len(named) == 1 else f"{name}:{rest}"
+        return bare if bare == f"{name}:{rest}" and _CURIE_LOCAL.fullmatch(rest) else None
+
     def subject_prefix(self, text: str) -> tuple[str, int] | None:
         """A centre named (as :meth:`subject_of` reads it, IRIs of no centre aside) at the start
         of ``text`` and followed by a colon and more text, as in ``MarieCurie: spouse: Pierre``:
