@@ -10,7 +10,10 @@ line than :func:`max_line_bytes` is refused without being read whole (a 200 MB a
 otherwise take gigabytes to score). Answers over your own KG (``kalma score --kg``) carry your
 own ids (any non-empty string, unique), their ``question``, and optionally ``entities``: the
 entities the question is about (ids, IRIs, short ids or labels), whose one-hop graphs are then
-used instead of retrieving them from the question.
+used instead of retrieving them from the question; and optionally ``retrieved``: what the
+answering system itself retrieved, as ``[subject, relation, value]`` facts and/or entity
+references (an entity stands for its one-hop graph), against which "outside the retrieved
+graphs" is then measured.
 
 ``gold.jsonl``: one ``{"id": "...", "knowledge": [["Q206534", "place of birth", "Newark"], ...]}``
 per line: the question's minimum knowledge set. An optional ``"absent"`` list of triples in the
@@ -58,6 +61,12 @@ class AnswerRecord(BaseModel):
         default=None,
         description="The entities the question is about (ids, IRIs, short ids or labels), when "
         "given: their graphs are used instead of retrieval (own-KG scoring).",
+    )
+    retrieved: tuple[str | tuple[str, str, str], ...] | None = Field(
+        default=None,
+        description="What the answering system retrieved, when given: [subject, relation, "
+        "value] facts and entity references (own-KG scoring measures 'outside the retrieved "
+        "graphs' against exactly these).",
     )
     line: int = Field(description="Line in the answers file, for error messages.")
     error: str | None = Field(
@@ -174,6 +183,7 @@ def _answer(
         answer=answer,
         question=question,
         entities=_entities(obj, path, lineno),
+        retrieved=_retrieved(obj, path, lineno),
         line=lineno,
         error=error,
     )
@@ -195,6 +205,40 @@ def _entities(obj: dict[str, Any], path: Path, lineno: int) -> tuple[str, ...] |
             field="entities",
         )
     return tuple(e.strip() for e in entities)
+
+
+def _retrieved(
+    obj: dict[str, Any], path: Path, lineno: int
+) -> tuple[str | tuple[str, str, str], ...] | None:
+    items = obj.get("retrieved")
+    if items is None:
+        return None
+    if not isinstance(items, list):
+        raise DataError(
+            "must be a list of [subject, relation, value] facts and entity references",
+            path=path,
+            line=lineno,
+            field="retrieved",
+        )
+    out: list[str | tuple[str, str, str]] = []
+    for k, item in enumerate(items):
+        if isinstance(item, str) and item.strip():
+            out.append(item.strip())
+        elif (
+            isinstance(item, list)
+            and len(item) == 3
+            and all(isinstance(x, str) and x.strip() for x in item)
+        ):
+            out.append((item[0].strip(), item[1].strip(), item[2].strip()))
+        else:
+            raise DataError(
+                f"item {k} must be an entity reference (a non-empty string) or a "
+                f"[subject, relation, value] list of 3 non-empty strings, not {item!r:.80}",
+                path=path,
+                line=lineno,
+                field="retrieved",
+            )
+    return tuple(out)
 
 
 def _gold(obj: dict[str, Any], path: Path, lineno: int) -> GoldRecord:

@@ -92,7 +92,7 @@ def test_records_keep_the_graphs_and_the_run_the_kg_identity(tmp_path: Path) -> 
         "kelvin-birth",
     ]
     curie = records["curie-awards"]
-    assert curie["retrieval"]["source"] == "retrieval"
+    assert curie["retrieval"]["source"] == "ner"
     assert curie["retrieval"]["mentions"] == ["Marie Curie"]
     assert curie["retrieval"]["qids"] == ["http://example.org/kg/MarieCurie"]
     # Marie Curie has 8 facts in people.ttl, each shown with her name.
@@ -104,6 +104,8 @@ def test_records_keep_the_graphs_and_the_run_the_kg_identity(tmp_path: Path) -> 
         "source": "entities",
         "entities": ["ex:WilliamThomson"],
         "qids": ["http://example.org/kg/WilliamThomson"],
+        "cited": ["http://example.org/kg/WilliamThomson"],  # [ex:WilliamThomson, ...]
+        "graphs": {"http://example.org/kg/WilliamThomson": ["entities", "cited"]},
     }
     info = json.loads((tmp_path / "run" / "run.json").read_text())
     assert set(info["data"]) == {"answers", "kg"}

@@ -44,10 +44,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from citegraph.kalma.parse._brackets import find_brackets
 from citegraph.kalma.parse._graphs import GraphIndex, norm_ws
 from citegraph.kalma.parse._segment import Fact, segment
 from citegraph.kalma.parse._types import Citation, ParseIssue
-from citegraph.kg import Triple
+from citegraph.kg import Triple, iri_text
 
 _NA = re.compile(r"n\s*[/.]?\s*a\.?|not\s+applicable", re.IGNORECASE)
 _QID = re.compile(r"\s*(?:qid\s*[:=]?\s*)?(q[1-9][0-9]*)(?!\w)\s*(?:[:;\-–]\s*)?", re.IGNORECASE)
@@ -92,7 +93,7 @@ def read_bracket(
         subject = _resolve(group, index, label)
         if subject is None:
             if index.empty:
-                why = "no graphs were given"
+                why = index.no_graphs
             elif label:
                 why = f"{label!r} names more than one centre of the graphs"
             else:
@@ -125,6 +126,46 @@ def read_bracket(
         else:
             issues.append(issue("not a citation: no QID, no 'relation: value' and no NA"))
     return citations, issues
+
+
+#: A piece written as one CURIE-shaped token: ``geo:Berlin``, ``ex:Marie_Curie``.
+_CURIE_SHAPED = re.compile(r"[^\W\d][\w\-.]*:[^\s:][^\s]*")
+#: A first piece that leads with an id and a colon: ``ex:MarieCurie: spouse: Pierre Curie``.
+_ID_HEAD = re.compile(r"\s*(?:(?:qid|id)\s*[:=]\s*)?([^\W\d][\w\-.]*:[^\s:]+)\s*:\s*\S")
+
+
+def subject_references(answer: str) -> list[str]:
+    """The texts an answer's closed brackets may name entities by, for looking them up in a
+    whole KG before the answer is parsed (``kalma score --kg``): every QID, full IRI and
+    CURIE-shaped piece, the id leading a bracket's first piece (``ex:X: relation: value``), a
+    first piece without a colon (a label, local name or short id, ``[Berlin, ...]``) and the
+    pieces without a colon that lead a bracket, joined (a label with commas).
+    Distinct texts, in order of appearance; ``[NA]`` markers and facts are left out."""
+    found: dict[str, None] = {}
+    for span in find_brackets(answer):
+        if not span.closed:
+            continue
+        inner = answer[span.start + 1 : span.end - 1]
+        pieces = _pieces(inner)
+        lead = 0
+        while lead < len(pieces) and ":" not in inner[pieces[lead][0] : pieces[lead][1]]:
+            lead += 1
+        if lead > 1:  # a label with commas, as the parser reads it: [Washington, D.C., r: v]
+            found.setdefault(norm_ws(inner[pieces[0][0] : pieces[lead - 1][1]]))
+        for n, (a, b) in enumerate(pieces):
+            text = norm_ws(inner[a:b])
+            lead = _QID.match(text)
+            if lead is not None:
+                found.setdefault(lead.group(1).upper())
+                continue
+            bare = re.sub(r"^(?:qid|id)\s*[:=]\s*", "", text, flags=re.IGNORECASE)
+            if iri_text(bare) or _CURIE_SHAPED.fullmatch(bare):
+                found.setdefault(bare)
+            elif n == 0 and (head := _ID_HEAD.match(text)) is not None:
+                found.setdefault(head.group(1))
+            elif n == 0 and ":" not in bare and not _NA.fullmatch(bare):
+                found.setdefault(bare)
+    return list(found)
 
 
 def _pieces(inner: str) -> list[tuple[int, int]]:

@@ -17,7 +17,7 @@ graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) sti
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from citegraph.kg import ShortIds, Subgraph, Triple, iri_text, local_name_of
 
@@ -28,6 +28,10 @@ _SUBJECT_COLON = re.compile(r"\s*:\s*")
 _CURIE_LOCAL = re.compile(r"[^\W][\w\-.]*(?<!\.)")
 
 
+#: Why a bracket's subject was not settled when no graph was given at all.
+NO_GRAPHS = "no graphs were given"
+
+
 def norm_ws(text: str) -> str:
     """Collapse runs of whitespace to one space and strip the ends."""
     return " ".join(text.split())
@@ -36,7 +40,16 @@ def norm_ws(text: str) -> str:
 class GraphIndex:
     """The facts, relation labels and centre names of a set of subgraphs."""
 
-    def __init__(self, graphs: Sequence[Subgraph] = ()) -> None:
+    def __init__(
+        self,
+        graphs: Sequence[Subgraph] = (),
+        names: Mapping[str, Sequence[str]] | None = None,
+        *,
+        no_graphs: str | None = None,
+    ) -> None:
+        self.no_graphs = no_graphs or NO_GRAPHS
+        """Why no graph was given, for the issue of a bracket the graphs would have settled."""
+        self._kg_names = {norm_ws(text): tuple(ids) for text, ids in (names or {}).items()}
         self._facts: dict[tuple[str, str, str], Triple] = {}
         self._rel_values: dict[tuple[str, str], set[str]] = {}
         self._relations: set[str] = set()
@@ -157,13 +170,22 @@ class GraphIndex:
     def subjects_called(self, label: str) -> list[str]:
         """The centre ids ``label`` may name: by their name, or by a local name or short id
         that several centres share (one that names a single centre is read by
-        :meth:`subject_of`)."""
+        :meth:`subject_of`); else the centres a lookup of the label in the whole KG found
+        (``names``: any label predicate, any case); else the centres whose name matches it
+        case-insensitively."""
         wanted = norm_ws(label)
-        return [
+        exact = [
             qid
             for qid in self._names
             if norm_ws(self._names[qid]) == wanted or local_name_of(qid) == wanted
         ]
+        if exact:
+            return exact
+        named = [qid for qid in self._kg_names.get(wanted, ()) if qid in self._names]
+        if named:
+            return named
+        folded = wanted.casefold()
+        return [qid for qid in self._names if norm_ws(self._names[qid]).casefold() == folded]
 
 
 def _aliases(graphs: Sequence[Subgraph]) -> dict[str, str]:

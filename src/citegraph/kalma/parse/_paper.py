@@ -20,7 +20,7 @@ Unreadable brackets become :class:`ParseIssue` records; parsing never raises on 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from citegraph.kalma._rules import KalmaRules
 from citegraph.kalma.parse._bracket import read_bracket
@@ -35,7 +35,13 @@ from citegraph.kg import Subgraph
 PAPER_PARSER = "paper-v1"
 
 
-def parse_answer(answer: str, graphs: Sequence[Subgraph] = ()) -> ParsedAnswer:
+def parse_answer(
+    answer: str,
+    graphs: Sequence[Subgraph] = (),
+    *,
+    names: Mapping[str, Sequence[str]] | None = None,
+    no_graphs: str | None = None,
+) -> ParsedAnswer:
     """Split an attributed answer into sentences and read its citations (the paper's reading).
 
     Args:
@@ -44,6 +50,11 @@ def parse_answer(answer: str, graphs: Sequence[Subgraph] = ()) -> ParsedAnswer:
             ambiguous brackets (which comma separates facts, which colon separates relation and
             value), supply the subject of a bracket without a QID, and give matching facts the
             graph's exact spelling (up to whitespace).
+        names: Subjects written in the answer (labels, local names) -> the entity ids a lookup
+            in the whole KG found for them (``kalma score --kg``): a label names those of the
+            graphs' centres when no centre has it as its name.
+        no_graphs: Why no graph was given, said by the issue of a bracket whose subject the
+            graphs would have settled (default: "no graphs were given").
 
     Returns:
         The sentences with their citations (in order of appearance) and the parse issues, with
@@ -56,7 +67,7 @@ def parse_answer(answer: str, graphs: Sequence[Subgraph] = ()) -> ParsedAnswer:
         >>> parsed.sentences[0].plain
         'He was born in Newark.'
     """
-    index = GraphIndex(graphs)
+    index = GraphIndex(graphs, names, no_graphs=no_graphs)
     spans = find_brackets(answer)
     citations: list[Citation] = []
     issues: list[ParseIssue] = []
@@ -92,8 +103,16 @@ def parse_answer(answer: str, graphs: Sequence[Subgraph] = ()) -> ParsedAnswer:
     return ParsedAnswer(sentences=tuple(sentences), issues=tuple(issues), parser=PAPER_PARSER)
 
 
-def parse_with(answer: str, graphs: Sequence[Subgraph], rules: KalmaRules) -> ParsedAnswer:
-    """Parse with the paper parser or, when ``rules`` say so, the authors' reference regex."""
+def parse_with(
+    answer: str,
+    graphs: Sequence[Subgraph],
+    rules: KalmaRules,
+    *,
+    names: Mapping[str, Sequence[str]] | None = None,
+    no_graphs: str | None = None,
+) -> ParsedAnswer:
+    """Parse with the paper parser or, when ``rules`` say so, the authors' reference regex
+    (which reads QIDs only, so ``names`` and ``no_graphs`` are the paper parser's)."""
     if rules.reference_parser:
         return parse_answer_reference(answer, graphs)
-    return parse_answer(answer, graphs)
+    return parse_answer(answer, graphs, names=names, no_graphs=no_graphs)

@@ -51,6 +51,20 @@ class ScoreItem(BaseModel):
     gold_given: bool = Field(
         default=False, description="A gold source was given (so a missing entry is reported)."
     )
+    retrieved: tuple[Subgraph, ...] | None = Field(
+        default=None,
+        description="What was retrieved, when it differs from graphs (own-KG scoring: the "
+        "answer's 'retrieved' facts, or its 'entities'' graphs): 'outside the retrieved graphs' "
+        "is measured against it. None: the graphs.",
+    )
+    names: dict[str, tuple[str, ...]] = Field(
+        default_factory=dict,
+        description="Subjects the answer writes -> the entity ids a lookup in the whole KG "
+        "found for them (own-KG scoring), for the parser's label rule.",
+    )
+    no_graphs: str | None = Field(
+        default=None, description="Why there is no graph, when none (the parse issues say it)."
+    )
 
     @property
     def has_graph(self) -> bool:
@@ -71,7 +85,12 @@ async def score_items_async(
     validity (``not_in_kg``); without it that count is unmeasured, with the reason.
     """
     rules = config.rules
-    parsed = [parse_with(item.answer or "", item.graphs, rules) for item in items]
+    parsed = [
+        parse_with(
+            item.answer or "", item.graphs, rules, names=item.names, no_graphs=item.no_graphs
+        )
+        for item in items
+    ]
     lookup = entities or EntityLookup.unavailable(NO_KG)
     known = await lookup.known(s for p in parsed for s in cited_subjects(p))
     skip_alignment = [
@@ -94,7 +113,8 @@ async def score_items_async(
             normalize=config.normalize,
         )
         na = await _score_na(answer, item, rules, config, model)
-        validity = answer_validity(item.answer or "", answer, item.graphs, known)
+        retrieved = item.graphs if item.retrieved is None else item.retrieved
+        validity = answer_validity(item.answer or "", answer, retrieved, known)
         out.append(_record(item, answer, citations, alignment, na) | _validity_field(validity))
     return out
 

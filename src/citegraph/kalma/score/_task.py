@@ -41,6 +41,7 @@ from citegraph.kalma.score._inputs import (
 )
 from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._own_kg import (
+    FoundGraphs,
     OwnKG,
     check_questions,
     graph_fields,
@@ -49,7 +50,7 @@ from citegraph.kalma.score._own_kg import (
 )
 from citegraph.kalma.score._report import METRICS, build_metrics
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
-from citegraph.kg import KnowledgeGraph, Subgraph, kg_with_identity, open_kg
+from citegraph.kg import KnowledgeGraph, kg_with_identity, open_kg
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     FAILED,
@@ -257,31 +258,33 @@ class KalmaScoreTask(Task[int, NLIModel]):
         if not records:
             return failed
         gold = _gold_of(inputs, own, [r.id for r in records])
-        found: list[tuple[tuple[Subgraph, ...], dict[str, Any]]] = []
         if inputs.split is None:
             assert own is not None
             found = list(await asyncio.gather(*(graphs_of(r, own) for r in records)))
             questions = [r.question or "" for r in records]
         else:
             samples = inputs.split.samples([r.id for r in records])
-            found = [(sample.graphs, {}) for sample in samples]
+            found = [FoundGraphs.given(sample.graphs) for sample in samples]
             questions = [r.question or s.question for r, s in zip(records, samples, strict=True)]
         items = [
             ScoreItem(
                 id=record.id,
                 question=question,
                 answer=record.answer,
-                graphs=graphs,
+                graphs=graphs.graphs,
+                retrieved=graphs.retrieved if own is not None else None,
+                names=graphs.names,
+                no_graphs=graphs.no_graphs if own is not None else None,
                 gold=gold.get(record.id),
                 gold_given=inputs.gold is not None,
             )
-            for record, question, (graphs, _) in zip(records, questions, found, strict=True)
+            for record, question, graphs in zip(records, questions, found, strict=True)
         ]
         scored = await score_items_async(items, self.config, models, entities=self._entities)
         if own is not None:
             scored = [
-                record | graph_fields(graphs, retrieval)
-                for record, (graphs, retrieval) in zip(scored, found, strict=True)
+                record | graph_fields(graphs.graphs, graphs.retrieval)
+                for record, graphs in zip(scored, found, strict=True)
             ]
         return failed + scored
 
