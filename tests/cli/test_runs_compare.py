@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 from pathlib import Path
@@ -89,3 +90,43 @@ def test_csv_and_markdown(mode_runs: list[str]) -> None:
 def test_json_flag_conflicts_with_another_format(mode_runs: list[str]) -> None:
     result = CliRunner().invoke(main, ["runs", "compare", *mode_runs, "--json", "--format", "csv"])
     assert result.exit_code == 2 and "--json is --format json" in result.output
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "own-kg"
+
+
+@pytest.fixture(scope="module")
+def answers_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], list[str]]:
+    """Two kalma score runs of the README's own-KG example with the same options that differ
+    only in their answers file (one answer's birthplace changed), and each file's SHA-256."""
+    root = tmp_path_factory.mktemp("answers")
+    first = EXAMPLE / "answers.jsonl"
+    second = root / "answers-b.jsonl"
+    second.write_text(first.read_text(encoding="utf-8").replace("Lyon", "Paris"), "utf-8")
+    dirs, digests = [], []
+    for answers in (first, second):
+        out = root / answers.stem
+        args = ["kalma", "score", str(answers), "--kg", str(EXAMPLE / "people.ttl")]
+        args += ["--gold", str(EXAMPLE / "gold.jsonl"), "--out", str(out)]
+        result = CliRunner().invoke(main, args, env={"CITEGRAPH_CACHE": str(root / "cache")})
+        assert result.exit_code == 0, result.output
+        dirs.append(str(out))
+        digests.append(hashlib.sha256(answers.read_bytes()).hexdigest())
+    return dirs, digests
+
+
+def test_runs_differing_only_in_their_answers_file_show_it(
+    answers_runs: tuple[list[str], list[str]],
+) -> None:
+    # Issue 36 (8): the answers file is a setting, shown by the first 12 hex digits of its
+    # SHA-256 (run.json data); the config, gold and KG are the same and are not shown.
+    dirs, digests = answers_runs
+    short = [d[:12] for d in digests]
+    assert short[0] != short[1]
+    rows = json.loads(_compare(*dirs, "--format", "json"))
+    assert [r["settings"] for r in rows] == [{"answers (sha256)": s} for s in short]
+    table = list(csv.DictReader(io.StringIO(_compare(*dirs, "--format", "csv"))))
+    assert [r["answers (sha256)"] for r in table] == short
+    text = _compare(*dirs)
+    assert "answers (sha256)" in text and all(s in text for s in short)
+    assert "the same in every run" not in text

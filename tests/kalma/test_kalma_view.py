@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,9 @@ from citegraph.datasets import GoldRecord
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.run._task import KalmaRunTask
-from citegraph.kalma.score._config import ScoringOptions
+from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
 from citegraph.kalma.score._item import ScoreItem, score_items_async
+from citegraph.kalma.score._report import build_metrics
 from citegraph.kalma.score._task import KalmaScoreTask
 from citegraph.kg import Subgraph, Triple, load_rdf_kg
 from citegraph.models import MockChat, nli_model
@@ -117,7 +119,8 @@ def test_kg_alignment_and_score_blocks(record: dict[str, Any]) -> None:
     kg = tables["KG facts: cited, gold and absent"]
     assert [[c.text for c in row] for row in kg.rows] == [
         ["Ada Lovelace", "occupation", "poet", "Q1", "cited, gold"],
-        ["Ada Lovelace", "father", "Lord Byron", "Q1", "gold, absent (removed)"],
+        # kalma score: the absent fact is the gold file's, nothing was removed from a prompt
+        ["Ada Lovelace", "father", "Lord Byron", "Q1", "gold, absent"],
     ]
     assert kg.row_marks == ["cited", "absent"]
     align = tables["Sentence alignment"]
@@ -171,6 +174,7 @@ def test_export_tables(record: dict[str, Any]) -> None:
         ("occupation", True, True, True),
         ("place of birth", False, False, True),
         (None, None, None, None),  # the [NA] marker
+        (None, None, None, None),  # the malformed "[citation needed]"
     ]
     assert tables["citations"][2]["kind"] == "na" and tables["citations"][2]["sentence_index"] == 2
     assert [(r["sentence_index"], r["n_citations"], r["has_na"]) for r in tables["sentences"]] == [
@@ -406,3 +410,106 @@ def test_kalma_run_over_iri_ids_prompts_and_records_short_ids(
     # The citation is read back to the full IRI and is in the KG: correctness 1 of 1.
     assert [v["triple"]["subject"] for v in record["citations"]["verdicts"]] == [full]
     assert record["scores"]["correctness"] == 1.0
+
+
+# Issue 36, defect 8: the export accounts for every citation, says why a sample is unmeasured
+# as metrics.json counts it, and kalma score pages do not claim a prompt.
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "export.md"
+
+
+def test_export_citations_have_a_row_for_every_bracket(record: dict[str, Any]) -> None:
+    rows = KalmaPresenter.tables(record)["citations"]
+    assert [(r["kind"], r["sentence_index"], r["citation_index"], r["bracket"]) for r in rows] == [
+        ("triple", 0, 0, "[Q1, occupation: poet]"),
+        ("triple", 1, 0, "[Q1, place of birth: Paris]"),
+        ("na", 2, 0, "[NA]"),
+        ("malformed", 3, None, "[citation needed]"),  # "See [citation needed]." is sentence 3
+    ]
+    assert [r["reason"] for r in rows[:3]] == [None, None, None]
+    assert rows[3]["reason"].startswith("not a citation")  # the parser's reason
+    assert rows[3]["subject"] is None and rows[3]["correct"] is None
+    # 2 triple rows, 1 [NA] row, 1 malformed row: the sample's own counts
+    counts = KalmaPresenter.export_columns(record, {})
+    assert (counts["n_citations"], counts["n_na_markers"]) == (2, 1)
+    assert counts["n_malformed_brackets"] == 1
+    # a record written before citation validity existed: its parse issue gives the row
+    old = {k: v for k, v in record.items() if k != "citation_validity"}
+    assert [r["kind"] for r in KalmaPresenter.tables(old)["citations"]][-1] == "malformed"
+
+
+def test_malformed_rows_sit_where_their_bracket_is() -> None:
+    graph = Subgraph.from_entity_dict({"qid": "Q1", "name": "A", "occupation": "poet"})
+    answer = "A [] was a poet [Q1, occupation: poet]. Born [Q1]."
+    item = ScoreItem(id="s", question="q", answer=answer, graphs=(graph,))
+    [rec] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
+    rows = KalmaPresenter.tables(rec)["citations"]
+    assert [(r["kind"], r["sentence_index"], r["bracket"]) for r in rows] == [
+        ("malformed", 0, "[]"),
+        ("triple", 0, "[Q1, occupation: poet]"),
+        ("malformed", 1, "[Q1]"),
+    ]
+    assert all(r["reason"] for r in (rows[0], rows[2]))
+
+
+def test_export_kinds_are_the_documented_ones(record: dict[str, Any]) -> None:
+    line = next(x for x in DOCS.read_text(encoding="utf-8").splitlines() if "`kind` (" in x)
+    documented = re.search(r"`kind` \(([^)]*)\)", line)
+    assert documented is not None
+    written = {r["kind"] for r in KalmaPresenter.tables(record)["citations"]}
+    assert written == set(documented.group(1).split(" / ")) == {"triple", "na", "malformed"}
+
+
+def test_unmeasured_columns_say_what_the_metrics_count() -> None:
+    # No citation (correctness and precision 0 / 0, no reason in the record: the metrics give
+    # it) and no [NA] sentence though an absent fact is given (the [NA] scorer's own reason);
+    # recall 0 / 1 and [NA] recall 0 / 1 are measured.
+    graph = Subgraph.from_entity_dict({"qid": "Q1", "name": "Ada", "occupation": "poet"})
+    gold = GoldRecord(
+        id="a",
+        knowledge=(_t("occupation", "poet"),),
+        absent=(_t("father", "Lord Byron"),),
+    )
+    item = ScoreItem(
+        id="a", question="q", answer="Ada was a poet.", graphs=(graph,), gold=gold, gold_given=True
+    )
+    [rec] = asyncio.run(score_items_async([item], ScoringOptions(), nli_model("lexical")))
+    columns = KalmaPresenter.export_columns(rec, {})
+    no_citation = "answer cites no KG triple (left out of the macro average)"
+    no_na = "no [NA] sentence"
+    assert columns["unmeasured_correctness"] == columns["unmeasured_precision"] == no_citation
+    assert columns["unmeasured_na_precision"] == no_na
+    assert columns["unmeasured_recall"] is None and columns["unmeasured_na_recall"] is None
+    metrics = build_metrics([rec], ScoreConfig(), "lexical", gold_given=True)
+    assert metrics["unmeasured"]["correctness"] == {no_citation: 1}
+    assert metrics["unmeasured"]["precision"] == {no_citation: 1}
+    assert metrics["unmeasured"]["na_precision"] == {no_na: 1}
+    assert "recall" not in metrics["unmeasured"] and "f1" not in metrics["unmeasured"]
+
+
+def _kg_table(record: dict[str, Any], info: dict[str, Any]) -> TableBlock:
+    [kg] = [b for b in KalmaPresenter.sample(record, info) if b.title.startswith("KG")]
+    assert isinstance(kg, TableBlock)
+    return kg
+
+
+def test_kalma_score_pages_say_nothing_was_prompted(record: dict[str, Any]) -> None:
+    # kalma score over an own KG keeps the facts it scored against (kg_triples).
+    fact = {"subject": "Q1", "relation": "occupation", "value": "poet", "subject_label": "Ada"}
+    scored = {**record, "kg_triples": [fact]}
+    for info in ({"task": "kalma.score"}, {}):  # {}: told by the record (no generation fields)
+        kg = _kg_table(scored, info)
+        assert kg.title == "KG facts the answer was scored against"
+        assert kg.note is not None and "nothing was prompted" in kg.note
+        assert "removed" not in kg.note
+        assert [r[4].text for r in kg.rows] == ["given, cited, gold", "gold, absent"]
+    # kalma run: the prompt's facts; removed facts only when the record lists them
+    ran = {**scored, "prompt_version": "paper-v1", "removed": [["Q1", "father", "Lord Byron"]]}
+    kg = _kg_table(ran, {"task": "kalma.run"})
+    assert kg.title == "KG given to the model"
+    assert kg.note == "The facts the prompt held; the absent facts were removed before prompting."
+    assert [r[4].text for r in kg.rows] == ["given, cited, gold", "gold, absent (removed)"]
+    del ran["removed"]
+    kg = _kg_table(ran, {"task": "kalma.run"})
+    assert kg.note == "The facts the prompt held (no knowledge was removed)."
+    assert [r[4].text for r in kg.rows][1] == "gold, absent"

@@ -205,11 +205,12 @@ def compare_command(
     """Side-by-side table of finished runs of any task, with the settings that differ.
 
     Settings: the keys of run.json's config whose values differ between the runs (for KaLMA
-    runs also split, model, removed facts and retrieval accuracy as metrics.json records them);
-    settings all runs share are left out. KaLMA runs (Tables 5 and 7, Figures 4 and 5 of the
-    paper): the citation metrics, [NA] metrics and text-quality means. Runs of other tasks
-    (caqa judge, conner score...): the headline figures of each metrics.json (micro or macro
-    where a metric has both, else its mean).
+    runs also split, model, removed facts and retrieval accuracy as metrics.json records them),
+    and the input files whose SHA-256 in run.json's data differs ("answers (sha256)": its first
+    12 hex digits); settings all runs share are left out. KaLMA runs (Tables 5 and 7, Figures 4
+    and 5 of the paper): the citation metrics, [NA] metrics and text-quality means. Runs of
+    other tasks (caqa judge, conner score...): the headline figures of each metrics.json (micro
+    or macro where a metric has both, else its mean).
     """
     if as_json and fmt not in (None, "json"):
         raise click.UsageError(f"--json is --format json; it cannot go with --format {fmt}")
@@ -229,7 +230,7 @@ def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
     """Read each run's run.json and metrics.json into what every format shows."""
     import json
 
-    from citegraph.runs import differing_settings
+    from citegraph.runs import differing_settings, input_settings
 
     infos, metrics, tasks = [], [], []
     for path in run_dirs:
@@ -242,7 +243,8 @@ def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
         metrics.append(json.loads(metrics_file.read_text(encoding="utf-8")))
     kalma = all(task.startswith("kalma.") for task in tasks)
     configs = [
-        _kalma_settings(i.get("config") or {}, m) if kalma else dict(i.get("config") or {})
+        (_kalma_settings(i.get("config") or {}, m) if kalma else dict(i.get("config") or {}))
+        | input_settings(i.get("data"))
         for i, m in zip(infos, metrics, strict=True)
     ]
     settings = differing_settings([{"task": t} | c for t, c in zip(tasks, configs, strict=True)])
@@ -390,7 +392,9 @@ def _print_comparison(c: _Comparison, out: Console, layout: str) -> None:
             table.add_row(name, *columns[name], end_section=last_setting)
     out.print(table)
     if not c.settings and len(c.paths) > 1:
-        out.print("Settings: the same in every run (run.json config).", highlight=False)
+        out.print(
+            "Settings: the same in every run (run.json config and input files).", highlight=False
+        )
     for label, path in zip(c.labels, c.paths, strict=True):
         if label != str(path):
             out.print(f"{label} = {path}", highlight=False, markup=False, soft_wrap=True)

@@ -11,8 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from citegraph.kalma._view_charts import kalma_charts
-from citegraph.kalma._view_export import KALMA_SCHEMA, kalma_export_columns
-from citegraph.kalma._view_ids import triple_key
+from citegraph.kalma._view_export import KALMA_SCHEMA, citation_rows, kalma_export_columns
 from citegraph.kalma._view_sample import citation_refs, sample_blocks
 from citegraph.kalma._view_validity import validity_rows, validity_table, validity_tags
 from citegraph.kalma.score._config import ScoringOptions
@@ -75,7 +74,7 @@ class KalmaPresenter(Presenter):
     @classmethod
     def sample(cls, record: Record, info: Mapping[str, Any]) -> list[Block]:
         """Answer (citations marked), KG table, alignment, scores, generation, raw, JSON."""
-        return sample_blocks(record)
+        return sample_blocks(record, info)
 
     @classmethod
     def metrics(cls, metrics: Mapping[str, Any], info: Mapping[str, Any]) -> RunPresentation:
@@ -147,31 +146,10 @@ class KalmaPresenter(Presenter):
 
     @classmethod
     def tables(cls, record: Record) -> dict[str, list[dict[str, Any]]]:
-        """``citations``: one row per citation; ``sentences``: one row per sentence."""
+        """``citations``: one row per cited triple, ``[NA]`` marker and malformed bracket
+        (:func:`._view_export.citation_rows`); ``sentences``: one row per sentence."""
         sample = str(record.get("id"))
-        citations = []
-        for ref in citation_refs(record):
-            triple = ref.citation.get("triple") or {}
-            verdict = ref.verdict or {}
-            kg = ref.kind == "kg"
-            subject, relation, value = triple_key(triple) if kg else (None, None, None)
-            citations.append(
-                {
-                    "sample_id": sample,
-                    "sentence_index": ref.sentence,
-                    "citation_index": ref.index,
-                    "kind": ref.kind,
-                    "subject": subject,
-                    "subject_label": triple.get("subject_label") if kg else None,
-                    "relation": relation,
-                    "value": value,
-                    "bracket": ref.citation.get("bracket"),
-                    "correct": verdict.get("correct"),
-                    "in_gold": verdict.get("in_gold"),
-                    "precise": verdict.get("precise"),
-                    "entailed": ref.pair.get("entailed") if ref.pair else None,
-                }
-            )
+        citations = citation_rows(record)
         sentences = [
             {
                 "sample_id": sample,

@@ -1,6 +1,8 @@
 """What ``runs export`` adds to each KaLMA sample: the counts every micro and macro figure of
-``metrics.json`` is computed from, why a metric is unmeasured, and ``kalma run``'s generation
-metadata; and the column types of the KaLMA tables, so that a table with no rows keeps them.
+``metrics.json`` is computed from, why a metric is unmeasured (the reason ``metrics.json``
+``unmeasured`` counts for the answer, a 0 / 0 ratio's included), and ``kalma run``'s generation
+metadata; the ``citations`` rows (every cited triple, ``[NA]`` marker and malformed bracket);
+and the column types of the KaLMA tables, so that a table with no rows keeps them.
 
 Recomputing a figure from the ``samples`` table (``docs/export.md`` shows it in pandas and
 DuckDB): over the rows whose ``unmeasured_<metric>`` is null,
@@ -25,12 +27,14 @@ answers in dataset order, as the authors' script does.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from citegraph.kalma.score._report import failed_reason
+from citegraph.kalma._view_ids import triple_key
+from citegraph.kalma._view_sample import citation_refs
+from citegraph.kalma.score._report import answer_unmeasured, failed_reason
 from citegraph.kalma.score._validity_report import NOT_RECORDED
-from citegraph.runs import FAILED
+from citegraph.runs import FAILED, Record
 
 #: The metrics whose ``unmeasured_<metric>`` column says why a sample has no value.
 UNMEASURED_METRICS = (
@@ -89,6 +93,7 @@ KALMA_SCHEMA: dict[str, dict[str, str]] = {
         "sentence_index": "int",
         "citation_index": "int",
         "kind": "string",
+        "reason": "string",
         "subject": "string",
         "subject_label": "string",
         "relation": "string",
@@ -132,7 +137,7 @@ def kalma_export_columns(record: Mapping[str, Any]) -> dict[str, Any]:
         "n_na_markers": markers if sentences is not None else None,
     }
     out |= {name: na.get(name[3:]) for name in COUNT_COLUMNS if name.startswith("na_")}
-    unmeasured = _part(record, "unmeasured")
+    unmeasured = answer_unmeasured(record)  # with the 0 / 0 reasons metrics.json counts
     failed = failed_reason(record) if record.get("status") == FAILED else None
     for metric in UNMEASURED_METRICS:  # a failed item is unmeasured by every metric, not zero
         reason = failed or unmeasured.get(metric)
@@ -177,5 +182,113 @@ def _generation(record: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _part(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = record.get(key)
+    return _mapping(record.get(key))
+
+
+#: ``citations`` ``kind``: the record's citation kinds (``kg``, ``na``) as ``docs/export.md``
+#: names them, and ``malformed`` for a bracket that gave no citation.
+EXPORT_KINDS = {"kg": "triple", "na": "na"}
+MALFORMED = "malformed"
+
+
+def citation_rows(record: Record) -> list[dict[str, Any]]:
+    """The ``citations`` rows of a KaLMA record, in answer order: one per cited triple (kind
+    ``triple``), per ``[NA]`` marker (``na``) and per malformed bracket (``malformed``: a
+    bracket that gave no citation, with the parser's ``reason``; no ``citation_index``), so
+    the table has ``n_citations`` triple rows, ``n_na_markers`` na rows and
+    ``n_malformed_brackets`` malformed rows."""
+    sample = str(record.get("id"))
+    placed: list[tuple[float, dict[str, Any]]] = []
+    for ref in citation_refs(record):
+        triple = ref.citation.get("triple") or {}
+        verdict = ref.verdict or {}
+        kg = ref.kind == "kg"
+        subject, relation, value = triple_key(triple) if kg else (None, None, None)
+        row = {
+            "sample_id": sample,
+            "sentence_index": ref.sentence,
+            "citation_index": ref.index,
+            "kind": EXPORT_KINDS.get(ref.kind, ref.kind),
+            "reason": None,
+            "subject": subject,
+            "subject_label": triple.get("subject_label") if kg else None,
+            "relation": relation,
+            "value": value,
+            "bracket": ref.citation.get("bracket"),
+            "correct": verdict.get("correct"),
+            "in_gold": verdict.get("in_gold"),
+            "precise": verdict.get("precise"),
+            "entailed": ref.pair.get("entailed") if ref.pair else None,
+        }
+        placed.append((_offset(ref.citation.get("start")), row))
+    starts = _sentence_starts(record)
+    for bracket in _malformed(record):
+        start = bracket.get("start")
+        row = {"sample_id": sample, **dict.fromkeys(KALMA_SCHEMA["citations"])}
+        row |= {
+            "sentence_index": _sentence_at(starts, start),
+            "kind": MALFORMED,
+            "reason": bracket.get("reason"),
+            "bracket": bracket.get("bracket"),
+        }
+        placed.append((_offset(start), row))
+    placed.sort(key=lambda pair: pair[0])  # stable: a bracket's facts keep their order
+    return [row for _, row in placed]
+
+
+def _malformed(record: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The brackets that gave no citation: citation validity's ``malformed``; for a record
+    written before it existed, the parse issues at no citation's offset."""
+    validity = _part(record, "citation_validity")
+    if isinstance(validity.get("malformed"), list):
+        found = validity["malformed"]
+    else:
+        parsed = _part(record, "parsed")
+        cited = {
+            c.get("start")
+            for s in parsed.get("sentences") or ()
+            if isinstance(s, Mapping)
+            for c in s.get("citations") or ()
+            if isinstance(c, Mapping)
+        }
+        found = [i for i in parsed.get("issues") or () if _mapping(i).get("start") not in cited]
+    return [b for b in found if isinstance(b, Mapping)]
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _offset(start: Any) -> float:
+    """A bracket's offset in the answer, for ordering rows (unknown: last)."""
+    return float(start) if isinstance(start, int) else float("inf")
+
+
+def _sentence_starts(record: Mapping[str, Any]) -> list[int] | None:
+    """The offset of each parsed sentence in the answer (the sentences are the answer's text,
+    in order); None when a sentence is not found there."""
+    answer = record.get("answer")
+    sentences = _part(record, "parsed").get("sentences")
+    if not isinstance(answer, str) or not isinstance(sentences, list):
+        return None
+    starts, pos = [], 0
+    for sentence in sentences:
+        text = str(_mapping(sentence).get("text") or "").strip()
+        found = answer.find(text, pos)
+        if not text or found < 0:
+            return None
+        starts.append(found)
+        pos = found + len(text)
+    return starts
+
+
+def _sentence_at(starts: Sequence[int] | None, start: Any) -> int | None:
+    """The index of the sentence holding offset ``start`` (None when unknown)."""
+    if not starts or not isinstance(start, int):
+        return None
+    index = None
+    for i, first in enumerate(starts):
+        if first > start:
+            break
+        index = i
+    return index

@@ -186,9 +186,27 @@ def _add_plain(paragraphs: list[list[Segment]], text: str) -> None:
             paragraphs[-1].append(Segment(text=line))
 
 
-def kg_table(record: Record) -> TableBlock:
+def prompted(record: Record, info: Mapping[str, Any] | None = None) -> bool:
+    """Whether this run prompted the model for the answer (``kalma run``) rather than scored an
+    answer made elsewhere (``kalma score``): ``run.json``'s task when ``info`` names one, else
+    whether the record has the generation fields only ``kalma run`` writes."""
+    task = (info or {}).get("task")
+    if isinstance(task, str) and task:
+        return task == "kalma.run"
+    return "prompt_version" in record or "generation" in record
+
+
+def kg_table(record: Record, was_prompted: bool | None = None) -> TableBlock:
     """The facts the model was given (``kalma run``: ``kg_triples`` / ``kg_given``), or for
-    ``kalma score`` the facts the record knows to be in the KG, plus gold and absent facts."""
+    ``kalma score`` the facts of the graphs the answer was scored against (``kg_triples``,
+    own-KG scoring) or else those the record knows to be in the KG; plus gold and absent facts.
+
+    Only a prompted answer's table says facts were removed before prompting, and only when
+    the record lists removed facts (``removed``); ``kalma score``'s absent facts are the gold
+    file's ``absent`` field. ``was_prompted`` defaults to :func:`prompted` of the record.
+    """
+    if was_prompted is None:
+        was_prompted = prompted(record)
     given = record.get("kg_triples")
     if given is None and record.get("kg_given") is not None:
         given = [
@@ -202,7 +220,9 @@ def kg_table(record: Record) -> TableBlock:
         key = triple_key(triple)
         if isinstance(triple, Mapping) and triple.get("subject_label"):
             labels.setdefault(key[0], str(triple["subject_label"]))
-        row = rows.setdefault(key, {"given": False, "cited": False, "gold": False, "absent": False})
+        row = rows.setdefault(
+            key, {"given": False, "cited": False, "gold": False, "absent": False, "removed": False}
+        )
         for name, flag in flags.items():
             row[name] = row[name] or flag
 
@@ -216,8 +236,10 @@ def kg_table(record: Record) -> TableBlock:
             add(verdict["triple"], gold=True)
     for triple in citations.get("gold_missed") or []:
         add(triple, gold=True)
-    absent = list((record.get("na") or {}).get("absent") or []) + list(record.get("removed") or [])
-    for triple in absent:
+    removed = list(record.get("removed") or []) if was_prompted else []
+    for triple in removed:
+        add(triple, absent=True, removed=True)
+    for triple in (record.get("na") or {}).get("absent") or []:
         add(triple, absent=True)
     for (subject, relation, value), row in rows.items():
         if relation == "name" and row["given"]:
@@ -235,7 +257,7 @@ def kg_table(record: Record) -> TableBlock:
             if on
         ]
         if row["absent"]:
-            status.append("absent (removed)")
+            status.append("absent (removed)" if row["removed"] else "absent")
         mark: Mark | None = (
             "absent"
             if row["absent"]
@@ -255,8 +277,20 @@ def kg_table(record: Record) -> TableBlock:
             ]
         )
         marks.append(mark)
-    if given is not None:
-        title, note = "KG given to the model", "Absent facts were removed before prompting."
+    if given is not None and was_prompted:
+        title = "KG given to the model"
+        note = (
+            "The facts the prompt held; the absent facts were removed before prompting."
+            if removed
+            else "The facts the prompt held (no knowledge was removed)."
+        )
+    elif given is not None:
+        title = "KG facts the answer was scored against"
+        note = (
+            "kalma score scores answers made elsewhere: nothing was prompted here. Shown: the "
+            "facts of the graphs this answer was scored against, cited, gold and absent facts "
+            "(absent: the gold file's 'absent' field)."
+        )
     else:
         title = "KG facts: cited, gold and absent"
         note = (
@@ -432,11 +466,12 @@ def text_quality_fields(record: Record) -> FieldsBlock | None:
     return FieldsBlock(title="Text quality", fields=fields)
 
 
-def sample_blocks(record: Record) -> list[Block]:
-    """Every block of a KaLMA sample's page, in reading order."""
+def sample_blocks(record: Record, info: Mapping[str, Any] | None = None) -> list[Block]:
+    """Every block of a KaLMA sample's page, in reading order (``info``: the run's
+    ``run.json``, which says whether the run prompted a model: :func:`prompted`)."""
     blocks: list[Block | None] = [
         TextBlock(title="Answer", paragraphs=answer_paragraphs(record), legend=CITATION_LEGEND),
-        kg_table(record),
+        kg_table(record, prompted(record, info)),
         alignment_table(record),
         na_table(record),
         scores_fields(record),

@@ -19,12 +19,18 @@ A run is finished while ``samples.jsonl`` matches what ``metrics.json`` was comp
 (:func:`run_state`, never file times); :class:`Completion` says how much of what it asked for
 it holds (all its items, every item its own ``--limit`` asked for, or less: partial). One
 process writes a run directory at a time (its lock; another gets :class:`RunBusy`).
-:func:`differing_settings` names the config keys that tell runs apart (``runs compare``).
+:func:`differing_settings` names the config keys and input files that tell runs apart
+(``runs compare``; :func:`run_settings`, :func:`input_settings`).
 :func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
 :class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
 """
 
-from citegraph.runs._compare import differing_settings, setting_text
+from citegraph.runs._compare import (
+    differing_settings,
+    input_settings,
+    run_settings,
+    setting_text,
+)
 from citegraph.runs._completion import Completion
 from citegraph.runs._engine import (
     RunOutcome,
@@ -168,6 +174,7 @@ __all__ = [
     "given_or_loaded",
     "graceful_interrupts",
     "in_id_order",
+    "input_settings",
     "json_text",
     "merge_runs",
     "model_placements",
@@ -190,6 +197,7 @@ __all__ = [
     "run_pending_async",
     "run_pending_batches",
     "run_pending_batches_async",
+    "run_settings",
     "run_state",
     "run_sync",
     "run_task",

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citegraph.runs import Completion, MetricRow, SampleSummary
+from citegraph.runs import Completion, MetricRow, SampleSummary, input_settings
 
 #: Config keys shown in a run's one-line summary, when the run has them.
 SUMMARY_KEYS = (
@@ -107,15 +107,17 @@ def model_of(config: Mapping[str, Any]) -> str:
     return "-"
 
 
-def settings_of(config: Mapping[str, Any]) -> dict[str, str]:
-    """The run's headline settings (mode, split, removed knowledge...) as text."""
+def settings_of(config: Mapping[str, Any], data: Any = None) -> dict[str, str]:
+    """The run's headline settings (mode, split, removed knowledge...) as text, then the input
+    files it read, by the first hex digits of their SHA-256 in ``run.json``'s ``data``
+    (``answers (sha256)``: runs of one config on different answers files differ there)."""
     out = {}
     for key in SUMMARY_KEYS:
         value = config.get(key)
         if value is None or isinstance(value, dict | list) or value == "":
             continue
         out[key] = str(value)
-    return out
+    return out | input_settings(data)
 
 
 @dataclass

@@ -24,6 +24,7 @@ from citegraph.runs import (
     RunPresentation,
     check_run_identity,
     differing_settings,
+    run_settings,
     run_state,
     task_of_run,
 )
@@ -240,7 +241,7 @@ class Site:
             task=task,
             created=str(info.get("created") or ""),
             model=model_of(config),
-            settings=settings_of(config),
+            settings=settings_of(config, info.get("data")),
             metrics=shown.metrics[:4],
             n_samples=len(rows),
             n_failed=n_failed,
@@ -334,7 +335,7 @@ def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
     return {
         "runs": runs,
         "tasks": [t for t, _ in tasks],
-        "differ": differing_settings([mapping(i.get("config")) for i in infos]),
+        "differ": differing_settings([run_settings(i) for i in infos]),
         "table": table,
         "charts": charts,
     }

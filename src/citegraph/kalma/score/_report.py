@@ -242,14 +242,26 @@ def _unmeasured_counts(
         reasons = dict(record["unmeasured"])
         if cap is not None and index >= cap:
             reasons["alignment"] = f"beyond the first {cap} answers (reference-mode cap)"
-        for metric, reason in reasons.items():
-            counts.setdefault(metric, Counter())[reason] += 1
         if "precision" in reasons or "recall" in reasons:
             counts["f1"][reasons.get("precision") or reasons["recall"]] += 1
-        for metric, reason in _ZERO_REASONS.items():
-            if metric not in reasons and _zero_denominator(record, metric):
-                counts[metric][reason] += 1
+        for metric, reason in answer_unmeasured(record | {"unmeasured": reasons}).items():
+            counts.setdefault(metric, Counter())[reason] += 1
     return {name: dict(c) for name, c in counts.items() if c}
+
+
+def answer_unmeasured(record: Mapping[str, Any]) -> dict[str, str]:
+    """Per metric, why one answer's record has no value for it, as ``metrics.json``
+    ``unmeasured`` counts the answer: the record's own ``unmeasured`` reasons, plus, for a
+    ratio whose denominator is 0 (an answer citing no KG triple, an empty gold or absent set,
+    no [NA] sentence), the reason of :data:`_ZERO_REASONS` (such an answer is left out of the
+    macro average and adds 0 / 0 to the micro sums). Not the reference-mode alignment cap,
+    which depends on the answer's place in the run (:func:`_unmeasured_counts` adds it)."""
+    own = record.get("unmeasured")
+    reasons = {str(k): str(v) for k, v in own.items()} if isinstance(own, Mapping) else {}
+    for metric, reason in _ZERO_REASONS.items():
+        if metric not in reasons and _zero_denominator(record, metric):
+            reasons[metric] = reason
+    return reasons
 
 
 _ZERO_REASONS = {
@@ -262,14 +274,14 @@ _ZERO_REASONS = {
 }
 
 
-def _zero_denominator(record: dict[str, Any], metric: str) -> bool:
-    if metric in ("correctness", "precision"):
-        return bool(record["citations"]["n_citations"] == 0)
-    if metric == "recall":
-        return bool(record["citations"]["n_gold"] == 0)
-    if metric == "alignment":
-        return bool(record["alignment"] and record["alignment"]["total"] == 0)
-    if record["na"] is None:
-        return False
-    key = "precision_den" if metric == "na_precision" else "recall_den"
-    return bool(record["na"][key] == 0)
+def _zero_denominator(record: Mapping[str, Any], metric: str) -> bool:
+    """Whether ``metric``'s denominator is 0 for this answer (False when the record lacks the
+    part: a failed item, or no [NA] scoring)."""
+    if metric in ("correctness", "precision", "recall"):
+        part, key = record.get("citations"), "n_gold" if metric == "recall" else "n_citations"
+    elif metric == "alignment":
+        part, key = record.get("alignment"), "total"
+    else:
+        part = record.get("na")
+        key = "precision_den" if metric == "na_precision" else "recall_den"
+    return isinstance(part, Mapping) and part.get(key) == 0
