@@ -379,7 +379,7 @@ def test_iri_ids_show_their_short_id_and_the_full_iri(tmp_path: Path) -> None:
     [row] = kg.rows
     assert (row[3].text, row[3].tip) == ("ex:MarieCurie", full)
     fields = {b.title: dict(b.fields) for b in blocks if isinstance(b, FieldsBlock)}
-    assert fields["Generation"]["retrieved graphs"] == f"ex:MarieCurie = {full}"
+    assert fields["Retrieval"]["retrieved graphs"] == f"ex:MarieCurie = {full}"
     # Without the record's short ids, the page compacts the record's own ids (local name).
     del rec["short_ids"]
     blocks = KalmaPresenter.sample(rec, {})

@@ -437,18 +437,55 @@ def generation_fields(record: Record) -> FieldsBlock | None:
     for key in ("prompt_version", "status", "empty_reason"):
         if record.get(key):
             fields.append((key, str(record[key])))
-    retrieval = record.get("retrieval")
-    short_ids = record_short_ids(record)
-
-    def ids(values: Sequence[Any]) -> str:
-        return ", ".join(id_text(str(v), short_ids) for v in values) or "—"
-
-    if isinstance(retrieval, Mapping):
-        fields.append(("retrieved graphs", ids(retrieval.get("qids") or [])))
-        fields.append(("gold graphs", ids(retrieval.get("gold_qids") or [])))
     if record.get("replaced_graphs"):
-        fields.append(("replaced graphs (ablation)", ids(record["replaced_graphs"])))
+        fields.append(("replaced graphs (ablation)", _ids(record, record["replaced_graphs"])))
     return FieldsBlock(title="Generation", fields=fields) if fields else None
+
+
+def _ids(record: Record, values: Sequence[Any]) -> str:
+    short_ids = record_short_ids(record)
+    return ", ".join(id_text(str(v), short_ids) for v in values) or "—"
+
+
+#: How a record's retrieved set was found (its ``retrieval.source``).
+RETRIEVAL_SOURCES = {
+    "ner": "NER over the question, label lookup, re-ranking",
+    "entities": "the answer's or question's 'entities'",
+    "retrieved": "the answer's 'retrieved' field (what its own system retrieved)",
+}
+
+
+def retrieval_fields(record: Record) -> FieldsBlock | None:
+    """How the question's graphs were found (``kalma run --retrieval ner``, your own questions,
+    ``kalma score --kg``): the retrieved graphs, where each graph scored against came from
+    (retrieval, ``entities``, ``retrieved``, or named by a citation), the mentions NER found,
+    and "retrieval found no entity" when nothing was found."""
+    retrieval = record.get("retrieval")
+    if not isinstance(retrieval, Mapping):
+        return None
+    fields: list[tuple[str, str]] = []
+    source = retrieval.get("source")
+    if source is not None:
+        fields.append(("retrieved by", RETRIEVAL_SOURCES.get(str(source), str(source))))
+    fields.append(("retrieved graphs", _ids(record, retrieval.get("qids") or [])))
+    if "gold_qids" in retrieval:
+        fields.append(("gold graphs", _ids(record, retrieval.get("gold_qids") or [])))
+    if "mentions" in retrieval:
+        fields.append(("NER mentions", ", ".join(map(str, retrieval["mentions"] or [])) or "—"))
+    graphs = retrieval.get("graphs")
+    if isinstance(graphs, Mapping) and graphs:
+        fields.append(
+            (
+                "graphs scored against",
+                "; ".join(
+                    f"{_ids(record, [centre])} ({', '.join(map(str, origins))})"
+                    for centre, origins in graphs.items()
+                ),
+            )
+        )
+    if retrieval.get("found_none"):
+        fields.append(("found", str(retrieval["found_none"])))
+    return FieldsBlock(title="Retrieval", fields=fields)
 
 
 def text_quality_fields(record: Record) -> FieldsBlock | None:
@@ -477,6 +514,7 @@ def sample_blocks(record: Record, info: Mapping[str, Any] | None = None) -> list
         scores_fields(record),
         validity_fields(record),
         generation_fields(record),
+        retrieval_fields(record),
         text_quality_fields(record),
         RawBlock(title="Raw model output", text=str(record.get("answer") or ""), open=False),
         RawBlock(title="JSON record", text=json_text(record)),

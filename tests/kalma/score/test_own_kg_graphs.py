@@ -191,3 +191,21 @@ def test_a_bad_retrieved_field_stops_the_run_naming_the_line(
     assert "answers.jsonl:2" in output and "retrieved" in output
     assert message in output
     assert not (out / "samples.jsonl").exists()
+
+
+@pytest.mark.needs("spacy")
+def test_the_sample_page_says_where_the_graphs_came_from(tmp_path: Path) -> None:
+    from citegraph.kalma._view_sample import retrieval_fields
+
+    code, output, out = _run(tmp_path, ANSWERS)
+    assert code == 0, output
+    records = _records(out)
+    thames = dict(retrieval_fields(records["thames"]).fields)
+    assert thames["retrieved by"] == "NER over the question, label lookup, re-ranking"
+    assert thames["retrieved graphs"] == "—" and thames["NER mentions"] == "—"
+    assert thames["graphs scored against"] == f"geo:Thames = {GEO}Thames (cited)"
+    given = dict(retrieval_fields(records["retrieved"]).fields)
+    assert given["retrieved by"].startswith("the answer's 'retrieved' field")
+    assert given["graphs scored against"] == f"geo:Thames = {GEO}Thames (retrieved, cited)"
+    nothing = dict(retrieval_fields(records["nothing"]).fields)
+    assert nothing["found"] == "retrieval found no entity, and no citation names one"
