@@ -31,20 +31,10 @@ from pathlib import Path
 from click.testing import CliRunner
 from test_score_own_kg import _cache, _write  # noqa: F401 (_cache: autouse fixture)
 
+from _kg_helpers import GEO
+from _kg_helpers import GEO_KG as KG
 from citegraph.cli import main
 
-GEO = "https://data.example.net/geo#"
-KG = f"""@prefix geo: <{GEO}> .
-@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
-geo:locatedOnRiver rdfs:label "located on river" .
-geo:country rdfs:label "country" .
-geo:Warsaw rdfs:label "Warsaw" ; geo:locatedOnRiver geo:Vistula ; geo:country geo:Poland .
-geo:Berlin rdfs:label "Berlin" ; geo:locatedOnRiver geo:Spree ; geo:country geo:Germany .
-geo:Vistula rdfs:label "Vistula" .
-geo:Spree rdfs:label "Spree" .
-geo:Poland rdfs:label "Poland" .
-geo:Germany rdfs:label "Germany" .
-"""
 FACT = "located on river: Vistula"
 #: id -> (the bracket's subject as written, the subject it is judged on, correct)
 CASES = {

@@ -45,6 +45,7 @@ class GraphIndex:
         graphs: Sequence[Subgraph] = (),
         names: Mapping[str, Sequence[str]] | None = None,
         *,
+        prefixes: Mapping[str, str] | None = None,
         no_graphs: str | None = None,
     ) -> None:
         self.no_graphs = no_graphs or NO_GRAPHS
@@ -57,7 +58,7 @@ class GraphIndex:
         self._aliases = _aliases(graphs)
         self._by_length = sorted(self._aliases, key=len, reverse=True)
         self._namespaces = {_namespace(g.center.id) for g in graphs if iri_text(g.center.id)}
-        self._prefixes = _prefixes(graphs)
+        self._prefixes = {**(prefixes or {}), **_prefixes(graphs)}
         for graph in graphs:
             self._names.setdefault(graph.center.id, graph.center.name)
             for t in graph.triples:

@@ -40,6 +40,7 @@ def parse_answer(
     graphs: Sequence[Subgraph] = (),
     *,
     names: Mapping[str, Sequence[str]] | None = None,
+    prefixes: Mapping[str, str] | None = None,
     no_graphs: str | None = None,
 ) -> ParsedAnswer:
     """Split an attributed answer into sentences and read its citations (the paper's reading).
@@ -53,6 +54,8 @@ def parse_answer(
         names: Subjects written in the answer (labels, local names) -> the entity ids a lookup
             in the whole KG found for them (``kalma score --kg``): a label names those of the
             graphs' centres when no centre has it as its name.
+        prefixes: Prefixes the KG declares (name -> namespace IRI), so a CURIE of one names
+            its entity even when no graph's centre shows that prefix.
         no_graphs: Why no graph was given, said by the issue of a bracket whose subject the
             graphs would have settled (default: "no graphs were given").
 
@@ -67,7 +70,7 @@ def parse_answer(
         >>> parsed.sentences[0].plain
         'He was born in Newark.'
     """
-    index = GraphIndex(graphs, names, no_graphs=no_graphs)
+    index = GraphIndex(graphs, names, prefixes=prefixes, no_graphs=no_graphs)
     spans = find_brackets(answer)
     citations: list[Citation] = []
     issues: list[ParseIssue] = []
@@ -109,10 +112,12 @@ def parse_with(
     rules: KalmaRules,
     *,
     names: Mapping[str, Sequence[str]] | None = None,
+    prefixes: Mapping[str, str] | None = None,
     no_graphs: str | None = None,
 ) -> ParsedAnswer:
     """Parse with the paper parser or, when ``rules`` say so, the authors' reference regex
-    (which reads QIDs only, so ``names`` and ``no_graphs`` are the paper parser's)."""
+    (which reads QIDs only, so ``names``, ``prefixes`` and ``no_graphs`` are the paper
+    parser's)."""
     if rules.reference_parser:
         return parse_answer_reference(answer, graphs)
-    return parse_answer(answer, graphs, names=names, no_graphs=no_graphs)
+    return parse_answer(answer, graphs, names=names, prefixes=prefixes, no_graphs=no_graphs)

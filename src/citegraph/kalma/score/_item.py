@@ -62,6 +62,10 @@ class ScoreItem(BaseModel):
         description="Subjects the answer writes -> the entity ids a lookup in the whole KG "
         "found for them (own-KG scoring), for the parser's label rule.",
     )
+    prefixes: dict[str, str] = Field(
+        default_factory=dict,
+        description="Prefixes the KG declares (own-KG scoring), for CURIEs of no graph's centre.",
+    )
     no_graphs: str | None = Field(
         default=None, description="Why there is no graph, when none (the parse issues say it)."
     )
@@ -87,7 +91,12 @@ async def score_items_async(
     rules = config.rules
     parsed = [
         parse_with(
-            item.answer or "", item.graphs, rules, names=item.names, no_graphs=item.no_graphs
+            item.answer or "",
+            item.graphs,
+            rules,
+            names=item.names,
+            prefixes=item.prefixes,
+            no_graphs=item.no_graphs,
         )
         for item in items
     ]

@@ -69,6 +69,13 @@ class OwnKG(BaseModel):
         default_factory=dict, description="One-hop graphs read so far, by centre id."
     )
 
+    @property
+    def prefixes(self) -> dict[str, str]:
+        """The prefixes the KG declares (its files' and ``--prefix``), name -> namespace."""
+        found = getattr(self.kg, "prefixes", None)
+        found = found() if callable(found) else found
+        return dict(found) if isinstance(found, dict) else {}
+
     async def graph(self, entity_id: str) -> Subgraph:
         """The one-hop graph of ``entity_id`` (read once per run)."""
         found = self.graph_cache.get(entity_id)

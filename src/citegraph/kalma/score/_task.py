@@ -274,6 +274,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
                 graphs=graphs.graphs,
                 retrieved=graphs.retrieved if own is not None else None,
                 names=graphs.names,
+                prefixes=own.prefixes if own is not None else {},
                 no_graphs=graphs.no_graphs if own is not None else None,
                 gold=gold.get(record.id),
                 gold_given=inputs.gold is not None,
