@@ -30,11 +30,11 @@ def test_kalma_run_constrained_prints_and_records_how(tmp_path: Path, data_dir: 
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "Citation validity: 2 brackets, 0 (0.0%) malformed" in text
-    assert "Citations constrained (kalma-citations-v1, logits)" in text
+    assert "Citations constrained (kalma-citations-v2, logits)" in text
     records = [json.loads(x) for x in (out / "samples.jsonl").read_text().splitlines()]
     # the mock's "This is a mock answer." may not end without a citation: it gets [NA]
     assert [r["answer"] for r in records] == ["This is a mock answer [NA]."] * 2
-    assert all(r["constraint"]["grammar"] == "kalma-citations-v1" for r in records)
+    assert all(r["constraint"]["grammar"] == "kalma-citations-v2" for r in records)
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["setup"]["citations"] == "constrained"
     assert metrics["constraint"]["n_answers"] == 2
@@ -55,7 +55,7 @@ def test_ask_constrains_by_default(data_dir: Path) -> None:
     result = CliRunner().invoke(main, question)
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert "citations constrained (kalma-citations-v1, logits)" in text
+    assert "citations constrained (kalma-citations-v2, logits)" in text
     assert "1 [NA]" in text
     free = CliRunner().invoke(main, [*question, "--citations", "free"])
     assert free.exit_code == 0, free.output

@@ -457,7 +457,9 @@ def test_export_kinds_are_the_documented_ones(record: dict[str, Any]) -> None:
     documented = re.search(r"`kind` \(([^)]*)\)", line)
     assert documented is not None
     written = {r["kind"] for r in KalmaPresenter.tables(record)["citations"]}
-    assert written == set(documented.group(1).split(" / ")) == {"triple", "na", "malformed"}
+    kinds = set(documented.group(1).split(" / "))
+    assert kinds == {"triple", "na", "malformed", "no_entity"}
+    assert written == {"triple", "na", "malformed"}  # this record has no unjudged bracket
 
 
 def test_unmeasured_columns_say_what_the_metrics_count() -> None:

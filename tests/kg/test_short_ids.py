@@ -77,7 +77,7 @@ def test_prefixes_and_short_ids_survive_the_disk_cache(ttl: Path, tmp_path: Path
     assert again.prefixes == first.prefixes
     assert again.prefixes["ex"] == EX
     assert again.subgraph_sync(EX + "MarieCurie").center.short_id == "ex:MarieCurie"
-    assert RDF_LOADER_VERSION == 2  # caches written before prefixes were stored are rebuilt
+    assert RDF_LOADER_VERSION == 3  # caches written before prefixes (2), label predicates (3)
 
 
 def test_reverse_lookup_of_every_form(ttl: Path) -> None:

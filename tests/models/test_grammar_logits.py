@@ -1,5 +1,6 @@
 """A tiny random causal LM generating under the citation grammar (llguidance logits processor):
-over many seeds, every answer parses and every citation is a retrieved triple."""
+over many seeds, every answer parses, every citation is a retrieved triple, and no fact is
+cited twice in one answer."""
 
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("llguidance")
 tokenizers = pytest.importorskip("tokenizers")
 
+from _kg_helpers import subgraph  # noqa: E402
 from citegraph.datasets import load_biokalma  # noqa: E402
 from citegraph.kalma.constrain import CitationChoices, citation_grammar  # noqa: E402
 from citegraph.kalma.generate import generate_answer_async  # noqa: E402
 from citegraph.kalma.parse import parse_answer  # noqa: E402
+from citegraph.kg import Subgraph  # noqa: E402
 from citegraph.models import ChatRequest, GenerateConfig, HFChat, grammar_accepts  # noqa: E402
 
 #: Seeds per question (6 questions): 2 by default, 5 under CITEGRAPH_FUZZ=full (tests/_fuzz.py).
@@ -110,3 +113,40 @@ def test_the_same_model_free_writes_what_the_parser_cannot_read(byte_lm: Path) -
         texts.append(asyncio.run(chat.generate(request)).text)
     assert sum(t.count("[") for t in texts) >= 3
     assert sum(len(parse_answer(t).issues) for t in texts) >= 2
+
+
+def _cited_twice(text: str, graphs: list[Subgraph]) -> int:
+    keys = [c.triple.key for c in parse_answer(text, graphs).kg_citations if c.triple]
+    return len(keys) - len(set(keys))
+
+
+#: Three citable facts: a random walk that cites often soon runs out of new ones.
+FEW_FACTS = [
+    subgraph("Q1", "Ada", ("place of birth", "Rome"), ("occupation", "painter")),
+    subgraph("Q2", "Bob", ("occupation", "engineer")),
+]
+
+
+def test_random_model_never_cites_a_fact_twice_under_the_grammar(byte_lm: Path) -> None:
+    """The same random walks under the grammar as servers receive it (fixed: no update) repeat
+    facts; under the local grammar, whose update drops each cited fact, none does."""
+    torch.set_num_threads(1)
+    chat = HFChat.load(byte_lm, device="cpu")
+    grammar = citation_grammar(CitationChoices(FEW_FACTS))
+    repeats = {"fixed": 0, "updated": 0}
+    citations = 0
+    for seed in range(2 * SEEDS):
+        config = GenerateConfig(temperature=1.0, top_p=1.0, max_tokens=200, seed=seed)
+        messages = [{"role": "user", "content": "Who were Ada and Bob?"}]
+        for kind, g in (("fixed", grammar.model_copy(update={"update": None})),
+                        ("updated", grammar)):  # fmt: skip
+            request = ChatRequest.of(messages, config).model_copy(update={"grammar": g})
+            generation = asyncio.run(chat.generate(request))
+            repeats[kind] += _cited_twice(generation.text, FEW_FACTS)
+            if kind == "updated":
+                citations += len(parse_answer(generation.text, FEW_FACTS).kg_citations)
+                assert generation.raw is not None
+                assert "grammar_updates_refused" not in generation.raw
+    assert repeats["updated"] == 0
+    assert repeats["fixed"] >= 2 * SEEDS, repeats  # not vacuous: without the update they repeat
+    assert citations >= 2 * SEEDS

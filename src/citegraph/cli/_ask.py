@@ -12,6 +12,7 @@ import asyncio
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.table import Table
@@ -25,6 +26,8 @@ from citegraph.cli._options import (
     deadline_options,
     device_options,
     kg_option,
+    kg_options_from,
+    kg_reading_options,
 )
 from citegraph.cli._streams import literal, markup_escaped, shown, shown_json
 from citegraph.io import encodable
@@ -46,6 +49,7 @@ from citegraph.models import (
 @click.command("ask")
 @click.argument("question")
 @kg_option
+@kg_reading_options
 @click.option(
     "--model",
     default="local",
@@ -107,8 +111,12 @@ def ask_command(
     dtype: str,
     timeout: float | None,
     total_timeout: float | None,
+    **kg_reading: Any,
 ) -> None:
     """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge).
+
+    Over your own KG (--kg kg.ttl or sparql+<url>), --label-predicate and --prefix say how it
+    is read, as for kalma score.
 
     Exits 3, saying why on stderr, when the model gave no answer (an unreachable server, a
     failed generation)."""
@@ -119,8 +127,9 @@ def ask_command(
             param_hint="QUESTION",
         )
     parse_model_spec(model)  # a bad spec fails before the KG opens
+    kg_options = kg_options_from(kg_reading)
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
-        opened = open_kg(kg_spec, data_dir=data_dir, contact=contact)
+        opened = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options)
         with server_deadlines(timeout, total_timeout):  # a server's client takes them
             chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     config = generate_config_for(

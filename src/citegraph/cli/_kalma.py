@@ -21,6 +21,8 @@ from citegraph.cli._options import (
     data_dir_option,
     engine_options,
     kg_option,
+    kg_options_from,
+    kg_reading_options,
     options_from_model,
     run_dir_options,
     runtime_from,
@@ -207,18 +209,30 @@ def validity_line(block: dict[str, Any] | None, constraint: dict[str, Any] | Non
     not_in_kg = (
         share("not_in_kg", "not_in_kg_rate") if block.get("not_in_kg_checked") else "unmeasured"
     )
+    repeated = ""
+    if "repeated_rate" in block:
+        repeated = (
+            f", {share('repeated_citations', 'repeated_rate')} repeating a triple cited before "
+            f"in the answer ({block.get('repeated_in_bracket', 0)} in the same bracket)"
+        )
     how = ""
     if constraint:
         modes = ", ".join(constraint.get("modes") or [])
         how = f" Citations constrained ({', '.join(constraint.get('grammars') or [])}, {modes})."
         if constraint.get("grammar_share") is not None:
             how += f" Grammar: {100 * constraint['grammar_share']:.2f}% of generation time."
+    unjudged = ""
+    if block.get("no_entity_brackets"):
+        unjudged = (
+            f", {share('no_entity_brackets', 'no_entity_rate')} left unjudged (retrieval found "
+            "no entity)"
+        )
     return (
         f"Citation validity: {block.get('brackets', 0)} brackets, "
-        f"{share('malformed_brackets', 'malformed_rate')} malformed; "
+        f"{share('malformed_brackets', 'malformed_rate')} malformed{unjudged}; "
         f"{block.get('kg_citations', 0)} KG citations, "
         f"{share('outside_retrieved', 'outside_retrieved_rate')} outside the retrieved graphs, "
-        f"{not_in_kg} not in the KG; "
+        f"{not_in_kg} not in the KG{repeated}; "
         f"{'-' if per is None else f'{per:.2f}'} citations per sentence.{how}"
     )
 
@@ -270,6 +284,7 @@ def _pct(value: float | None) -> str:
     "--split", type=click.Choice(["general", "specific"]), default="specific", show_default=True
 )
 @kg_option
+@kg_reading_options
 @click.option("--limit", type=int, default=None, help="Only the first N questions.")
 @click.option(
     "--ner",
@@ -303,6 +318,7 @@ def retrieve_command(
     contact: str | None,
     data_dir: Path | None,
     out: Path | None,
+    **kg_reading: Any,
 ) -> None:
     """Retrieval accuracy of the KaLMA baseline (spaCy NER, lookup, rerank) on a split."""
     import asyncio
@@ -313,7 +329,8 @@ def retrieve_command(
     from citegraph.kg import open_kg
 
     samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
-    kg = open_kg(kg_spec, data_dir=data_dir, contact=contact).kg
+    kg_options = kg_options_from(kg_reading)
+    kg = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options).kg
     rules = KalmaRules.for_mode(mode)
     config = RetrievalConfig.for_mode(rules).model_copy(update={"ner": ner})
     with progress_bar("retrieving") as update:

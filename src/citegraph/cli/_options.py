@@ -1,7 +1,10 @@
 """Click options generated from a pydantic config model, so CLI flags mirror config fields.
 
 Each field becomes ``--field-name`` with the field's description as help: ``Literal`` fields are
-choices, ``bool`` fields are ``--name/--no-name`` flags, ``int`` and ``str`` fields take a value.
+choices, ``bool`` fields are ``--name/--no-name`` flags, ``int`` and ``str`` fields take a value,
+``tuple[str, ...]`` fields are repeatable options and ``dict[str, str]`` fields repeatable
+``NAME=VALUE`` options. A field's ``json_schema_extra`` may name its ``flag`` (``--prefix`` for
+``prefixes``) and ``metavar``.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import click
 from pydantic import BaseModel
 
 from citegraph.cli._console import command_line, progress_bar, warn
+from citegraph.kg import KGOptions
 from citegraph.models import DEVICE_HELP, DTYPE_HELP
 from citegraph.runs import Runtime
 
@@ -37,6 +41,36 @@ def _click_type(annotation: Any) -> tuple[Any, bool]:
     return annotation, False
 
 
+def _pairs(
+    flag: str,
+) -> Callable[[click.Context, click.Parameter, tuple[str, ...]], dict[str, str]]:
+    """A click callback turning repeated ``NAME=VALUE`` texts into a dict (exit 2, naming the
+    option, for a text without ``=`` or a name given twice with two values)."""
+
+    def parse(
+        ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
+    ) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for text in values:
+            name, eq, value = text.partition("=")
+            name, value = name.strip(), value.strip()
+            if not eq or not name or not value:
+                raise click.BadParameter(f"expects NAME=VALUE, got {text!r}", param_hint=flag)
+            if out.get(name, value) != value:
+                raise click.BadParameter(
+                    f"{name} is given twice ({out[name]} and {value})", param_hint=flag
+                )
+            out[name] = value
+        return out
+
+    return parse
+
+
+def _extra(field: Any) -> dict[str, Any]:
+    extra = field.json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
 def options_from_model(
     model: type[BaseModel], *, exclude: tuple[str, ...] = ()
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
@@ -46,9 +80,22 @@ def options_from_model(
         for name, field in reversed(list(model.model_fields.items())):
             if name in exclude:
                 continue
-            flag = "--" + name.replace("_", "-")
-            kind, _ = _click_type(field.annotation)
+            extra = _extra(field)
+            flag = str(extra.get("flag") or "--" + name.replace("_", "-"))
+            metavar = extra.get("metavar")
+            origin = typing.get_origin(field.annotation)
             help_text = (field.description or "").replace("%", "%%")
+            if origin in (tuple, dict):
+                func = click.option(
+                    flag,
+                    name,
+                    multiple=True,
+                    metavar=metavar,
+                    callback=_pairs(flag) if origin is dict else None,
+                    help=help_text,
+                )(func)
+                continue
+            kind, _ = _click_type(field.annotation)
             if kind is bool:
                 decl = f"{flag}/--no-{name.replace('_', '-')}"
                 func = click.option(
@@ -64,6 +111,7 @@ def options_from_model(
                     required=required,
                     default=default,
                     show_default=default is not None,
+                    metavar=metavar,
                     help=help_text,
                 )(func)
         return func
@@ -71,7 +119,24 @@ def options_from_model(
     return decorate
 
 
-KG_HELP = "biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths."
+kg_reading_options = options_from_model(KGOptions)
+"""``--label-predicate``, ``--prefix``, ``--kg-cache`` and ``--kg-cache-max-age`` (the fields of
+:class:`citegraph.kg.KGOptions`) for a command that opens ``--kg`` itself; read them back with
+:func:`kg_options_from`. Commands whose config inherits ``KGOptions`` get them from
+:func:`options_from_model` of the config."""
+
+
+def kg_options_from(options: dict[str, Any], *, cache: bool = True) -> KGOptions:
+    """The :class:`~citegraph.kg.KGOptions` of :data:`kg_reading_options` (popped from
+    ``options``); ``cache=False`` turns the KG's cache off."""
+    given = {name: options.pop(name) for name in KGOptions.model_fields if name in options}
+    return KGOptions(**given).kg_options(cache=cache)
+
+
+KG_HELP = (
+    "biokalma, codex-s, wikidata, qlever, sparql+<url>, or RDF file paths (.nt .ttl .nq .trig "
+    ".rdf .xml .owl .jsonld, several joined by ',')."
+)
 
 kg_option = click.option("--kg", "kg_spec", default="biokalma", show_default=True, help=KG_HELP)
 """``--kg``: the KG spec :func:`citegraph.kg.open_kg` takes."""

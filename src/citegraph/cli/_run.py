@@ -93,8 +93,13 @@ def run_one(
     runtime = runtime.model_copy(
         update={"overwrite": overwrite, "command": runtime.command or command_line()}
     )
+    asked = (
+        f"your questions ({config.questions}) over {config.kg}"
+        if config.questions is not None
+        else f"{config.split} questions"
+    )
     console.print(
-        f"kalma run: {config.split} questions, model {config.model}, prompt {config.prompt}, "
+        f"kalma run: {asked}, model {config.model}, prompt {config.prompt}, "
         f"seed {config.seed} -> {out}"
     )
     with showing_progress(runtime, "answering questions") as live:

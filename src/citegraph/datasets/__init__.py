@@ -30,6 +30,7 @@ from citegraph.datasets._conner import (
     read_conner,
 )
 from citegraph.datasets._fetch import SOURCES, fetch_datasets
+from citegraph.datasets._questions import QuestionRecord, QuestionsFile
 from citegraph.io import (
     DATA_ENV,
     dataset_file,
@@ -51,6 +52,8 @@ __all__ = [
     "ConnerTask",
     "GoldRecord",
     "KalmaSplit",
+    "QuestionRecord",
+    "QuestionsFile",
     "WowSplit",
     "biokalma_path",
     "conner_path",

@@ -65,9 +65,12 @@ COUNT_COLUMNS: dict[str, str] = {
 VALIDITY_COLUMNS: dict[str, str] = {
     "n_brackets": "int",
     "n_malformed_brackets": "int",
+    "n_no_entity_brackets": "int",
     "n_outside_retrieved": "int",
     "n_not_in_kg": "int",
     "unmeasured_not_in_kg": "string",
+    "n_repeated_citations": "int",
+    "n_repeated_in_bracket": "int",
     "n_sentences": "int",
     "n_sentences_cited": "int",
 }
@@ -154,8 +157,11 @@ def _validity(record: Mapping[str, Any], failed: str | None) -> dict[str, Any]:
         for name in (
             "brackets",
             "malformed_brackets",
+            "no_entity_brackets",
             "outside_retrieved",
             "not_in_kg",
+            "repeated_citations",
+            "repeated_in_bracket",
             "sentences",
             "sentences_cited",
         )
@@ -189,14 +195,17 @@ def _part(record: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 #: names them, and ``malformed`` for a bracket that gave no citation.
 EXPORT_KINDS = {"kg": "triple", "na": "na"}
 MALFORMED = "malformed"
+#: ``citations`` ``kind`` of a bracket left unjudged because retrieval found no entity.
+NO_ENTITY = "no_entity"
 
 
 def citation_rows(record: Record) -> list[dict[str, Any]]:
     """The ``citations`` rows of a KaLMA record, in answer order: one per cited triple (kind
     ``triple``), per ``[NA]`` marker (``na``) and per malformed bracket (``malformed``: a
-    bracket that gave no citation, with the parser's ``reason``; no ``citation_index``), so
-    the table has ``n_citations`` triple rows, ``n_na_markers`` na rows and
-    ``n_malformed_brackets`` malformed rows."""
+    bracket that gave no citation, with the parser's ``reason``; no ``citation_index``) and
+    per bracket left unjudged because retrieval found no entity (``no_entity``), so the table
+    has ``n_citations`` triple rows, ``n_na_markers`` na rows, ``n_malformed_brackets``
+    malformed rows and ``n_no_entity_brackets`` no_entity rows."""
     sample = str(record.get("id"))
     placed: list[tuple[float, dict[str, Any]]] = []
     for ref in citation_refs(record):
@@ -222,16 +231,20 @@ def citation_rows(record: Record) -> list[dict[str, Any]]:
         }
         placed.append((_offset(ref.citation.get("start")), row))
     starts = _sentence_starts(record)
-    for bracket in _malformed(record):
-        start = bracket.get("start")
-        row = {"sample_id": sample, **dict.fromkeys(KALMA_SCHEMA["citations"])}
-        row |= {
-            "sentence_index": _sentence_at(starts, start),
-            "kind": MALFORMED,
-            "reason": bracket.get("reason"),
-            "bracket": bracket.get("bracket"),
-        }
-        placed.append((_offset(start), row))
+    unjudged = _part(record, "citation_validity").get("no_entity")
+    for kind, found in ((MALFORMED, _malformed(record)), (NO_ENTITY, unjudged or [])):
+        for bracket in found:
+            if not isinstance(bracket, Mapping):
+                continue
+            start = bracket.get("start")
+            row = {"sample_id": sample, **dict.fromkeys(KALMA_SCHEMA["citations"])}
+            row |= {
+                "sentence_index": _sentence_at(starts, start),
+                "kind": kind,
+                "reason": bracket.get("reason"),
+                "bracket": bracket.get("bracket"),
+            }
+            placed.append((_offset(start), row))
     placed.sort(key=lambda pair: pair[0])  # stable: a bracket's facts keep their order
     return [row for _, row in placed]
 

@@ -5,10 +5,13 @@ the run's table (which the HTML report shows too), from the records' ``citation_
 Sample-list tags (the list filters on them; the run table's counts link to them):
 
 - ``validity:malformed-brackets``: a bracket gave no citation;
+- ``validity:no-entity``: a bracket was left unjudged, retrieval having found no entity (own KG);
 - ``validity:outside-retrieved``: a KG citation is no triple of the retrieved graphs;
 - ``validity:not-in-kg``: a KG citation's subject is no entity of the KG;
 - ``validity:not-in-kg-unmeasured``: the cited ids could not be looked up (no KG...);
-- ``validity:no-citations``: the answer cites nothing, neither a KG triple nor ``[NA]``.
+- ``validity:no-citations``: the answer cites nothing, neither a KG triple nor ``[NA]``;
+- ``validity:repeated``: a KG citation repeats a triple the answer cited before;
+- ``validity:repeated-in-bracket``: one bracket lists a triple twice.
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from typing import Any
 from citegraph.runs import FieldsBlock, MetricRow, Record, Segment, TableBlock, field_text
 
 MALFORMED = "validity:malformed-brackets"
+NO_ENTITY = "validity:no-entity"
 OUTSIDE = "validity:outside-retrieved"
 NOT_IN_KG = "validity:not-in-kg"
 NOT_IN_KG_UNMEASURED = "validity:not-in-kg-unmeasured"
 NO_CITATIONS = "validity:no-citations"
+REPEATED = "validity:repeated"
+REPEATED_IN_BRACKET = "validity:repeated-in-bracket"
 
 
 def validity_tags(record: Record) -> list[str]:
@@ -33,6 +39,8 @@ def validity_tags(record: Record) -> list[str]:
     tags = []
     if validity.get("malformed_brackets"):
         tags.append(MALFORMED)
+    if validity.get("no_entity_brackets"):
+        tags.append(NO_ENTITY)
     if validity.get("outside_retrieved"):
         tags.append(OUTSIDE)
     if validity.get("not_in_kg") is None:
@@ -41,6 +49,10 @@ def validity_tags(record: Record) -> list[str]:
         tags.append(NOT_IN_KG)
     if not validity.get("citations"):
         tags.append(NO_CITATIONS)
+    if validity.get("repeated_citations"):
+        tags.append(REPEATED)
+    if validity.get("repeated_in_bracket"):
+        tags.append(REPEATED_IN_BRACKET)
     return tags
 
 
@@ -68,12 +80,18 @@ def validity_fields(record: Record) -> FieldsBlock | None:
         if v.get("not_in_kg_ids"):
             missing += f" ({', '.join(str(i) for i in v['not_in_kg_ids'])})"
     per_sentence = v.get("citations_per_sentence")
+    if v.get("repeated_citations") is None:
+        repeated = "unmeasured: record scored before repeated citations were counted"
+    else:
+        repeated = _ratio(v.get("repeated_citations"), v.get("kg_citations"))
+        repeated += f" KG citations; {v.get('repeated_in_bracket')} within one bracket"
     fields = [
         ("malformed brackets", _ratio(v.get("malformed_brackets"), v.get("brackets"))),
         ("KG citations", field_text(v.get("kg_citations"))),
         ("[NA] citations", field_text(v.get("na_citations"))),
         ("outside the retrieved graphs", _ratio(v.get("outside_retrieved"), v.get("kg_citations"))),
         ("cited ids not in the KG", missing),
+        ("repeated citations (a triple cited before in the answer)", repeated),
         (
             "citations per sentence",
             f"{v.get('citations')} / {v.get('sentences')}"
@@ -83,8 +101,17 @@ def validity_fields(record: Record) -> FieldsBlock | None:
     ]
     if malformed:
         fields.append(("malformed", malformed))
+    if v.get("no_entity"):
+        fields.append(
+            (
+                "left unjudged (retrieval found no entity)",
+                "; ".join(f"{m.get('bracket')} ({m.get('reason')})" for m in v["no_entity"]),
+            )
+        )
     if outside:
         fields.append(("outside", outside))
+    if v.get("repeated"):
+        fields.append(("repeated", "; ".join(" · ".join(str(x) for x in t) for t in v["repeated"])))
     return FieldsBlock(title="Citation validity", fields=fields)
 
 
@@ -105,6 +132,13 @@ def _unmeasured(block: Mapping[str, Any], rate: str) -> str:
 _ROWS: tuple[tuple[str, str, str, str, str | None], ...] = (
     ("malformed brackets", "malformed_brackets", "brackets", "malformed_rate", MALFORMED),
     (
+        "brackets left unjudged: retrieval found no entity",
+        "no_entity_brackets",
+        "brackets",
+        "no_entity_rate",
+        NO_ENTITY,
+    ),
+    (
         "KG citations outside the retrieved graphs",
         "outside_retrieved",
         "kg_citations",
@@ -112,6 +146,20 @@ _ROWS: tuple[tuple[str, str, str, str, str | None], ...] = (
         OUTSIDE,
     ),
     ("cited ids not in the KG", "not_in_kg", "not_in_kg_checked", "not_in_kg_rate", NOT_IN_KG),
+    (
+        "KG citations repeating a triple cited before in the answer",
+        "repeated_citations",
+        "repeated_checked",
+        "repeated_rate",
+        REPEATED,
+    ),
+    (
+        "… of which cited before in the same bracket",
+        "repeated_in_bracket",
+        "repeated_checked",
+        "repeated_in_bracket_rate",
+        REPEATED_IN_BRACKET,
+    ),
     ("sentences cited", "sentences_cited", "sentences", "sentences_cited_rate", None),
     (
         "answers without any citation",
@@ -136,6 +184,7 @@ _OVER = {
     "brackets": "brackets",
     "kg_citations": "KG citations",
     "not_in_kg_checked": "KG citations looked up",
+    "repeated_checked": "KG citations checked for repeats",
     "sentences": "sentences",
     "n_answers": "answers",
     "answers_with_sentences": "answers with a sentence",
@@ -150,6 +199,8 @@ def validity_table(metrics: Mapping[str, Any]) -> TableBlock | None:
         return None
     rows = []
     for label, count, over, rate, tag in _ROWS:
+        if rate not in b:  # a count metrics.json had no place for yet (older runs)
+            continue
         shown = _cell(b.get(count)) if count else Segment(text="—")
         if tag is not None:
             shown = shown.model_copy(update={"link": {"tag": tag}})
@@ -186,6 +237,7 @@ _METRIC_ROWS = (
         "n_answers",
     ),
     ("cited ids not in the KG", "not_in_kg_rate", "not_in_kg", "not_in_kg_answers"),
+    ("repeated citations", "repeated_rate", "repeated_citations", "repeated_answers"),
     ("citations per sentence", "citations_per_sentence", "citations", "n_answers"),
     ("sentences cited", "sentences_cited_rate", "sentences_cited", "n_answers"),
 )
@@ -199,6 +251,8 @@ def validity_rows(metrics: Mapping[str, Any], parser: str) -> list[MetricRow]:
         return []
     rows = []
     for label, rate, count, answers in _METRIC_ROWS:
+        if rate not in b:
+            continue
         over = str((b.get("denominators") or {}).get(rate, ""))
         value = b.get(rate)
         reasons = (b.get("unmeasured") or {}).get(rate) or {}

@@ -6,7 +6,9 @@ graph behind an endpoint). Id level (CAQA): :class:`IdGraph` (``OxigraphKG.ids``
 Wikidata's IRI namespaces (:data:`WIKIDATA_ENTITY`, :data:`WIKIDATA_DIRECT`) and :func:`is_qid`.
 Short ids (``ex:MarieCurie`` for an IRI id, in prompts and pages): :func:`compact_ids`,
 :class:`ShortIds`, :func:`with_short_ids`, ``Entity.display_id``, ``OxigraphKG.short_id_of``;
-reading ids in text: :func:`is_iri`, :func:`iri_text`, :func:`local_name_of`.
+reading ids in text: :func:`is_iri`, :func:`iri_text`, :func:`local_name_of`. Opening a ``--kg``
+spec: :func:`open_kg` with :class:`KGOptions` (label predicates, prefixes, the endpoint cache),
+:func:`kg_cache_note`.
 """
 
 from citegraph.kg._id_graph import IdGraph
@@ -24,6 +26,7 @@ from citegraph.kg._rdf import WD as WIKIDATA_ENTITY
 from citegraph.kg._rdf import WDT as WIKIDATA_DIRECT
 from citegraph.kg._rdf import is_qid
 from citegraph.kg._short_ids import (
+    WELL_KNOWN_PREFIXES,
     ShortIds,
     compact_ids,
     iri_text,
@@ -43,15 +46,17 @@ from citegraph.kg._sparql_config import (
 from citegraph.kg._sparql_kg import KALMA_RELATION_NAMES, SparqlEndpointKG
 from citegraph.kg._sparql_literal import sparql_iri, sparql_string
 from citegraph.kg._sparql_rdf import SparqlRdfKG
-from citegraph.kg._spec import OpenedKG, kg_with_identity, open_kg
+from citegraph.kg._spec import KGOptions, OpenedKG, kg_cache_note, kg_with_identity, open_kg
 from citegraph.kg._types import Entity, Subgraph, Triple
 
 __all__ = [
     "KALMA_RELATION_NAMES",
+    "WELL_KNOWN_PREFIXES",
     "WIKIDATA_DIRECT",
     "WIKIDATA_ENTITY",
     "Entity",
     "IdGraph",
+    "KGOptions",
     "KnowledgeGraph",
     "LoadOptions",
     "OpenedKG",
@@ -68,6 +73,7 @@ __all__ = [
     "iri_text",
     "is_iri",
     "is_qid",
+    "kg_cache_note",
     "kg_with_identity",
     "load_biokalma_kg",
     "load_codex_kg",

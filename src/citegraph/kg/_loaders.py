@@ -66,18 +66,25 @@ def load_codex_kg(
 
 def load_rdf_kg(
     paths: Iterable[str | Path],
+    *,
+    label_predicates: Sequence[str] = (),
     **options: Unpack[LoadOptions],
 ) -> OxigraphKG:
-    """A KG from RDF files (N-Triples, Turtle, N-Quads, TriG, RDF/XML; format by extension).
+    """A KG from RDF files (N-Triples, Turtle, N-Quads, TriG, RDF/XML, JSON-LD; format by
+    extension).
 
-    Labels come from ``rdfs:label``; see :mod:`citegraph.kg._load_rdf` for the details.
+    Names come from ``rdfs:label``, ``skos:prefLabel``, ``skos:altLabel``, ``schema:name`` and
+    ``foaf:name``; see :mod:`citegraph.kg._load_rdf` for the details.
 
     Args:
         paths: The files.
+        label_predicates: IRIs of more label predicates, preferred to those for display names
+            (part of the on-disk cache key).
         **options: ``cache_dir``, ``use_cache``, ``progress`` (:class:`LoadOptions`).
     """
     files = rdf_source_files(paths)
-    return OxigraphKG.from_source("rdf", files, **options)
+    read_options = {"label_predicates": list(label_predicates)} if label_predicates else None
+    return OxigraphKG.from_source("rdf", files, read_options=read_options, **options)
 
 
 def load_pathquestion_kg(

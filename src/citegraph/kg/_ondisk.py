@@ -19,7 +19,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -55,16 +55,28 @@ def default_cache_dir() -> Path:
     return cache_root() / "kg"
 
 
-def hash_sources(loader: str, loader_version: int, paths: Sequence[Path]) -> str:
-    """SHA-256 over the loader name and version, the IRI-scheme version, and each file's name,
-    size and bytes, in the order given (directories are not part of the hash, so a moved copy
-    of the same files hits the same cache entry).
+def hash_sources(
+    loader: str,
+    loader_version: int,
+    paths: Sequence[Path],
+    options: Mapping[str, Any] | None = None,
+) -> str:
+    """SHA-256 over the loader name and version, the IRI-scheme version, the reader's options
+    (when any are given: ``{"label_predicates": [...]}``), and each file's name, size and bytes,
+    in the order given (directories are not part of the hash, so a moved copy of the same files
+    hits the same cache entry).
 
     Raises:
         DataNotFoundError: a file is missing.
     """
     digest = hashlib.sha256()
-    header = {"schema": SCHEMA_VERSION, "loader": loader, "loader_version": loader_version}
+    header: dict[str, Any] = {
+        "schema": SCHEMA_VERSION,
+        "loader": loader,
+        "loader_version": loader_version,
+    }
+    if options:
+        header["options"] = dict(options)
     digest.update(json.dumps(header, sort_keys=True).encode())
     for path in paths:
         if not path.is_file():

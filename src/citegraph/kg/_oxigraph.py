@@ -11,8 +11,9 @@ paths and benchmarks may call directly: the store answers in microseconds and ne
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store
 
@@ -63,6 +64,7 @@ class OxigraphKG(StoreView):
         self._n_facts = n_facts
         self._ids: IdGraph | None = None
         self._prefixes: dict[str, str] | None = None
+        self._given_prefixes: dict[str, str] = {}
         self._short_ids: ShortIds | None = None
 
     # ------------------------------------------------------------------ construction
@@ -99,6 +101,7 @@ class OxigraphKG(StoreView):
         cache_dir: str | Path | None = None,
         use_cache: bool = True,
         progress: ProgressCallback | None = None,
+        read_options: Mapping[str, Any] | None = None,
     ) -> OxigraphKG:
         """Load source files with a registered loader, through the on-disk cache.
 
@@ -110,6 +113,8 @@ class OxigraphKG(StoreView):
                 ``~/.cache/citegraph/kg``.
             use_cache: ``False`` loads into memory and writes nothing to disk.
             progress: Receives a message per stage.
+            read_options: Keyword options of the loader's reader (``label_predicates`` for
+                ``"rdf"``); part of the cache key when given.
 
         Returns:
             The store; ``imported`` says whether this call imported or reused a cache entry.
@@ -123,11 +128,12 @@ class OxigraphKG(StoreView):
         files = [Path(p) for p in paths]
         if not files:
             raise ConfigError(f"no source files given for the {kind} loader")
-        source_hash = hash_sources(loader.name, loader.version, files)
+        options = dict(read_options or {})
+        source_hash = hash_sources(loader.name, loader.version, files, options)
         if not use_cache:
             if progress:
                 progress(f"loading {kind} into memory ({len(files)} files)")
-            return cls.in_memory(loader.read(files), source_hash=source_hash)
+            return cls.in_memory(loader.read(files, **options), source_hash=source_hash)
         root = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir()
         entry = root / source_hash
         imported = False
@@ -139,7 +145,9 @@ class OxigraphKG(StoreView):
                 "loader_version": loader.version,
                 "files": [p.name for p in files],
             }
-            build_entry(root, source_hash, loader.read(files), meta, progress)
+            if options:
+                meta["options"] = options
+            build_entry(root, source_hash, loader.read(files, **options), meta, progress)
             imported = True
         elif progress:
             progress(f"opening cached {kind} store {entry}")
@@ -151,6 +159,7 @@ class OxigraphKG(StoreView):
         """A writable in-memory copy (use it to add or remove facts from a cached store)."""
         copy = OxigraphKG.in_memory(iter(self._store), source_hash=self._source_hash)
         copy._n_facts = self._n_facts
+        copy._given_prefixes = dict(self._given_prefixes)
         return copy
 
     # ------------------------------------------------------------------ provenance and size
@@ -177,11 +186,17 @@ class OxigraphKG(StoreView):
     # ------------------------------------------------------------------ short ids
     @property
     def prefixes(self) -> dict[str, str]:
-        """The prefixes the loaded RDF files declared: name -> namespace IRI, sorted by name.
+        """The prefixes the loaded RDF files declared, and those given with
+        :meth:`add_prefixes`: name -> namespace IRI, sorted by name.
 
-        A name declared for two different namespaces (in two files) is left out. Stored in the
-        metadata graph, so a store opened from the on-disk cache has them too.
+        A name the files declare for two different namespaces (in two files) is left out unless
+        given. The files' prefixes are stored in the metadata graph, so a store opened from the
+        on-disk cache has them too.
         """
+        merged = {**self._declared_prefixes(), **self._given_prefixes}
+        return dict(sorted(merged.items()))
+
+    def _declared_prefixes(self) -> dict[str, str]:
         if self._prefixes is None:
             seen: dict[str, set[str]] = {}
             for quad in self._store.quads_for_pattern(None, rdf.PREFIX, None, META_GRAPH):
@@ -190,7 +205,24 @@ class OxigraphKG(StoreView):
             self._prefixes = {
                 name: next(iter(ns)) for name, ns in sorted(seen.items()) if len(ns) == 1
             }
-        return dict(self._prefixes)
+        return self._prefixes
+
+    def add_prefixes(self, prefixes: Mapping[str, str]) -> None:
+        """Add prefixes (name -> namespace IRI) to those the files declare (``--prefix``):
+        CURIEs of them are read back (:meth:`resolve_id`) and short ids use them. Not stored.
+
+        Raises:
+            ConfigError: a name the files declare for another namespace.
+        """
+        declared = self._declared_prefixes()
+        for name, namespace in sorted(prefixes.items()):
+            if declared.get(name, namespace) != namespace:
+                raise ConfigError(
+                    f"--prefix {name}={namespace}: the KG's files declare {name}: as "
+                    f"<{declared[name]}>; give another name"
+                )
+        self._given_prefixes.update(prefixes)
+        self._short_ids = None
 
     def _short_table(self) -> ShortIds:
         if self._short_ids is None:
@@ -250,8 +282,9 @@ class OxigraphKG(StoreView):
             return []
         if case_sensitive:
             patterns = [
-                (rdf.RDFS_LABEL, rdf.text_literal(name, "en")),
-                (rdf.RDFS_LABEL, rdf.text_literal(name)),
+                (pred, lit)
+                for pred in self._label_preds
+                for lit in (rdf.text_literal(name, "en"), rdf.text_literal(name))
             ]
         else:
             folded = rdf.fold(name) if isinstance(name, str) else None
@@ -323,7 +356,8 @@ class OxigraphKG(StoreView):
     async def find_entities(
         self, name: str, *, type: str | None = None, case_sensitive: bool = True, limit: int = 50
     ) -> list[Entity]:
-        """Entities whose English label is ``name`` (see :class:`citegraph.kg.KnowledgeGraph`).
+        """Entities with an English or untagged label ``name``, of any label predicate (see
+        :class:`citegraph.kg.KnowledgeGraph` and :mod:`citegraph.kg._rdf`).
 
         ``type`` is a type label (``"human"``) or id (``"Q5"``); with ``case_sensitive=False``
         the type label is also compared case-insensitively. Results are ordered by id (QIDs

@@ -22,6 +22,8 @@ class StoreView:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+        #: The label predicates, in order of preference (:mod:`citegraph.kg._rdf`).
+        self._label_preds = rdf.stored_label_predicates(store)
         self._rel_label: dict[NamedNode, str] = {}
         self._rels_by_label: dict[str, list[NamedNode]] = {}
         self._type_preds: list[NamedNode] | None = None
@@ -38,20 +40,24 @@ class StoreView:
         self._type_preds = None
 
     def _label_of(self, node: Node) -> str | None:
-        """English label, else an untagged one, else any; ``None`` without a label."""
-        plain: str | None = None
+        """The display name: the English, else untagged, label of the first label predicate
+        that has one; else the first label in another language; ``None`` without a label."""
         other: str | None = None
-        for quad in self._store.quads_for_pattern(node, rdf.RDFS_LABEL, None, None):
-            term = quad.object
-            if not isinstance(term, Literal):
-                continue
-            if term.language == "en":
-                return term.value
-            if term.language is None:
-                plain = plain or term.value
-            else:
-                other = other or term.value
-        return plain or other
+        for pred in self._label_preds:
+            plain: str | None = None
+            for quad in self._store.quads_for_pattern(node, pred, None, None):
+                term = quad.object
+                if not isinstance(term, Literal):
+                    continue
+                if term.language == "en":
+                    return term.value
+                if term.language is None:
+                    plain = plain or term.value
+                else:
+                    other = other or term.value
+            if plain is not None:
+                return plain
+        return other
 
     def _value_text(self, term: Term) -> str:
         if isinstance(term, Literal):
@@ -136,8 +142,10 @@ class StoreView:
         return triples
 
     def _has_label(self, node: Node) -> bool:
-        pattern = self._store.quads_for_pattern(node, rdf.RDFS_LABEL, None, None)
-        return next(iter(pattern), None) is not None
+        for pred in self._label_preds:
+            if next(iter(self._store.quads_for_pattern(node, pred, None, None)), None) is not None:
+                return True
+        return False
 
     def _relation_label(self, node: NamedNode) -> str | None:
         return self._rel_label.get(node)

@@ -22,6 +22,14 @@ Terms:
   ``https://citegraph.dev/rel/place%20of%20birth``, and they have no id.
 * **Values** that are entities are IRIs as above; values without an id (every BioKaLMA value) are
   plain string literals, stored verbatim so that the value label is the literal's text.
+* **Names** (labels) of RDF files come from ``rdfs:label``, ``skos:prefLabel``, ``skos:altLabel``,
+  ``schema:name`` (``http://`` and ``https://schema.org/``) and ``foaf:name``, after any label
+  predicates the user gives (:func:`label_predicates`). They stay under their own predicate in
+  the metadata graph, and the store records the order as ``<predicate>
+  <https://citegraph.dev/schema#labelPredicate> rank`` there; a store without that record (the
+  dataset loaders) names by ``rdfs:label`` alone. An entity's display name is the English, else
+  untagged, label of the first predicate in that order that has one; else a label in another
+  language (first predicate first). Every English or untagged label is matched by lookups.
 * Every entity and property has ``rdfs:label`` (language ``en``). Entities also have
   ``<https://citegraph.dev/schema#foldedLabel>``, the label passed through :func:`fold`
   (``str.casefold``), so a case-insensitive lookup is an indexed exact match, never a scan.
@@ -40,10 +48,11 @@ string cannot be a term, so a bad id or name is simply "no match", never a pyoxi
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 from urllib.parse import quote, unquote
 
-from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad
+from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store
 from pyoxigraph import Triple as QuotedTriple
 
 #: Bump when the IRI scheme changes: on-disk caches built with another version are not reused.
@@ -58,16 +67,28 @@ CG_REL = CG + "rel/"
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 RDF_PROPERTY = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#Property")
 RDFS_LABEL = NamedNode("http://www.w3.org/2000/01/rdf-schema#label")
+SKOS = "http://www.w3.org/2004/02/skos/core#"
 SCHEMA_DESCRIPTION = NamedNode("http://schema.org/description")
 FOLDED_LABEL = NamedNode(CG + "schema#foldedLabel")
 PREFIX = NamedNode(CG + "schema#prefix")
+LABEL_PREDICATE = NamedNode(CG + "schema#labelPredicate")
+XSD_INTEGER = NamedNode("http://www.w3.org/2001/XMLSchema#integer")
+#: The predicates whose literals name a term, in order of preference for its display name.
+DEFAULT_LABEL_PREDICATES: tuple[NamedNode, ...] = (
+    RDFS_LABEL,
+    NamedNode(SKOS + "prefLabel"),
+    NamedNode(SKOS + "altLabel"),
+    NamedNode("http://schema.org/name"),
+    NamedNode("https://schema.org/name"),
+    NamedNode("http://xmlns.com/foaf/0.1/name"),
+)
 INSTANCE_OF = NamedNode(WDT + "P31")
 INSTANCE_OF_LABEL = "instance of"
 META_GRAPH = NamedNode(CG + "graph/meta")
 FACT_GRAPH = DefaultGraph()
 
 #: Predicates whose quads describe terms rather than state facts (routed to the metadata graph).
-META_PREDICATES = frozenset({RDFS_LABEL, SCHEMA_DESCRIPTION, FOLDED_LABEL, PREFIX})
+META_PREDICATES = frozenset({RDFS_LABEL, SCHEMA_DESCRIPTION, FOLDED_LABEL, PREFIX, LABEL_PREDICATE})
 #: Classes whose ``rdf:type`` marks a property (also routed to the metadata graph).
 PROPERTY_CLASSES = frozenset(
     {
@@ -231,3 +252,33 @@ def prefix_quads(prefixes: dict[str, str]) -> list[Quad]:
         if node is not None and lit is not None:
             quads.append(Quad(node, PREFIX, lit, META_GRAPH))
     return quads
+
+
+def label_predicates(given: Iterable[str] = ()) -> tuple[NamedNode, ...]:
+    """The label predicates in order of preference: the ``given`` IRIs first (in their order),
+    then :data:`DEFAULT_LABEL_PREDICATES`; each once.
+
+    Raises:
+        ValueError: a given IRI is not a valid IRI.
+    """
+    nodes = [NamedNode(iri) for iri in given]
+    return tuple(dict.fromkeys([*nodes, *DEFAULT_LABEL_PREDICATES]))
+
+
+def label_predicate_quads(predicates: Sequence[NamedNode]) -> list[Quad]:
+    """The metadata quads that record the label predicates and their order (rank 0 first)."""
+    return [
+        Quad(pred, LABEL_PREDICATE, Literal(str(rank), datatype=XSD_INTEGER), META_GRAPH)
+        for rank, pred in enumerate(predicates)
+    ]
+
+
+def stored_label_predicates(store: Store) -> tuple[NamedNode, ...]:
+    """The label predicates a store records (:func:`label_predicate_quads`), in order;
+    ``(rdfs:label,)`` for a store that records none (the dataset loaders')."""
+    ranked: list[tuple[int, str, NamedNode]] = []
+    for quad in store.quads_for_pattern(None, LABEL_PREDICATE, None, META_GRAPH):
+        pred, rank = quad.subject, quad.object
+        if isinstance(pred, NamedNode) and isinstance(rank, Literal) and rank.value.isdigit():
+            ranked.append((int(rank.value), pred.value, pred))
+    return tuple(pred for _, _, pred in sorted(ranked)) or (RDFS_LABEL,)

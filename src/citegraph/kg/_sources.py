@@ -45,11 +45,13 @@ CODEX_SPLITS = ("train", "valid", "test")
 
 @dataclass(frozen=True)
 class SourceLoader:
-    """A named reader from source files to quads; ``version`` is part of the cache key."""
+    """A named reader from source files to quads; ``version`` is part of the cache key. The
+    reader takes the files and, for the ``rdf`` loader, keyword options
+    (``label_predicates``)."""
 
     name: str
     version: int
-    read: Callable[[Sequence[Path]], Iterator[Quad]]
+    read: Callable[..., Iterator[Quad]]
 
 
 LOADERS: dict[str, SourceLoader] = {
@@ -82,8 +84,21 @@ def _existing(paths: Iterable[Path]) -> list[Path]:
 
 
 def rdf_source_files(paths: Iterable[str | Path]) -> list[Path]:
-    """RDF files given by path (each must exist)."""
-    return _existing(Path(p) for p in paths)
+    """RDF files given by path (each must exist: a missing one is named as the KG file that
+    does not exist, not as a dataset file).
+
+    Raises:
+        DataNotFoundError: a file does not exist, or is a directory.
+    """
+    out = [Path(p) for p in paths]
+    for path in out:
+        if path.is_dir():
+            raise DataNotFoundError("is a directory, not an RDF file of the KG", path=path)
+        if not path.is_file():
+            raise DataNotFoundError(
+                "the KG file does not exist (check the path given to --kg)", path=path
+            )
+    return out
 
 
 def biokalma_source_files(data_dir: str | Path) -> list[Path]:

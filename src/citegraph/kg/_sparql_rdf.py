@@ -6,13 +6,17 @@ by an endpoint and the same file loaded with ``--kg kg.ttl`` give the same entit
 
 - entities are IRI subjects; their id is :func:`citegraph.kg._rdf.entity_id` of the IRI (the
   full IRI; a Wikidata item IRI gives its QID);
-- an entity's name is its English label, else an untagged one, else any ``rdfs:label``, else
-  its id; its description is ``schema:description`` (English preferred); its types are the
-  values of ``wdt:P31`` and of the predicates labelled ``instance of``;
-- a fact is any triple except those describing terms: ``rdfs:label``, ``schema:description``
-  and ``?p rdf:type rdf:Property`` (or an OWL / Wikibase property class);
-- a relation's label is the predicate's English ``rdfs:label``, else an untagged one, else
-  another English one (``en-GB``), else the last segment of its IRI;
+- names come from the label predicates (the given ones, then ``rdfs:label``,
+  ``skos:prefLabel``, ``skos:altLabel``, ``schema:name``, ``foaf:name``:
+  :func:`citegraph.kg._rdf.label_predicates`); an entity's name is the English, else untagged,
+  label of the first of them that has one, else a label in another language, else its id; its
+  description is ``schema:description`` (English preferred); its types are the values of
+  ``wdt:P31`` and of the predicates labelled ``instance of``;
+- a fact is any triple except those describing terms: the label predicates,
+  ``schema:description`` and ``?p rdf:type rdf:Property`` (or an OWL / Wikibase property class);
+- a relation's label is the predicate's English label, else an untagged one, else another
+  English one (``en-GB``), of the first label predicate that has one, else the last segment of
+  its IRI;
 - a value is a literal's lexical form, or an IRI's label (else its id) with ``value_id``.
 
 Triples are sorted by (relation, value). Queries are in :mod:`._sparql_rdf_queries`; user text
@@ -48,8 +52,9 @@ from citegraph.kg._types import Entity, Subgraph, Triple
 __all__ = ["SparqlRdfKG"]
 
 Binding = Mapping[str, Mapping[str, str]]
+#: A label: the rank of the label predicate it was read from (0: the most preferred), its term.
+Label = tuple[int, Mapping[str, str]]
 
-_RDFS_LABEL = rdf.RDFS_LABEL.value
 _RDF_TYPE = rdf.RDF_TYPE.value
 _META = {p.value for p in rdf.META_PREDICATES}
 _DESCRIPTION = rdf.SCHEMA_DESCRIPTION.value
@@ -68,10 +73,16 @@ def _label_rank(term: Mapping[str, str]) -> int:
     return 2 if lang.lower().startswith("en-") else 3
 
 
-def _best(labels: Sequence[Mapping[str, str]], *, worst: int = 3) -> str | None:
-    """The preferred label (lowest rank, then smallest text), ``None`` when none qualifies."""
-    ranked = sorted((_label_rank(t), t.get("value", "")) for t in labels)
-    return ranked[0][1] if ranked and ranked[0][0] <= worst else None
+def _best(labels: Sequence[Label], *, worst: int = 3) -> str | None:
+    """The preferred label, ``None`` when none has a language rank up to ``worst``: English or
+    untagged labels first, by label predicate (English before untagged within one); then the
+    others by label predicate and language rank; then the smallest text."""
+    ranked = sorted(
+        (_label_rank(t) > 1, by, _label_rank(t), t.get("value", ""))
+        for by, t in labels
+        if _label_rank(t) <= worst
+    )
+    return ranked[0][3] if ranked else None
 
 
 def _term_id(term: Mapping[str, str]) -> str:
@@ -88,11 +99,11 @@ def _local_name(iri: str) -> str:
 class _Description:
     """What one describe query says about a subject."""
 
-    labels: list[Mapping[str, str]] = field(default_factory=list)
+    labels: list[Label] = field(default_factory=list)
     descriptions: list[Mapping[str, str]] = field(default_factory=list)
     # (predicate IRI, value term) -> labels of the predicate and of the value
-    facts: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Mapping[str, str]], ...]] = (
-        field(default_factory=dict)
+    facts: dict[tuple[str, tuple[tuple[str, str], ...]], tuple[list[Label], list[Label]]] = field(
+        default_factory=dict
     )
     n_rows: int = 0
 
@@ -104,6 +115,11 @@ class SparqlRdfKG:
         client: The client (endpoint, limits, cache).
         prefixes: Prefix name -> namespace IRI (``{"ex": "http://example.org/kg/"}``): ids are
             shown as CURIEs of them and CURIEs are read back, with :data:`WELL_KNOWN_PREFIXES`.
+        label_predicates: IRIs of more label predicates, preferred to the default ones for
+            display names (:func:`citegraph.kg._rdf.label_predicates`).
+
+    Raises:
+        ValueError: a label predicate is not an IRI.
 
     Example:
         >>> kg = SparqlRdfKG(SparqlClient(virtuoso("http://localhost:7878/query")),
@@ -111,10 +127,20 @@ class SparqlRdfKG:
         >>> await kg.find_entities("Marie Curie")  # doctest: +SKIP
     """
 
-    def __init__(self, client: SparqlClient, *, prefixes: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        client: SparqlClient,
+        *,
+        prefixes: Mapping[str, str] | None = None,
+        label_predicates: Sequence[str] = (),
+    ) -> None:
         self.client = client
         self._prefixes = {**WELL_KNOWN_PREFIXES, **dict(prefixes or {})}
         self._short = ShortIds((), self._prefixes)
+        preds = [node.value for node in rdf.label_predicates(label_predicates)]
+        #: The label predicates, in order of preference.
+        self.label_predicates: tuple[str, ...] = tuple(preds)
+        self._label_rank = {iri: rank for rank, iri in enumerate(preds)}
 
     # ------------------------------------------------------------------ reading
     async def _describe(self, entity_id: str) -> _Description | None:
@@ -123,16 +149,17 @@ class SparqlRdfKG:
         if not isinstance(node, NamedNode):
             return None
         try:
-            query = describe_query(node.value)
+            query = describe_query(node.value, label_predicates=self.label_predicates)
         except KGQueryError:
             return None
         out = _Description()
         for row in await self.client.select(query):
             out.n_rows += 1
             pred, value = row["p"]["value"], row["v"]
-            if pred == _RDFS_LABEL:
-                if value.get("type") == "literal" and value not in out.labels:
-                    out.labels.append(value)
+            if pred in self._label_rank:
+                label = (self._label_rank[pred], value)
+                if value.get("type") == "literal" and label not in out.labels:
+                    out.labels.append(label)
                 continue
             if pred == _DESCRIPTION:
                 if value.get("type") == "literal" and value not in out.descriptions:
@@ -145,18 +172,17 @@ class SparqlRdfKG:
             key = (pred, tuple(sorted(value.items())))
             p_labels, v_labels = out.facts.setdefault(key, ([], []))
             for name, labels in (("pLabel", p_labels), ("vLabel", v_labels)):
-                if name in row and row[name] not in labels:
-                    labels.append(row[name])
+                by = self._label_rank.get(row.get(name + "By", {}).get("value", ""))
+                if name in row and by is not None and (by, row[name]) not in labels:
+                    labels.append((by, row[name]))
         return out
 
     @staticmethod
-    def _relation(pred: str, labels: Sequence[Mapping[str, str]]) -> str:
+    def _relation(pred: str, labels: Sequence[Label]) -> str:
         return _best(labels, worst=2) or _local_name(pred)
 
     @staticmethod
-    def _value(
-        term: Mapping[str, str], labels: Sequence[Mapping[str, str]]
-    ) -> tuple[str, str | None]:
+    def _value(term: Mapping[str, str], labels: Sequence[Label]) -> tuple[str, str | None]:
         if term.get("type") in ("literal", "typed-literal"):
             return term.get("value", ""), None
         value_id = _term_id(term)
@@ -203,12 +229,18 @@ class SparqlRdfKG:
     async def find_entities(
         self, name: str, *, type: str | None = None, case_sensitive: bool = True, limit: int = 50
     ) -> list[Entity]:
-        """Entities whose English or untagged label is ``name``, ordered by id; see
+        """Entities with an English or untagged label ``name`` (of any label predicate),
+        ordered by id; see
         :meth:`KnowledgeGraph.find_entities`. ``type`` is a type label or id (compared
         case-insensitively when ``case_sensitive`` is ``False``)."""
         if limit <= 0 or not isinstance(name, str):
             return []
-        query = label_matches_query(name, case_sensitive=case_sensitive, limit=_CANDIDATES)
+        query = label_matches_query(
+            name,
+            case_sensitive=case_sensitive,
+            limit=_CANDIDATES,
+            label_predicates=self.label_predicates,
+        )
         rows = await self.client.select(query)
         ids = sorted({_term_id(r["e"]) for r in rows if r.get("e", {}).get("type") == "uri"})
         entities: list[Entity] = []
@@ -301,9 +333,9 @@ class SparqlRdfKG:
         return f"SparqlRdfKG({self.client!r})"
 
 
-def _has_folded_label(labels: Sequence[Mapping[str, str]], name: str) -> bool:
+def _has_folded_label(labels: Sequence[Label], name: str) -> bool:
     folded = rdf.fold(name)
-    return any(_label_rank(t) <= 2 and rdf.fold(t.get("value", "")) == folded for t in labels)
+    return any(_label_rank(t) <= 2 and rdf.fold(t.get("value", "")) == folded for _, t in labels)
 
 
 def _id_sort_key(entity_id: str) -> tuple[int, int, str]:

@@ -4,15 +4,19 @@ Used by :class:`citegraph.kg._sparql_rdf.SparqlRdfKG`. Two queries, both with co
 text: user strings enter only through :func:`sparql_string`, IRIs through :func:`sparql_iri`,
 the limit through :func:`sparql_int`.
 
-- :func:`label_matches_query`: the IRI subjects with an English (``@en``) or untagged
-  ``rdfs:label`` equal to a name (exact), or equal after ``LCASE`` with an English (``en``,
-  ``en-*``) or untagged language (case-insensitive: a scan of the labels, fine on your own KG,
-  slow on a Wikidata-sized one). Terms used as predicates, or typed as properties, are left out.
+- :func:`label_matches_query`: the IRI subjects with an English (``@en``) or untagged label
+  (of any of the label predicates given, e.g. ``rdfs:label``, ``skos:prefLabel``) equal to a
+  name (exact), or equal after ``LCASE`` with an English (``en``, ``en-*``) or untagged language
+  (case-insensitive: a scan of the labels, fine on your own KG, slow on a Wikidata-sized one).
+  Terms used as predicates, or typed as properties, are left out.
 - :func:`describe_query`: every triple of one subject, with the labels of its predicates and
-  values (one row per combination of labels), from which names, types and facts are read.
+  values and the label predicate of each (one row per combination of labels), from which names,
+  types and facts are read.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from citegraph.kg._sparql_literal import sparql_int, sparql_iri, sparql_string
 
@@ -31,18 +35,30 @@ PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 """
 
 
-def label_matches_query(name: str, *, case_sensitive: bool, limit: int) -> str:
-    """IRI subjects (``?e``) labelled ``name``, not properties, ordered by IRI, at most ``limit``.
+def _values(variable: str, iris: Sequence[str]) -> str:
+    return f"VALUES {variable} {{ {' '.join(sparql_iri(iri) for iri in iris)} }}"
+
+
+def label_matches_query(
+    name: str,
+    *,
+    case_sensitive: bool,
+    limit: int,
+    label_predicates: Sequence[str],
+) -> str:
+    """IRI subjects (``?e``) labelled ``name`` by one of ``label_predicates``, not properties,
+    ordered by IRI, at most ``limit``.
 
     Exact: ``"name"@en`` or ``"name"``. Case-insensitive: ``LCASE`` equality over labels in
     English or without a language (the caller re-checks with :meth:`str.casefold`).
     """
+    by = f"  {_values('?labelBy', label_predicates)}\n"
     if case_sensitive:
         values = f"{sparql_string(name, lang='en')} {sparql_string(name)}"
-        match = f"  VALUES ?label {{ {values} }}\n  ?e rdfs:label ?label .\n"
+        match = f"  VALUES ?label {{ {values} }}\n{by}  ?e ?labelBy ?label .\n"
     else:
         match = (
-            "  ?e rdfs:label ?label .\n"
+            f"{by}  ?e ?labelBy ?label .\n"
             '  FILTER((LANG(?label) = "" || LANGMATCHES(LANG(?label), "en")) && '
             f"LCASE(STR(?label)) = LCASE({sparql_string(name)}))\n"
         )
@@ -58,14 +74,16 @@ def label_matches_query(name: str, *, case_sensitive: bool, limit: int) -> str:
     )
 
 
-def describe_query(iri: str) -> str:
-    """Every triple of the subject ``iri``: rows ``?p ?v ?pLabel ?vLabel`` (labels optional)."""
+def describe_query(iri: str, *, label_predicates: Sequence[str]) -> str:
+    """Every triple of the subject ``iri``: rows ``?p ?v ?pLabel ?pLabelBy ?vLabel ?vLabelBy``
+    (labels optional; ``?…By`` is the label predicate each label was read from)."""
     subject = sparql_iri(iri)
+    p_by, v_by = _values("?pLabelBy", label_predicates), _values("?vLabelBy", label_predicates)
     return (
         PREFIXES
-        + "SELECT ?p ?v ?pLabel ?vLabel WHERE {\n"
+        + "SELECT ?p ?v ?pLabel ?pLabelBy ?vLabel ?vLabelBy WHERE {\n"
         + f"  {subject} ?p ?v .\n"
-        + "  OPTIONAL { ?p rdfs:label ?pLabel . FILTER(isLiteral(?pLabel)) }\n"
-        + "  OPTIONAL { ?v rdfs:label ?vLabel . FILTER(isLiteral(?vLabel)) }\n"
+        + f"  OPTIONAL {{ {p_by} ?p ?pLabelBy ?pLabel . FILTER(isLiteral(?pLabel)) }}\n"
+        + f"  OPTIONAL {{ {v_by} ?v ?vLabelBy ?vLabel . FILTER(isLiteral(?vLabel)) }}\n"
         + "}\n"
     )

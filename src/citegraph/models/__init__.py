@@ -54,6 +54,7 @@ from citegraph.models._grammar import (
     GRAMMAR_MODES,
     Grammar,
     GrammarMode,
+    GrammarUpdate,
     Steering,
     grammar_mode_of,
 )
@@ -144,6 +145,7 @@ __all__ = [
     "GenerationProgress",
     "Grammar",
     "GrammarMode",
+    "GrammarUpdate",
     "HFChat",
     "HFClassifierNLI",
     "HFEmbeddingModel",

@@ -384,6 +384,7 @@ class HFChat(HeldModel):
                 grammar_mode="logits",
                 grammar_s=round(constraint.seconds, 6),
                 grammar_steered=constraint.steered,
+                **constraint.updates,
             )
         return Generation(
             text=text.strip(),

@@ -11,6 +11,10 @@ A :class:`Grammar` carries one language in the three forms providers take:
   The reply is then JSON in that schema, and the caller renders it into text (the grammar's
   owner knows how: see :mod:`citegraph.kalma.constrain`).
 
+A grammar may also change as the reply grows (:class:`GrammarUpdate`, local decoding only): the
+citation grammar lets each fact be cited once per answer that way, which no fixed context-free
+grammar can say without listing every order of the facts.
+
 How each provider applies a grammar is its :data:`GrammarMode`, which a model declares in its
 ``grammar_mode`` attribute; :func:`grammar_mode_of` reads it and refuses, naming the model and
 every mode citegraph knows, a model that has none (a user's own ``ChatModel`` class, say).
@@ -19,14 +23,21 @@ every mode citegraph knows, a model that has none (a user's own ``ChatModel`` cl
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.io import json_text
 
-__all__ = ["GRAMMAR_MODES", "Grammar", "GrammarMode", "Steering", "grammar_mode_of"]
+__all__ = [
+    "GRAMMAR_MODES",
+    "Grammar",
+    "GrammarMode",
+    "GrammarUpdate",
+    "Steering",
+    "grammar_mode_of",
+]
 
 GrammarMode = Literal["logits", "vllm-grammar", "gbnf", "json-schema"]
 
@@ -55,10 +66,31 @@ class Steering(BaseModel):
     at_end: bool = Field(default=True, description="Also when the refused top token ends.")
 
 
+@runtime_checkable
+class GrammarUpdate(Protocol):
+    """A grammar that changes as the reply grows (local decoding: ``logits`` mode and the mock).
+
+    After each token whose text holds one of :attr:`trigger`'s characters, the decoder calls
+    the update with the reply so far; a Lark grammar it returns replaces the current one (it
+    must accept the reply so far: the decoder feeds it every token of the reply again), None
+    keeps it. Servers receive the grammar's fixed forms only; what they cannot hold is the
+    grammar owner's to check after the reply.
+    """
+
+    name: ClassVar[str]
+    """What the update does, with its version (part of the grammar's digest)."""
+    trigger: ClassVar[str]
+    """Characters after which the update is asked (``"]"``: when a citation may have closed)."""
+
+    def __call__(self, reply: str) -> str | None:
+        """The Lark grammar of the whole reply from now on, given the reply so far, or None."""
+        ...
+
+
 class Grammar(BaseModel):
     """One generation constraint in the forms providers take (see the module docstring)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
     name: str = Field(description="What the grammar is, with its version (recorded in runs).")
     lark: str = Field(description="The language in llguidance's Lark dialect.")
@@ -71,10 +103,19 @@ class Grammar(BaseModel):
     steering: Steering | None = Field(
         default=None, description="Local decoding only: see :class:`Steering`."
     )
+    update: GrammarUpdate | None = Field(
+        default=None,
+        exclude=True,
+        description="Local decoding only: how the Lark form changes as the reply grows "
+        "(:class:`GrammarUpdate`); named in the digest, never serialised.",
+    )
 
     def digest(self) -> str:
-        """A short SHA-256 of all three forms (part of cache keys)."""
-        text = json_text(self.model_dump(mode="json"), sort_keys=True)
+        """A short SHA-256 of all three forms and the update's name (part of cache keys)."""
+        data = self.model_dump(mode="json")
+        if self.update is not None:
+            data["update"] = self.update.name
+        text = json_text(data, sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

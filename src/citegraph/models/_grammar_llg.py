@@ -17,6 +17,10 @@ every question.
   kept; where the script leaves the grammar (a citation of something outside the graph), the
   bytes the grammar forces are taken, then ``]`` as soon as it is allowed, else the lowest allowed
   byte, and the script resumes after its own closing bracket.
+
+A grammar with an :attr:`~citegraph.models.Grammar.update` is matched by a :class:`LiveMatcher`
+in all three (the logits processor, the mock's decoding and :func:`grammar_accepts`), so they
+hold the same language.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from citegraph.models._grammar import Grammar, Steering
 
 __all__ = [
     "GrammarLogits",
+    "LiveMatcher",
     "byte_tokenizer",
     "compile_grammar",
     "decode_under",
@@ -98,16 +103,87 @@ def byte_tokenizer() -> Any:
 
 
 def compile_grammar(tokenizer: Any, grammar: Grammar) -> Any:
-    """A fresh llguidance matcher of ``grammar``'s Lark form over ``tokenizer``.
+    """A fresh llguidance matcher of ``grammar``'s Lark form over ``tokenizer``; a
+    :class:`LiveMatcher` when the grammar has an :attr:`~citegraph.models.Grammar.update`.
 
     Raises:
         ModelError: llguidance refuses the grammar (the message names it and says why).
     """
+    if grammar.update is not None:
+        return LiveMatcher(tokenizer, grammar)
+    return _matcher(tokenizer, grammar.lark, grammar.name)
+
+
+def _matcher(tokenizer: Any, lark: str, name: str) -> Any:
     llg = require_llguidance()
-    matcher = llg.LLMatcher(tokenizer, llg.LLMatcher.grammar_from_lark(grammar.lark), log_level=0)
+    matcher = llg.LLMatcher(tokenizer, llg.LLMatcher.grammar_from_lark(lark), log_level=0)
     if matcher.is_error():
-        raise ModelError(f"grammar {grammar.name!r} cannot be compiled: {matcher.get_error()}")
+        raise ModelError(f"grammar {name!r} cannot be compiled: {matcher.get_error()}")
     return matcher
+
+
+class LiveMatcher:
+    """A matcher whose grammar changes as the reply grows (a grammar's ``update``).
+
+    It answers as an llguidance matcher does (the methods the decoders use). After a token whose
+    bytes hold a trigger character it asks the update for a new grammar with the reply so far;
+    a new grammar is compiled and fed every token of the reply again. One that refuses them
+    (a token that ran past the trigger into text the new grammar does not allow, which a byte
+    tokenizer never has) is not used: the current grammar stays, and :attr:`refused` counts it.
+
+    Attributes:
+        updates: How many times the grammar was replaced.
+        refused: New grammars not used because they refused the reply so far.
+    """
+
+    def __init__(self, tokenizer: Any, grammar: Grammar) -> None:
+        if grammar.update is None:
+            raise ValueError("LiveMatcher needs a grammar with an update")
+        self._tokenizer = tokenizer
+        self._grammar = grammar
+        self._update = grammar.update
+        self._trigger = frozenset(grammar.update.trigger.encode("utf-8"))
+        self._matcher = _matcher(tokenizer, grammar.lark, grammar.name)
+        self._tokens: list[int] = []
+        self.updates = 0
+        self.refused = 0
+
+    def consume_token(self, token: int) -> bool:
+        """Feed ``token``; False when the grammar refuses it. May replace the grammar after it."""
+        if not self._matcher.consume_token(token):
+            return False
+        self._tokens.append(token)
+        if self._trigger.intersection(self._tokenizer.decode_bytes([token])):
+            self._refresh()
+        return True
+
+    def _refresh(self) -> None:
+        reply = self._tokenizer.decode_bytes(self._tokens).decode("utf-8", errors="replace")
+        lark = self._update(reply)
+        if lark is None:
+            return
+        matcher = _matcher(self._tokenizer, lark, f"{self._grammar.name} ({self._update.name})")
+        if matcher.consume_tokens(self._tokens):
+            self._matcher = matcher
+            self.updates += 1
+        else:
+            self.refused += 1
+
+    def compute_bitmask(self) -> bytes:
+        """The allowed tokens, one bit each."""
+        return self._matcher.compute_bitmask()  # type: ignore[no-any-return]
+
+    def compute_ff_bytes(self) -> bytes:
+        """The bytes the grammar forces next."""
+        return self._matcher.compute_ff_bytes()  # type: ignore[no-any-return]
+
+    def get_error(self) -> str:
+        """The matcher's error, if any."""
+        return str(self._matcher.get_error())
+
+    def is_accepting(self) -> bool:
+        """Whether the reply may end here."""
+        return bool(self._matcher.is_accepting())
 
 
 class SteerTokens:
@@ -155,7 +231,7 @@ class GrammarLogits:
         torch: The torch module.
 
     Attributes:
-        seconds: Time spent in this processor so far (the grammar's cost).
+        seconds: Time spent in this processor so far (the grammar's cost, updates included).
         tokens: Tokens the matcher has consumed.
         steered: Tokens chosen under the grammar's :class:`~citegraph.models.Steering`.
     """
@@ -222,6 +298,17 @@ class GrammarLogits:
             scores.index_copy_(1, index, values)
         self.seconds += time.perf_counter() - started
         return scores
+
+    @property
+    def updates(self) -> dict[str, int]:
+        """How the grammar changed with the reply (:class:`LiveMatcher`): ``grammar_updates``
+        and, when any, ``grammar_updates_refused``; empty for a fixed grammar."""
+        if not isinstance(self._matcher, LiveMatcher):
+            return {}
+        out = {"grammar_updates": self._matcher.updates}
+        if self._matcher.refused:
+            out["grammar_updates_refused"] = self._matcher.refused
+        return out
 
 
 def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bool]:
@@ -312,7 +399,8 @@ def _fill(matcher: Any, allowed: set[int]) -> int:
 
 
 def grammar_accepts(grammar: Grammar, text: str) -> bool:
-    """Whether ``text`` is a whole sentence of ``grammar``'s language (its Lark form).
+    """Whether ``text`` is a whole sentence of ``grammar``'s language (its Lark form, changed by
+    its update as the text grows, as in local decoding).
 
     Example:
         >>> g = Grammar(name="yes", lark='start: "yes"', gbnf='root ::= "yes"')

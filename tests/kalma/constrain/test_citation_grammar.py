@@ -55,7 +55,10 @@ PARSER_CASES = [
         "It [Q9, notable works: Smith, John: A Life, place of birth: Newark].",
         [_graph("Q9", ("notable works", "Smith, John: A Life"), ("place of birth", "Newark"))],
     ),
-    ("X [Q1, a: b, Q2, c: d] [Q1, a: b].", [_graph("Q1", ("a", "b")), _graph("Q2", ("c", "d"))]),
+    (
+        "X [Q1, a: b, Q2, c: d] [Q1, e: f].",
+        [_graph("Q1", ("a", "b"), ("e", "f")), _graph("Q2", ("c", "d"))],
+    ),
     (
         "Crane [qid: Q206534, place of birth: Newark].",
         [_graph("Q206534", ("place of birth", "Newark"))],
@@ -126,6 +129,9 @@ REFUSED = [
     ("", "an empty answer"),
     ("A [Q1, a: b, a: b, a: b, a: b, a: b].", "five facts of one entity (at most four)"),
     ("A [Q1, a: b, Q2, c: d, Q1, a: b].", "three entity groups (at most two)"),
+    ("A [Q1, a: b, a: b].", "a fact listed twice in one bracket"),
+    ("A [Q1, a: b, Q1, a: b].", "one entity's group twice in one bracket"),
+    ("A [Q1, a: b]. B [Q1, a: b].", "a fact cited again in the answer"),
 ]
 
 

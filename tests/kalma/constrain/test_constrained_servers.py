@@ -21,6 +21,7 @@ from citegraph.cli import main
 from citegraph.datasets import BioKaLMASample, load_biokalma
 from citegraph.kalma.constrain import (
     JSON_INSTRUCTION,
+    ONCE_AFTER_REPLY,
     CitationChoices,
     citation_grammar,
     render_json_answer,
@@ -121,11 +122,13 @@ def test_grammar_servers_get_the_question_gbnf(
         record = records[sample.id]
         assert record["answer"] == _first_fact_answer(choices)
         assert record["constraint"] == {
-            "grammar": "kalma-citations-v1",
+            "grammar": "kalma-citations-v2",
             "mode": mode,
             "citable_facts": choices.size,
             "facts_left_out": len(choices.dropped),
             "cut_open_citation": False,
+            "each_fact_once": ONCE_AFTER_REPLY,
+            "repeats_removed": 0,
         }
         assert "constraint" not in _records(tmp_path / "f")[sample.id]
     metrics = json.loads((tmp_path / "c" / "metrics.json").read_text())
@@ -166,7 +169,7 @@ def test_json_schema_servers_get_the_choices_and_the_reply_is_rendered(
         response_format = body["response_format"]
         assert response_format["type"] == "json_schema"
         assert response_format["json_schema"]["strict"] is True
-        assert response_format["json_schema"]["name"] == "kalma_citations_v1"
+        assert response_format["json_schema"]["name"] == "kalma_citations_v2"
         schema = response_format["json_schema"]["schema"]
         assert schema == citation_grammar(choices).json_schema
         items = schema["properties"]["sentences"]["items"]["properties"]["citations"]["items"]

@@ -82,6 +82,9 @@ MALFORMED = [
     "A value left out [Q1, unbalanced: open [bracket].",
     "A value left out [Q1, control: tab\there].",
     "Two brackets in one [Q1, occupation: mathematician][NA].x",
+    "A fact twice [Q1, occupation: mathematician, occupation: mathematician].",
+    "Out of the prompt's order [Q1, city: Zürich – Genève, occupation: mathematician].",
+    "One entity twice [Q1, occupation: mathematician, Q1, city: Zürich – Genève].",
 ]
 
 
@@ -189,17 +192,18 @@ def test_gbnf_literals_read_back_as_the_facts_on_llama_cpp() -> None:
     _, _, text = _both(HOSTILE)
     rules = dict(line.split(" ::= ", 1) for line in text.splitlines())
     for n, entity in enumerate(choices.entities):
-        body, facts, at = rules[f"f{n}"], [], 0
-        while at < len(body):
-            fact, at = _read_gbnf_literal(body, at)
+        facts = []
+        for k in range(len(entity.facts)):
+            fact, at = _read_gbnf_literal(rules[f"f{n}k{k}"], 0)
+            assert at == len(rules[f"f{n}k{k}"])  # one literal per fact rule
             facts.append(fact)
-            assert body[at : at + 3] in (" | ", ""), body[at:]
-            at += 3
         assert tuple(facts) == entity.facts
-        fact = f'", " f{n}'
-        assert rules[f"e{n}"] == (  # one to four facts
-            f'"qid: "? "{entity.display_id}" {fact} ({fact} ({fact} ({fact})?)?)?'
-        )
+        assert rules[f"g{n}"] == f'"qid: "? "{entity.display_id}" ", " e{n}k0c4'
+        last = len(entity.facts) - 1  # the last fact: nothing after it, in any count
+        assert all(rules[f"e{n}k{last}c{c}"] == f"(f{n}k{last})" for c in range(1, 5))
+    # one fact of Q1, then at most three of the later ones, or only later ones
+    assert rules["e0k0c4"] == '(f0k0 (", " e0k1c3)?) | e0k1c4'
+    assert rules["cite"] == '"[NA]" | "[" (g0 (", " (g1))? | g1 (", " (g0))?) "]"'
     # rule names are llama.cpp words ([a-zA-Z0-9-]); the root rule is named root
     assert all(re.fullmatch(r"[a-zA-Z0-9-]+", name) for name in rules) and "root" in rules
 

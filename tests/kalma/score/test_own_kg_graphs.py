@@ -18,7 +18,8 @@ nothing     [flows into: North Sea]: no subject written, nothing retrieved or ci
 correctness micro (1+1+1+1+2)/(2+1+1+1+2) = 6/7, macro mean(1/2, 1, 1, 1, 1) = 9/10.
 Validity: 7 KG citations, 0 not in the KG; outside the retrieved graphs 2: the Baltic fact (the
 retrieved set is NER's nothing plus the cited Thames, whose graph lacks it) and London (not in
-the 1 retrieved fact); 1 malformed bracket (nothing's).
+the 1 retrieved fact); 0 malformed brackets, 1 left unjudged because retrieval found no entity
+(nothing's).
 
 Before the fix: CURIE citations over no graph were read as ids the KG does not have, the label
 with a comma named nothing, and the bracket of "nothing" said "no graphs were given".
@@ -119,7 +120,8 @@ def test_cited_entities_are_judged_when_ner_finds_nothing(tmp_path: Path) -> Non
     validity = metrics["citation_validity"]
     assert (validity["kg_citations"], validity["not_in_kg"]) == (7, 0)
     assert validity["outside_retrieved"] == 2
-    assert validity["malformed_brackets"] == 1
+    # nothing's bracket is no malformed one: retrieval found no entity to judge it on
+    assert (validity["malformed_brackets"], validity["no_entity_brackets"]) == (0, 1)
 
 
 @pytest.mark.needs("spacy")
@@ -138,9 +140,10 @@ def test_each_record_says_where_its_graphs_came_from(tmp_path: Path) -> None:
     nothing = records["nothing"]
     found_none = nothing["retrieval"]["found_none"]
     assert found_none == "retrieval found no entity, and no citation names one"
-    (malformed,) = nothing["citation_validity"]["malformed"]
-    assert "retrieval found no entity" in malformed["reason"]
-    assert "no graphs were given" not in malformed["reason"]
+    assert nothing["citation_validity"]["malformed"] == []
+    (unjudged,) = nothing["citation_validity"]["no_entity"]
+    assert "retrieval found no entity" in unjudged["reason"]
+    assert "no graphs were given" not in unjudged["reason"]
 
 
 def test_given_retrieval_needs_no_ner(tmp_path: Path) -> None:
@@ -209,3 +212,23 @@ def test_the_sample_page_says_where_the_graphs_came_from(tmp_path: Path) -> None
     assert given["graphs scored against"] == f"geo:Thames = {GEO}Thames (retrieved, cited)"
     nothing = dict(retrieval_fields(records["nothing"]).fields)
     assert nothing["found"] == "retrieval found no entity, and no citation names one"
+
+
+@pytest.mark.needs("spacy")
+def test_unjudged_brackets_are_shown_apart_from_malformed_ones(tmp_path: Path) -> None:
+    from citegraph.cli._kalma import validity_line
+    from citegraph.kalma._view import KalmaPresenter
+    from citegraph.kalma._view_validity import validity_fields, validity_tags
+
+    code, output, out = _run(tmp_path, ANSWERS[-1:])
+    assert code == 0, output
+    [record] = _records(out).values()
+    assert validity_tags(record) == ["validity:no-entity", "validity:no-citations"]
+    fields = dict(validity_fields(record).fields)
+    assert fields["malformed brackets"] == "0 / 1 = 0.0%"
+    assert "[flows into: North Sea]" in fields["left unjudged (retrieval found no entity)"]
+    [row] = KalmaPresenter.tables(record)["citations"]
+    assert (row["kind"], row["bracket"]) == ("no_entity", "[flows into: North Sea]")
+    metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
+    line = validity_line(metrics["citation_validity"], None)
+    assert "0 (0.0%) malformed, 1 (100.0%) left unjudged (retrieval found no entity)" in line

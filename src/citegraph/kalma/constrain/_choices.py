@@ -11,7 +11,7 @@ with the reason, so the grammar never allows a citation the scorer would read di
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from citegraph.kalma.parse._graphs import norm_ws
@@ -61,6 +61,12 @@ class CitationChoices:
                     facts[text] = t
             candidates.append((graph, list(facts.items())))
         readable = self._readable(candidates)
+        self._facts: dict[tuple[str, str, str], tuple[str, str]] = {
+            _key(t): (graph.center.id, fact)
+            for graph, facts in candidates
+            for fact, t in facts
+            if (graph.center.id, fact) in readable
+        }
         self.entities = tuple(
             CitableEntity(graph.center.display_id, graph.center.id, tuple(facts))
             for graph, facts in ((g, [f for f, _ in fs if (g.center.id, f) in readable])
@@ -98,10 +104,42 @@ class CitationChoices:
         """The bracket citing ``facts`` of ``entity``: ``[Q1, relation: value, ...]``."""
         return "[" + ", ".join([entity.display_id, *facts]) + "]"
 
+    def fact_of(self, triple: Triple) -> tuple[str, str] | None:
+        """``(entity id, fact)`` of the citable fact ``triple`` is (compared up to whitespace,
+        as the parser compares), or None when it is none of the choices."""
+        return self._facts.get(_key(triple))
+
+    def remaining(self, used: Collection[tuple[str, str]]) -> tuple[CitableEntity, ...]:
+        """The entities without the ``used`` ``(entity id, fact)`` pairs, in order; an entity
+        left with no fact is left out."""
+        left = (
+            CitableEntity(e.display_id, e.full_id, tuple(f for f in e.facts
+                                                         if (e.full_id, f) not in used))
+            for e in self.entities
+        )  # fmt: skip
+        return tuple(e for e in left if e.facts)
+
+    def bracket(self, cited: Sequence[tuple[str, str]]) -> str:
+        """One bracket citing the ``(entity id, fact)`` pairs, in order, consecutive facts of
+        one entity after one id: ``[Q1, a: b, c: d, Q2, e: f]``."""
+        display = {e.full_id: e.display_id for e in self.entities}
+        parts: list[str] = []
+        last = None
+        for entity_id, fact in cited:
+            if entity_id != last:
+                parts.append(display[entity_id])
+                last = entity_id
+            parts.append(fact)
+        return "[" + ", ".join(parts) + "]"
+
 
 def _read_alone(display: str, fact: str, graphs: Sequence[Subgraph]) -> list[Triple | None]:
     parsed = parse_answer(f"Fact [{display}, {fact}].", graphs)
     return [c.triple for c in parsed.citations]
+
+
+def _key(t: Triple) -> tuple[str, str, str]:
+    return (t.subject, norm_ws(t.relation), norm_ws(t.value))
 
 
 def _same(a: Triple, b: Triple) -> bool:

@@ -18,6 +18,7 @@ from citegraph.kalma.constrain._grammar import (
     citation_grammar,
     render_json_answer,
 )
+from citegraph.kalma.constrain._once import drop_repeats
 from citegraph.kalma.constrain._trim import cut_open_citation
 from citegraph.kg import Subgraph
 from citegraph.models import (
@@ -32,7 +33,11 @@ from citegraph.models import (
     grammar_mode_of,
 )
 
-__all__ = ["CitationConstraint"]
+__all__ = ["ONCE_AFTER_REPLY", "ONCE_IN_DECODING", "CitationConstraint"]
+
+#: How each fact is kept to one citation per answer (the record's ``each_fact_once``).
+ONCE_IN_DECODING = "in decoding: a cited fact leaves the grammar"
+ONCE_AFTER_REPLY = "after the reply: repeated citations removed (the server's grammar is fixed)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,7 +92,9 @@ class CitationConstraint:
         """The reply's text as KaLMA text, and the record of how it was made.
 
         A JSON-schema reply is rendered (:func:`render_json_answer`); a reply cut by
-        ``max_tokens`` loses its unfinished citation (:func:`cut_open_citation`).
+        ``max_tokens`` loses its unfinished citation (:func:`cut_open_citation`); a citation of
+        a fact the reply cited before is removed (:func:`drop_repeats`: none in ``logits``
+        mode, where decoding never writes one; counted in ``repeats_removed``).
 
         Raises:
             ResponseFormatError: A JSON-schema reply that is not the schema's JSON (saying so
@@ -111,14 +118,17 @@ class CitationConstraint:
         cut = False
         if cut_short:
             text, cut = cut_open_citation(text)
+        text, repeats = drop_repeats(text, self.choices)
         record: dict[str, Any] = {
             "grammar": self.grammar.name,
             "mode": self.mode,
             "citable_facts": self.choices.size,
             "facts_left_out": len(self.choices.dropped),
             "cut_open_citation": cut,
+            "each_fact_once": ONCE_IN_DECODING if self.mode == "logits" else ONCE_AFTER_REPLY,
+            "repeats_removed": repeats,
         }
-        for key in ("grammar_s", "grammar_steered"):
+        for key in ("grammar_s", "grammar_steered", "grammar_updates", "grammar_updates_refused"):
             if key in raw:
                 record[key] = raw[key]
         return text, record

@@ -1,13 +1,17 @@
-"""The citation grammar of one question: free text, citations only of the retrieved triples.
+"""The citation grammar of one question: free text, citations only of the retrieved triples,
+each fact cited at most once.
 
-The language (``kalma-citations-v1``) is, in words: free text in which every bracket is a
+The language (``kalma-citations-v2``) is, in words: free text in which every bracket is a
 citation and every sentence is annotated. A citation is either ``[NA]`` or ``[`` entity-group
-(``, `` entity-group)? ``]``, where an entity group is ``qid: ``? *display id* (``, `` *fact*)
-one to four times (:data:`MAX_FACTS`, :data:`MAX_GROUPS`) and each *fact* one of that entity's
-``relation: value`` texts (:class:`CitationChoices`). So
-``[Q206534, occupation: novelist, place of birth: Newark]`` is allowed exactly when both facts
-are triples of Q206534's retrieved subgraph, and ``[Q1, Stephen Crane]``, ``[1]`` or an unclosed
-``[`` never are. Citations may stand anywhere in a sentence (``born on July 8 [NA] in Rome
+(``, `` entity-group)? ``]``, the two groups of different entities, where an entity group is
+``qid: ``? *display id* (``, `` *fact*) one to four times (:data:`MAX_FACTS`,
+:data:`MAX_GROUPS`), each *fact* one of that entity's ``relation: value`` texts
+(:class:`CitationChoices`), listed in the order the prompt shows them, so none twice. So
+``[Q206534, place of birth: Newark, occupation: novelist]`` is allowed exactly when both facts
+are triples of Q206534's retrieved subgraph (in that order), and ``[Q1, Stephen Crane]``,
+``[1]``, ``[Q1, a: b, a: b]`` or an unclosed ``[`` never are. A fact cited once is not cited
+again in the same answer (:mod:`._once`: in decoding for local models, removed after the reply
+for servers). Citations may stand anywhere in a sentence (``born on July 8 [NA] in Rome
 [Q212657, place of birth: Rome].``), but a sentence ends (``.``, ``!``, ``?``) only right after
 one, and the answer ends after one: the paper's instruction to annotate every claim, with [NA]
 where the information lacks it, is kept by the grammar rather than hoped for (a small model
@@ -16,15 +20,17 @@ asked to cite, free, mostly does not). Text therefore holds no ``.``, ``!`` or `
 as :func:`~citegraph.kalma.parse.parse_answer` reads it.
 
 :func:`citation_grammar` writes the language in the three forms of
-:class:`~citegraph.models.Grammar`:
+:class:`~citegraph.models.Grammar` (:mod:`._forms` writes the first two):
 
-- Lark for llguidance: two terminals, ``TEXT`` and ``CITE``, each one regular expression, so no
-  lexing choice between overlapping facts can refuse a valid citation;
-- GBNF for llama.cpp and vLLM: one rule per entity, its facts as string alternatives;
+- Lark for llguidance: two lexemes, ``TEXT`` and ``CITE``, each one regular expression, so no
+  lexing choice between overlapping facts can refuse a valid citation; its
+  :class:`~citegraph.kalma.constrain.OncePerAnswer` update leaves out the facts already cited;
+- GBNF for llama.cpp and vLLM: the same pieces as rules, the facts as string literals;
 - a strict JSON schema (servers that constrain only JSON): ``{"sentences": [{"text": ...,
   "citations": [...]}]}`` where each citation is ``"NA"`` or one of the enum of
   ``"<display id>, <relation>: <value>"`` texts; :func:`render_json_answer` writes such a reply
-  as KaLMA text.
+  as KaLMA text. The schema cannot forbid a repeat (strict OpenAI schemas refuse
+  ``uniqueItems``); the repeats are removed after the reply.
 """
 
 from __future__ import annotations
@@ -35,19 +41,24 @@ from typing import Any, Literal
 
 from citegraph.errors import ResponseFormatError
 from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
+from citegraph.kalma.constrain._forms import MAX_FACTS, MAX_GROUPS, gbnf_form, lark_form
+from citegraph.kalma.constrain._once import OncePerAnswer
 from citegraph.models import Grammar, Steering
 
 __all__ = [
     "CITATION_GRAMMAR",
     "JSON_INSTRUCTION",
+    "MAX_FACTS",
+    "MAX_GROUPS",
     "CitationsMode",
     "citation_grammar",
     "render_json_answer",
 ]
 
 CitationsMode = Literal["free", "constrained"]
-#: The grammar's name and version (recorded with every constrained run).
-CITATION_GRAMMAR = "kalma-citations-v1"
+#: The grammar's name and version (recorded with every constrained run). v2: the facts of a
+#: bracket in the prompt's order, its two groups of different entities, each fact once per answer.
+CITATION_GRAMMAR = "kalma-citations-v2"
 #: Added to the system prompt when the reply must be JSON (the ``json-schema`` mode).
 JSON_INSTRUCTION = (
     " Answer in JSON: a list of sentences, each with its text and the citations supporting it, "
@@ -55,85 +66,9 @@ JSON_INSTRUCTION = (
     "information does not provide."
 )
 _NA = "NA"
-#: At most this many facts of one entity, and entities, in one citation: the paper's brackets
-#: hold one to four facts; without a bound a small model lists facts until ``max_tokens``.
-MAX_FACTS = 4
-MAX_GROUPS = 2
 #: Local decoding: where the model would end a sentence (or the reply) and the grammar wants a
 #: citation first, the citation opens (``[`` or `` [``) instead of the model writing around it.
 SENTENCE_END_STEERING = Steering(when=r"^\s*[.!?]", to=r"^\s?\[$", at_end=True)
-_REGEX_META = frozenset("\\.+*?()|[]{}^$#&-~/")
-
-
-def _regex_literal(text: str) -> str:
-    """``text`` as a regular expression matching exactly it (llguidance's Rust syntax; ``/``
-    escaped for Lark's ``/.../``)."""
-    return "".join("\\" + ch if ch in _REGEX_META else ch for ch in text)
-
-
-def _gbnf_literal(text: str) -> str:
-    """``text`` as a GBNF string literal."""
-    out = []
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 32 or ord(ch) == 127:
-            out.append(f"\\x{ord(ch):02x}")
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
-
-
-def _cite_regex(entities: Sequence[CitableEntity]) -> str:
-    groups = "|".join(
-        "(qid: )?" + _regex_literal(e.display_id)
-        + "(, (" + "|".join(_regex_literal(f) for f in e.facts) + f")){{1,{MAX_FACTS}}}"
-        for e in entities
-    )  # fmt: skip
-    if not groups:
-        return r"\[NA\]"
-    return rf"\[(NA|({groups})(, ({groups})){{0,{MAX_GROUPS - 1}}})\]"
-
-
-def _lark(entities: Sequence[CitableEntity]) -> str:
-    return "\n".join(
-        [
-            "start: (TEXT? CITE END?)+",
-            r"TEXT: /[^\[\].!?]+/",
-            f"CITE: /{_cite_regex(entities)}/",
-            r"END: /[.!?]+/",
-        ]
-    )
-
-
-def _gbnf(entities: Sequence[CitableEntity]) -> str:
-    lines = [
-        "root ::= (text* cite end?)+",
-        r"text ::= [^\[\].!?]",
-        r"end ::= [.!?]+",
-    ]
-    if entities:
-        names = " | ".join(f"e{i}" for i in range(len(entities)))
-        lines.append(
-            'cite ::= "[NA]" | "[" group' + _optional('", " group', MAX_GROUPS - 1) + ' "]"'
-        )
-        lines.append(f"group ::= {names}")
-        for i, e in enumerate(entities):
-            facts = f'", " f{i}' + _optional(f'", " f{i}', MAX_FACTS - 1)
-            lines.append(f'e{i} ::= "qid: "? {_gbnf_literal(e.display_id)} {facts}')
-            lines.append(f"f{i} ::= " + " | ".join(_gbnf_literal(f) for f in e.facts))
-    else:
-        lines.append('cite ::= "[NA]"')
-    return "\n".join(lines)
-
-
-def _optional(item: str, times: int) -> str:
-    """``item`` at most ``times`` more times, as nested GBNF options (no ``{m,n}``, which older
-    llama.cpp and some EBNF readers lack): `` (a (a)?)?``."""
-    text = ""
-    for _ in range(times):
-        text = f" ({item}{text})?"
-    return text
 
 
 def _choice_texts(entities: Sequence[CitableEntity]) -> list[str]:
@@ -163,14 +98,16 @@ def _json_schema(entities: Sequence[CitableEntity]) -> dict[str, Any]:
 
 
 def citation_grammar(choices: CitationChoices) -> Grammar:
-    """The grammar allowing exactly ``choices``' citations (see the module docstring)."""
+    """The grammar allowing exactly ``choices``' citations, each fact once per answer in local
+    decoding (see the module docstring)."""
     entities = choices.entities
     return Grammar(
         name=CITATION_GRAMMAR,
-        lark=_lark(entities),
-        gbnf=_gbnf(entities),
+        lark=lark_form(entities),
+        gbnf=gbnf_form(entities),
         json_schema=_json_schema(entities),
         steering=SENTENCE_END_STEERING,
+        update=OncePerAnswer(choices),
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from citegraph.datasets import BioKaLMASample, GoldRecord
+from citegraph.datasets import BioKaLMASample, GoldRecord, QuestionRecord
 from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer_async
 from citegraph.kalma.generate._prompt import flatten_kg
 from citegraph.kalma.retrieve._retrieve import Retriever
@@ -41,10 +41,11 @@ class RunModels(BaseModel):
     kg_identity: str | None
     retriever: Retriever | None
     entities: EntityLookup | None = None  # where cited ids are looked up (citation validity)
+    entity_ids: dict[str, str] = {}  # your own questions' entities -> their ids in kg
 
 
 async def answer_and_score(
-    sample: BioKaLMASample,
+    sample: BioKaLMASample | QuestionRecord,
     config: RunConfig,
     models: RunModels,
     *,
@@ -54,7 +55,10 @@ async def answer_and_score(
 ) -> dict[str, Any]:
     """The record of one question (``graphs``: its dataset context, ablation applied)."""
     record: dict[str, Any] = {"id": sample.id, "index": sample.index}
-    if models.retriever is not None and models.kg is not None:
+    if isinstance(sample, QuestionRecord):
+        assert models.kg is not None and models.retriever is not None
+        graphs, record["retrieval"] = await _own_context(sample, models)
+    elif models.retriever is not None and models.kg is not None:
         retrieval = await models.retriever(sample.question, models.kg)
         graphs = tuple(retrieval.graphs)
         record["retrieval"] = {
@@ -120,6 +124,31 @@ async def answer_and_score(
         )
         record["text_quality"] = quality.model_dump(mode="json")
     return record
+
+
+async def _own_context(
+    sample: QuestionRecord, models: RunModels
+) -> tuple[tuple[Subgraph, ...], dict[str, Any]]:
+    """Your own question's KG context: its ``entities``' one-hop graphs, else what the
+    retriever finds for it (NER, label lookup, re-ranking); and how it was found."""
+    assert models.kg is not None and models.retriever is not None
+    if sample.entities:
+        ids = list(dict.fromkeys(models.entity_ids[text] for text in sample.entities))
+        graphs = tuple([await models.kg.subgraph(i) for i in ids])
+        return graphs, {"source": "entities", "entities": list(sample.entities), "qids": ids}
+    retrieval = await models.retriever(sample.question, models.kg)
+    graphs = tuple(retrieval.graphs)
+    info = {
+        "source": "ner",
+        "qids": [g.center.id for g in graphs],
+        "mentions": [m.text for m in retrieval.mentions],
+        "unresolved": [
+            {"mention": u.mention.text, "reason": u.reason} for u in retrieval.unresolved
+        ],
+    }
+    if not graphs:
+        info["found_none"] = "retrieval found no entity"
+    return graphs, info
 
 
 def prompt_triples(graphs: Sequence[Subgraph], version: str) -> list[dict[str, Any]]:

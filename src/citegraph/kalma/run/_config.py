@@ -16,15 +16,18 @@ from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
 from citegraph.kalma.constrain import CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
+from citegraph.kalma.run._approx_gold import APPROX_GOLD
 from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
+from citegraph.kg import KGOptions
 from citegraph.models import GenerateConfig
 from citegraph.runs import Runtime
 
 TASK = "kalma.run"
 
 
-class RunConfig(ScoringOptions):
-    """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring."""
+class RunConfig(KGOptions, ScoringOptions):
+    """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring; with
+    ``--retrieval ner``, how ``kg`` is opened (:class:`~citegraph.kg.KGOptions`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -34,6 +37,12 @@ class RunConfig(ScoringOptions):
     )
     split: Literal["general", "specific"] = Field(
         default="specific", description="BioKaLMA split: 'general' or 'specific' questions."
+    )
+    questions: str | None = Field(
+        default=None,
+        description="Your own questions instead of a benchmark: a questions.jsonl path ({id, "
+        "question}, optional entities and gold), answered over --kg (retrieval as "
+        "--retrieval ner, or the question's entities).",
     )
     model: str = Field(
         default="local",
@@ -106,23 +115,45 @@ class RunConfig(ScoringOptions):
 
     @model_validator(mode="after")
     def _check(self) -> RunConfig:
-        if self.remove_knowledge and self.gold is None and self.dataset == "biokalma":
+        if self.questions is not None:
+            self._check_questions()
+        elif self.remove_knowledge and self.gold is None and self.dataset == "biokalma":
             raise ConfigError(
                 "--remove-knowledge needs gold minimum knowledge sets to remove facts from: "
                 "give --gold FILE (gold.jsonl) or --gold question-match (an approximation)"
             )
-        if self.retrieval_accuracy < 100 and self.retrieval != "dataset":
+        if self.reads_differently and not self.over_kg:
+            raise ConfigError("--label-predicate and --prefix read --kg: give --retrieval ner")
+        if self.retrieval_accuracy < 100 and self.over_kg:
             raise ConfigError(
                 "--retrieval-accuracy replaces the dataset's question graphs (§5.3); it needs "
                 "--retrieval dataset"
             )
         return self
 
+    def _check_questions(self) -> None:
+        if self.gold == APPROX_GOLD:
+            raise ConfigError(
+                f"--gold {APPROX_GOLD} approximates BioKaLMA's gold from its graphs; your own "
+                "questions take their gold in the questions file ('gold') or --gold FILE"
+            )
+
+    @property
+    def over_kg(self) -> bool:
+        """Whether the questions' KG context comes from ``kg`` (``--retrieval ner``, or your own
+        questions), not from the dataset's graphs."""
+        return self.retrieval == "ner" or self.questions is not None
+
     def identity(self) -> dict[str, Any]:
-        """The config as ``run.json`` records it: ``citations`` only when constrained, so runs
-        made before the field existed keep their run ids and resume."""
+        """The config as ``run.json`` records it: ``citations`` only when constrained, the
+        label predicates and prefixes only when given, so runs made before the fields existed
+        keep their run ids and resume; the KG's cache settings never."""
         exclude = {"citations"} if self.citations == "free" else set()
-        return self.model_dump(mode="json", exclude=exclude)
+        if self.questions is None:
+            exclude.add("questions")
+        else:  # your own questions: no benchmark, and always retrieved over kg
+            exclude |= {"dataset", "split", "retrieval"}
+        return self.identity_dump(self.model_dump(mode="json", exclude=exclude))
 
     def generate_config(self) -> GenerateConfig:
         """The sampling parameters of the answering model."""
@@ -148,7 +179,7 @@ def gold_source(config: RunConfig) -> str | None:
     """The gold a run uses: ``--gold``, else a dataset directory's ``gold.jsonl``, else none."""
     if config.gold is not None:
         return config.gold
-    if config.dataset != "biokalma":
+    if config.dataset != "biokalma" and config.questions is None:
         candidate = Path(config.dataset) / "gold.jsonl"
         if candidate.is_file():
             return str(candidate)

@@ -92,8 +92,9 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
 
 def _constraint(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """How the constrained citations were made: the grammar and its mode, the citable facts,
-    answers whose unfinished citation was cut at max_tokens, and (local models) the grammar's
-    share of generation time."""
+    answers whose unfinished citation was cut at max_tokens, how each fact was kept to one
+    citation per answer and the repeated citations removed after the reply (servers), and
+    (local models) the grammar's share of generation time."""
     rows = [r["constraint"] for r in records if r.get("constraint")]
     timed = [
         (r["constraint"]["grammar_s"], r["generation"]["latency_s"])
@@ -110,6 +111,8 @@ def _constraint(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "mean_citable_facts": statistics.fmean(r["citable_facts"] for r in rows) if rows else None,
         "n_facts_left_out": sum(r.get("facts_left_out", 0) for r in rows),
         "n_cut_open_citation": sum(1 for r in rows if r.get("cut_open_citation")),
+        "each_fact_once": sorted({str(r["each_fact_once"]) for r in rows if "each_fact_once" in r}),
+        "n_repeats_removed": sum(r.get("repeats_removed", 0) for r in rows),
         "grammar_s": round(grammar_s, 6) if timed else None,
         "generation_s": round(latency_s, 6) if timed else None,
         "grammar_share": grammar_s / latency_s if timed and latency_s else None,
@@ -159,10 +162,33 @@ def _retrieval(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str
     rows = [r["retrieval"] for r in records if r.get("retrieval")]
     if not rows:
         return None
+    if config.questions is not None:
+        return _own_retrieval(rows)
     report = retrieval_accuracy(
         [r["qids"] for r in rows], [r["gold_qids"] for r in rows], mode=config.rules
     )
     return report.model_dump(mode="json", exclude={"per_question"})
+
+
+#: Why your own questions' retrieval has no accuracy.
+NO_OWN_GOLD_ENTITIES = (
+    "your own questions name no gold entities to compare retrieval with (BioKaLMA's graphs do)"
+)
+
+
+def _own_retrieval(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How your own questions' KG context was found: by source, and how many found nothing."""
+    sources: dict[str, int] = {}
+    for row in rows:
+        sources[row.get("source", "ner")] = sources.get(row.get("source", "ner"), 0) + 1
+    return {
+        "mode": "own questions",
+        "sources": sources,
+        "n_found_none": sum(1 for row in rows if row.get("found_none")),
+        "n_measured": 0,
+        "n_unmeasured": len(rows),
+        "unmeasured_reason": NO_OWN_GOLD_ENTITIES,
+    }
 
 
 def _experiment(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:

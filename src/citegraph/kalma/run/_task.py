@@ -19,17 +19,17 @@ from typing import Any
 
 from pydantic import Field
 
-from citegraph.datasets import BioKaLMASample
+from citegraph.datasets import BioKaLMASample, GoldRecord
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
 from citegraph.kalma.run._config import TASK, RunConfig
-from citegraph.kalma.run._inputs import RunInputs, read_inputs
+from citegraph.kalma.run._inputs import RunInputs, read_inputs, resolve_questions
 from citegraph.kalma.run._report import build_run_metrics
 from citegraph.kalma.score import KalmaScoreTask
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
-from citegraph.kg import KnowledgeGraph, kg_with_identity, open_kg
+from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
 from citegraph.models import (
     ChatModel,
     NLIModel,
@@ -103,6 +103,7 @@ class KalmaRunTask(Task[str, RunModels]):
         self.data_dir = data_dir
         self.contact = contact
         self._model, self._judge, self._nli, self._kg = model, judge, nli, kg
+        self._gold: dict[str, GoldRecord] | None = None  # your own questions' gold, resolved
 
     @cached_property
     def inputs(self) -> RunInputs:
@@ -110,8 +111,8 @@ class KalmaRunTask(Task[str, RunModels]):
         return read_inputs(self.config, self.data_dir)
 
     def items(self) -> list[tuple[str, str]]:
-        """One item per question of the split: its id (the question and its graphs are read
-        from the split when it is answered)."""
+        """One item per question of the split (or of your own questions file): its id (the
+        question and its graphs are read when it is answered)."""
         return [(sid, sid) for sid in self.inputs.split.ids]
 
     @asynccontextmanager
@@ -153,11 +154,18 @@ class KalmaRunTask(Task[str, RunModels]):
             if config.citations == "constrained":
                 grammar_mode_of(answerer)  # a model that cannot constrain fails before any item
             kg, identity, retriever = self._kg, None, None
-            if config.retrieval == "ner":
+            if config.over_kg:
                 kg, identity = kg_with_identity(
-                    config.kg if kg is None else kg, data_dir=self.data_dir, contact=self.contact
+                    config.kg if kg is None else kg,
+                    data_dir=self.data_dir,
+                    contact=self.contact,
+                    options=config.kg_options(cache=runtime.cache),
                 )
                 retriever = Retriever(RetrievalConfig.for_mode(config.rules))
+            entity_ids: dict[str, str] = {}
+            if config.questions is not None:
+                assert kg is not None
+                entity_ids, self._gold = await resolve_questions(kg, self.inputs)
             yield RunModels(
                 answerer=answerer,
                 nli=self._nli
@@ -171,6 +179,7 @@ class KalmaRunTask(Task[str, RunModels]):
                 kg_identity=identity,
                 retriever=retriever,
                 entities=self._entity_lookup(kg),
+                entity_ids=entity_ids,
             )
 
     def _entity_lookup(self, kg: KnowledgeGraph | None) -> EntityLookup:
@@ -210,11 +219,22 @@ class KalmaRunTask(Task[str, RunModels]):
                 self.config,
                 models,
                 graphs=inputs.context(sample),
-                gold=inputs.gold,
+                gold=inputs.gold if self._gold is None else self._gold,
                 judged=inputs.judged,
             )
             for sample in inputs.split.samples(batch)
         ]
+
+    def run_notes(self, models: RunModels) -> dict[str, Any]:
+        """How the KG's remote answers are cached (``kg_cache``), over a SPARQL KG."""
+        kg_cache = kg_cache_note(models.kg)
+        return {"kg_cache": kg_cache} if kg_cache else {}
+
+    def metrics(
+        self, records: Sequence[Record], info: dict[str, Any], models: RunModels
+    ) -> dict[str, Any]:
+        """:meth:`summarize`, with the live run's KG cache hits (over a SPARQL KG)."""
+        return self.summarize(records, info) | self.run_notes(models)
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:

@@ -1,16 +1,27 @@
 """How attributed answers are scored: the options ``kalma score`` and ``kalma run`` share.
 
-Written verbatim into ``run.json`` (part of a run's identity) and ``metrics.json``.
+Written verbatim into ``run.json`` (part of a run's identity) and ``metrics.json``, except the
+KG's cache settings (:class:`~citegraph.kg.KGOptions`), which only say how fresh a remote KG's
+answers are.
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+    model_validator,
+)
 
+from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
 from citegraph.kalma._rules import KalmaRules, Mode
+from citegraph.kg import KGOptions
 
 
 class ScoringOptions(BaseModel):
@@ -74,13 +85,15 @@ class ScoringOptions(BaseModel):
         return KalmaRules.for_mode(self.mode, self.effective_parser)
 
 
-class ScoreConfig(ScoringOptions):
+class ScoreConfig(KGOptions, ScoringOptions):
     """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``.
 
     Answers are scored either against a benchmark's entries (``dataset`` and ``split``: their ids
     are the dataset's) or over your own KG (``kg``: your own ids; each answer's graphs come from
-    the KG). The dump holds the fields of the one in use: ``kg`` only when it is set, ``dataset``
-    and ``split`` only when it is not (so runs made before ``kg`` existed keep their identity).
+    the KG, opened with the :class:`~citegraph.kg.KGOptions` fields). The dump holds the fields
+    of the one in use: ``kg`` only when it is set, ``dataset`` and ``split`` only when it is not
+    (so runs made before ``kg`` existed keep their identity); ``label_predicates`` and
+    ``prefixes`` only when given; the KG's cache settings never (they are not identity).
     """
 
     dataset: str = Field(
@@ -100,9 +113,15 @@ class ScoreConfig(ScoringOptions):
     batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
     seed: int = Field(default=0, description="Seed of the bootstrap.")
 
+    @model_validator(mode="after")
+    def _kg_options_need_a_kg(self) -> ScoreConfig:
+        if self.kg is None and self.reads_differently:
+            raise ConfigError("--label-predicate and --prefix read your own KG: give it with --kg")
+        return self
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        out: dict[str, Any] = handler(self)
+        out: dict[str, Any] = self.identity_dump(handler(self))
         if self.kg is None:
             out.pop("kg", None)
         else:

@@ -40,11 +40,8 @@ from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._inputs import SubjectMap, chunks, gold_references
 from citegraph.kalma.score._resolve import Reference, entity_matches, resolve_in_kg
+from citegraph.kalma.score._validity import NO_ENTITY
 from citegraph.kg import KnowledgeGraph, Subgraph, Triple, with_short_ids
-
-#: The reason a bracket's subject is unsettled when retrieval found no entity and no citation
-#: names one (own-KG scoring), instead of "no graphs were given".
-NO_ENTITY = "retrieval found no entity, and no citation names one"
 
 
 class OwnKG(BaseModel):

@@ -4,7 +4,9 @@ A reference is, in this order of preference:
 
 1. an entity id: a QID, an IRI (``http://example.org/kg/MarieCurie``, also ``<...>``);
 2. a short id, when the KG resolves them (``resolve_id``: a CURIE of the RDF file's prefixes such
-   as ``ex:MarieCurie``, or a unique local name such as ``MarieCurie``);
+   as ``ex:MarieCurie``, or a unique local name such as ``MarieCurie``); over SPARQL, where the
+   endpoint is not searched by local name, a local name of the KG's own prefixes (``--prefix``)
+   that is an entity (one query per prefix);
 3. a label: the entities whose English label is the reference, compared case-insensitively.
 
 One entity found: that is the id. Several: the reference is ambiguous, and two entities found
@@ -18,16 +20,19 @@ a subject given as the name of one of them is taken as its id, and counted as a 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import DataError, KGQueryError
-from citegraph.kg import KnowledgeGraph, Subgraph
+from citegraph.kg import WELL_KNOWN_PREFIXES, KnowledgeGraph, Subgraph
 
 #: At most this many entities are looked up for one label (more than one is ambiguous anyway).
 _LABEL_LIMIT = 10
+#: A plain local name (``city_waw``, ``NielsBohr``): no spaces, colons or slashes.
+_LOCAL_NAME = re.compile(r"[^\W\d][\w\-.]*(?<!\.)")
 #: Candidates an error message lists.
 _SHOWN = 5
 
@@ -50,14 +55,29 @@ async def entity_matches(kg: KnowledgeGraph, text: str) -> tuple[str, ...]:
     text = text.strip()
     resolve = getattr(kg, "resolve_id", None)
     if callable(resolve):
-        found = resolve(text)
-        if isinstance(found, str):
+        found = resolve(text)  # over SPARQL, any CURIE of a known prefix: is it an entity?
+        if isinstance(found, str) and await _is_entity(kg, found):
             return (found,)
     bare = text[1:-1] if text.startswith("<") and text.endswith(">") else text
     if " " not in bare and await _is_entity(kg, bare):
         return (bare,)
+    if _LOCAL_NAME.fullmatch(text):  # over SPARQL: a local name of the KG's own prefixes
+        found = [iri for iri in _in_own_namespaces(kg, text) if await _is_entity(kg, iri)]
+        if found:
+            return tuple(found)
     named = await kg.find_entities(text, case_sensitive=False, limit=_LABEL_LIMIT)
     return tuple(dict.fromkeys(e.id for e in named))
+
+
+def _in_own_namespaces(kg: KnowledgeGraph, local: str) -> list[str]:
+    """``local`` in each namespace of the KG's own prefixes (its files', ``--prefix``; not the
+    well-known ones such as ``rdfs:``)."""
+    prefixes = getattr(kg, "prefixes", None)
+    prefixes = prefixes() if callable(prefixes) else prefixes
+    if not isinstance(prefixes, dict):
+        return []
+    common = set(WELL_KNOWN_PREFIXES.values())
+    return [ns + local for ns in dict.fromkeys(prefixes.values()) if ns not in common]
 
 
 async def _is_entity(kg: KnowledgeGraph, entity_id: str) -> bool:

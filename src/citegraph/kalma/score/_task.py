@@ -50,7 +50,7 @@ from citegraph.kalma.score._own_kg import (
 )
 from citegraph.kalma.score._report import METRICS, build_metrics
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
-from citegraph.kg import KnowledgeGraph, kg_with_identity, open_kg
+from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
 from citegraph.models import NLIModel, nli_model, served_options
 from citegraph.runs import (
     FAILED,
@@ -212,7 +212,10 @@ class KalmaScoreTask(Task[int, NLIModel]):
         config, inputs = self.config, self.inputs
         if config.kg is not None:
             kg, identity = kg_with_identity(
-                self._kg or config.kg, data_dir=self.data_dir, contact=self.contact
+                self._kg or config.kg,
+                data_dir=self.data_dir,
+                contact=self.contact,
+                options=config.kg_options(cache=runtime.cache),
             )
             self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
         self._entities = self._entity_lookup()
@@ -245,7 +248,9 @@ class KalmaScoreTask(Task[int, NLIModel]):
     def run_notes(self, models: NLIModel) -> dict[str, Any]:
         """The input warnings (``metrics.json`` ``warnings``), when there are any."""
         warnings = self.inputs.warnings.as_json()
-        return {"warnings": warnings} if warnings else {}
+        notes: dict[str, Any] = {"warnings": warnings} if warnings else {}
+        kg_cache = kg_cache_note(self._own.kg) if self._own is not None else None
+        return notes | ({"kg_cache": kg_cache} if kg_cache else {})
 
     async def work(self, batch: Sequence[int], models: NLIModel) -> list[Record]:
         """The batch's records: each answer with its graphs (its dataset entry's, or over your
@@ -297,6 +302,15 @@ class KalmaScoreTask(Task[int, NLIModel]):
         return build_metrics(
             records, config, info["config"]["nli_name"], gold_given=gold_given, warnings=warnings
         )
+
+    def metrics(
+        self, records: Sequence[Record], info: dict[str, Any], models: NLIModel
+    ) -> dict[str, Any]:
+        """:meth:`summarize`, with how the KG's remote answers were cached (``kg_cache``:
+        the live run's hits; over your own KG behind an endpoint)."""
+        metrics = self.summarize(records, info)
+        kg_cache = kg_cache_note(self._own.kg) if self._own is not None else None
+        return metrics | ({"kg_cache": kg_cache} if kg_cache else {})
 
     @classmethod
     def order(cls, records: Sequence[Record]) -> Sequence[Record]:

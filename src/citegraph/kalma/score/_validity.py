@@ -8,6 +8,10 @@ paper and reference mode alike (each mode's parser reads the citations):
 - **malformed brackets**: brackets from which the parser read no citation (no KG triple and no
   ``[NA]``): empty, unclosed, not a citation (``[1]``), a QID without ``relation: value``, an
   unresolved subject... A bracket with an issue that still gave a citation is not malformed;
+- **no-entity brackets**: over your own KG, brackets that write no subject when retrieval found
+  no entity and no citation of the answer names one (:data:`NO_ENTITY`): no graph could settle
+  their subject, which is retrieval's miss, not the answer's form, so they are counted apart
+  from the malformed ones;
 - **KG citations** (triples, ``[NA]`` excluded) and **[NA] citations**;
 - **not in the KG**: KG citations whose subject id is no entity of the run's KG (an entity has
   facts, as :func:`._resolve.entity_matches` decides); unmeasured, with the reason, when no KG
@@ -15,6 +19,11 @@ paper and reference mode alike (each mode's parser reads the citations):
 - **outside the retrieved set**: KG citations whose ``(subject, relation, value)`` is no triple
   of the question's retrieved graphs (compared up to whitespace, as the parser's
   :class:`~citegraph.kalma.parse._graphs.GraphIndex` compares);
+- **repeated citations**: KG citations of a triple the same answer cited before (each later
+  occurrence counts once: ``[Q1, a: b] ... [Q1, a: b] ... [Q1, a: b]`` is 2 repeated of 3),
+  triples compared up to whitespace; **repeated in one bracket**: those whose earlier citation
+  is in the same bracket (``[Q1, a: b, a: b]``). The paper's per-citation metrics count every
+  citation, repeats included, as the paper defines them; these counts say how many there are;
 - **sentences**, **citations** (KG and ``[NA]``) and **sentences cited** (with at least one).
 
 Each answer's record holds these counts under ``citation_validity``; :mod:`._validity_report`
@@ -26,13 +35,14 @@ from __future__ import annotations
 import asyncio
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import CitegraphError, KGQueryError
 from citegraph.kalma.parse._brackets import BracketSpan, find_brackets
-from citegraph.kalma.parse._graphs import GraphIndex
+from citegraph.kalma.parse._graphs import GraphIndex, norm_ws
 from citegraph.kalma.parse._types import ParsedAnswer
 from citegraph.kg import KnowledgeGraph, Subgraph
 
@@ -43,6 +53,11 @@ NO_KG_DATASET_DIR = (
     "no KG to look the cited ids up in: a dataset directory holds its questions' graphs, not a "
     "KG (score with --kg to check the cited ids)"
 )
+
+
+#: Why a bracket's subject is unsettled over your own KG when retrieval found no entity and no
+#: citation names one (the parser's issue says it instead of "no graphs were given").
+NO_ENTITY = "retrieval found no entity, and no citation names one"
 
 
 class MalformedBracket(BaseModel):
@@ -65,6 +80,12 @@ class AnswerValidity(BaseModel):
     malformed: tuple[MalformedBracket, ...] = Field(
         default=(), description="Each malformed bracket, with why it gave nothing."
     )
+    no_entity_brackets: int = Field(
+        default=0, description="Brackets left unjudged: retrieval found no entity (own KG)."
+    )
+    no_entity: tuple[MalformedBracket, ...] = Field(
+        default=(), description="Each of those brackets, with the parser's reason."
+    )
     kg_citations: int = Field(description="Triple citations ([NA] excluded).")
     na_citations: int = Field(description="[NA] citations.")
     outside_retrieved: int = Field(description="KG citations not in the retrieved graphs.")
@@ -76,6 +97,15 @@ class AnswerValidity(BaseModel):
     )
     not_in_kg_ids: tuple[str, ...] = Field(
         default=(), description="The distinct subject ids the KG does not have."
+    )
+    repeated_citations: int = Field(
+        description="KG citations of a triple the answer cited before (each later occurrence)."
+    )
+    repeated_in_bracket: int = Field(
+        description="Of those, citations of a triple cited before in the same bracket."
+    )
+    repeated: tuple[tuple[str, str, str], ...] = Field(
+        default=(), description="The triples cited more than once, each once, in order."
     )
     sentences: int = Field(description="Sentences with text.")
     citations: int = Field(description="KG and [NA] citations.")
@@ -208,8 +238,11 @@ def answer_validity(
         for s, ok in zip(spans, read, strict=True)
         if not ok
     )
+    no_entity = tuple(m for m in malformed if NO_ENTITY in m.reason)
+    malformed = tuple(m for m in malformed if NO_ENTITY not in m.reason)
     index = GraphIndex(graphs)
     cited = [c.triple for c in parsed.kg_citations if c.triple is not None]
+    repeats = _repeats(parsed)
     outside = tuple(t.key for t in cited if not index.has(t.subject, t.relation, t.value))
     failed = [known.get(t.subject) for t in cited if not isinstance(known.get(t.subject), bool)]
     unmeasured: dict[str, str] = {}
@@ -225,17 +258,48 @@ def answer_validity(
         brackets=len(spans),
         malformed_brackets=len(malformed),
         malformed=malformed,
+        no_entity_brackets=len(no_entity),
+        no_entity=no_entity,
         kg_citations=len(cited),
         na_citations=sum(1 for c in parsed.citations if c.kind == "na"),
         outside_retrieved=len(outside),
         outside=outside,
         not_in_kg=not_in_kg,
         not_in_kg_ids=missing,
+        repeated_citations=repeats.count,
+        repeated_in_bracket=repeats.in_bracket,
+        repeated=tuple(repeats.triples),
         sentences=len(sentences),
         citations=len(parsed.citations),
         sentences_cited=sum(1 for s in sentences if s.citations),
         unmeasured=unmeasured,
     )
+
+
+@dataclass
+class _Repeats:
+    count: int = 0
+    in_bracket: int = 0
+    triples: dict[tuple[str, str, str], None] = field(default_factory=dict)
+
+
+def _repeats(parsed: ParsedAnswer) -> _Repeats:
+    """The answer's KG citations of a triple cited before in it, and of those the ones cited
+    before in the same bracket (the bracket's ``'['`` offset, :attr:`Citation.start`)."""
+    out = _Repeats()
+    seen: set[tuple[str, str, str]] = set()
+    in_bracket: set[tuple[int, tuple[str, str, str]]] = set()
+    for c in parsed.kg_citations:
+        if c.triple is None:
+            continue
+        key = (c.triple.subject, norm_ws(c.triple.relation), norm_ws(c.triple.value))
+        if key in seen:
+            out.count += 1
+            out.in_bracket += (c.start, key) in in_bracket
+            out.triples[c.triple.key] = None
+        seen.add(key)
+        in_bracket.add((c.start, key))
+    return out
 
 
 def _spans_read(spans: Sequence[BracketSpan], starts: Sequence[int]) -> list[bool]:

@@ -5,9 +5,12 @@ is over), pooled over the answers (a sum over a sum), and ``None`` when its deno
 
     {"n_answers": 3,
      "brackets": 7, "malformed_brackets": 1, "malformed_rate": 0.1429,
+     "no_entity_brackets": 0, "no_entity_rate": 0.0,
      "kg_citations": 5, "na_citations": 1,
      "outside_retrieved": 2, "outside_retrieved_rate": 0.4,
      "not_in_kg": 1, "not_in_kg_checked": 5, "not_in_kg_rate": 0.2, "not_in_kg_answers": 3,
+     "repeated_citations": 1, "repeated_checked": 5, "repeated_rate": 0.2,
+     "repeated_in_bracket": 0, "repeated_in_bracket_rate": 0.0, "repeated_answers": 3,
      "sentences": 6, "citations": 6, "citations_per_sentence": 1.0,
      "citations_per_sentence_mean": 1.1667, "answers_with_sentences": 3,
      "sentences_cited": 4, "sentences_cited_rate": 0.6667,
@@ -19,9 +22,12 @@ is over), pooled over the answers (a sum over a sum), and ``None`` when its deno
 is the mean of the answers' own ratios over the answers with a sentence; an answer without
 citations cites neither a KG triple nor ``[NA]``. ``not_in_kg`` counts only the answers whose
 cited ids could be looked up (``not_in_kg_answers``, with ``not_in_kg_checked`` KG citations);
-the others are counted in ``unmeasured`` with the reason. A failed item (its model call failed:
-no answer) is left out of every count and counted in ``unmeasured`` under every rate, as the
-rest of ``kalma score`` does; so is a record written before these counts existed.
+the others are counted in ``unmeasured`` with the reason. ``repeated_citations`` (a triple
+the answer cited before) and ``repeated_in_bracket`` (before, in the same bracket) are over
+``repeated_checked``, the KG citations of the ``repeated_answers`` whose records count repeats
+(a record scored before they were counted is unmeasured, not zero). A failed item (its model
+call failed: no answer) is left out of every count and counted in ``unmeasured`` under every
+rate, as the rest of ``kalma score`` does; so is a record written before these counts existed.
 """
 
 from __future__ import annotations
@@ -34,8 +40,11 @@ from typing import Any
 #: Each rate of the block -> the count it is over.
 DENOMINATORS = {
     "malformed_rate": "brackets",
+    "no_entity_rate": "brackets",
     "outside_retrieved_rate": "kg_citations",
     "not_in_kg_rate": "not_in_kg_checked",
+    "repeated_rate": "repeated_checked",
+    "repeated_in_bracket_rate": "repeated_checked",
     "citations_per_sentence": "sentences",
     "citations_per_sentence_mean": "answers_with_sentences",
     "sentences_cited_rate": "sentences",
@@ -44,9 +53,12 @@ DENOMINATORS = {
 #: Why an answer recorded before citation-validity metrics has none.
 NOT_RECORDED = "record written before citation-validity metrics (score the answers again)"
 NO_SENTENCE = "answer has no sentence (left out of the mean)"
+#: Why an answer's repeated citations are unmeasured.
+REPEATS_NOT_RECORDED = "record written before repeated citations were counted (score again)"
 _SUMMED = (
     "brackets",
     "malformed_brackets",
+    "no_entity_brackets",
     "kg_citations",
     "na_citations",
     "outside_retrieved",
@@ -69,6 +81,10 @@ class ValidityTotals:
     not_in_kg: int = 0
     not_in_kg_checked: int = 0
     not_in_kg_answers: int = 0
+    repeated: int = 0
+    repeated_in_bracket: int = 0
+    repeated_checked: int = 0
+    repeated_answers: int = 0
     ratio_sum: float = 0.0
     uncited: int = 0
     answers_with_sentences: int = 0
@@ -91,6 +107,14 @@ class ValidityTotals:
             self.not_in_kg += int(missing)
             self.not_in_kg_answers += 1
             self.not_in_kg_checked += int(validity.get("kg_citations") or 0)
+        if validity.get("repeated_citations") is None:
+            for rate in ("repeated_rate", "repeated_in_bracket_rate"):
+                self._unmeasured(rate, REPEATS_NOT_RECORDED)
+        else:
+            self.repeated += int(validity["repeated_citations"])
+            self.repeated_in_bracket += int(validity.get("repeated_in_bracket") or 0)
+            self.repeated_checked += int(validity.get("kg_citations") or 0)
+            self.repeated_answers += 1
         if not validity.get("citations"):
             self.uncited += 1
         sentences = int(validity.get("sentences") or 0)
@@ -116,6 +140,8 @@ class ValidityTotals:
             "brackets": s["brackets"],
             "malformed_brackets": s["malformed_brackets"],
             "malformed_rate": _rate(s["malformed_brackets"], s["brackets"]),
+            "no_entity_brackets": s["no_entity_brackets"],
+            "no_entity_rate": _rate(s["no_entity_brackets"], s["brackets"]),
             "kg_citations": s["kg_citations"],
             "na_citations": s["na_citations"],
             "outside_retrieved": s["outside_retrieved"],
@@ -124,6 +150,12 @@ class ValidityTotals:
             "not_in_kg_checked": self.not_in_kg_checked,
             "not_in_kg_rate": _rate(self.not_in_kg, self.not_in_kg_checked),
             "not_in_kg_answers": self.not_in_kg_answers,
+            "repeated_citations": self.repeated,
+            "repeated_checked": self.repeated_checked,
+            "repeated_rate": _rate(self.repeated, self.repeated_checked),
+            "repeated_in_bracket": self.repeated_in_bracket,
+            "repeated_in_bracket_rate": _rate(self.repeated_in_bracket, self.repeated_checked),
+            "repeated_answers": self.repeated_answers,
             "sentences": s["sentences"],
             "citations": s["citations"],
             "citations_per_sentence": _rate(s["citations"], s["sentences"]),
