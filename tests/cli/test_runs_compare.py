@@ -115,6 +115,7 @@ def answers_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], l
     return dirs, digests
 
 
+@pytest.mark.needs("spacy")  # the example's answers are retrieved by NER
 def test_runs_differing_only_in_their_answers_file_show_it(
     answers_runs: tuple[list[str], list[str]],
 ) -> None:
