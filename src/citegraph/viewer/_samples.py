@@ -31,6 +31,10 @@ from citegraph.viewer._listing import Facets, facets_of
 #: index says which line it is (:class:`~citegraph.errors.DataError`) instead.
 UNSHOWABLE = (TypeError, KeyError, AttributeError, IndexError, ValueError, RecursionError)
 
+#: Bytes of ``samples.jsonl`` read at a time while indexing (a line longer than this is read
+#: whole, across blocks): indexing a run of any size holds one block, not the file.
+READ_BLOCK = 8 * 2**20
+
 _ID = re.compile(rb'^\{"id": ("(?:[^"\\]|\\.)*")')
 
 
@@ -117,6 +121,12 @@ class SampleIndex:
             out.extend(_read_record(fh, self.path, *at) for at in where)
         return out
 
+    def record_bytes(self) -> int:
+        """The bytes of the newest record of every id: what :meth:`records` reads."""
+        with self._lock:
+            self._refresh()
+            return sum(length for _, length, _ in self._state.where.values())
+
     def summaries(self) -> list[SampleSummary]:
         """The sample-list row of every id's newest record, in order of first appearance."""
         return self.listing()[0]
@@ -186,7 +196,23 @@ class SampleIndex:
             return
         with self.path.open("rb") as fh:
             fh.seek(state.scanned)
-            chunk = fh.read(stat.st_size - state.scanned)
+            left = stat.st_size - state.scanned
+            parts: list[bytes] = []  # read since the last complete line
+            while left > 0:
+                block = _read_block(fh, min(READ_BLOCK, left))
+                if not block:
+                    break
+                left -= len(block)
+                parts.append(block)
+                if b"\n" in block:
+                    rest = self._scan(b"".join(parts))
+                    parts = [rest] if rest else []
+        state.torn = sum(len(p) for p in parts)
+
+    def _scan(self, chunk: bytes) -> bytes:
+        """Index the complete lines of ``chunk`` (the bytes from ``scanned`` on); returns what
+        follows the last of them."""
+        state = self._state
         end = chunk.rfind(b"\n") + 1
         offset = state.scanned
         for line in chunk[:end].split(b"\n")[:-1]:
@@ -201,9 +227,14 @@ class SampleIndex:
                     state.where[sample_id] = (offset, length, state.lines)
             offset += length + 1
         state.scanned += end
-        state.torn = len(chunk) - end
         if end:
             state.version += 1
+        return chunk[end:]
+
+
+def _read_block(fh: BinaryIO, size: int) -> bytes:
+    """The next ``size`` bytes of ``fh`` (fewer at its end)."""
+    return fh.read(size)
 
 
 def _id_of(line: bytes, path: Path, lineno: int, offset: int) -> str | None:

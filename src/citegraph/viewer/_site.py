@@ -29,6 +29,7 @@ from citegraph.runs import (
     task_of_run,
 )
 from citegraph.viewer._catalog import Catalog
+from citegraph.viewer._limits import mib
 from citegraph.viewer._listing import (
     RunOverview,
     SampleFilter,
@@ -181,6 +182,18 @@ class Site:
         self._indexes: dict[Path, SampleIndex] = {}
         self._lock = threading.Lock()
 
+    def info(self, run_dir: Path) -> dict[str, Any]:
+        """``run.json`` of ``run_dir`` (:func:`run_info`), once the files of the run this site
+        reads are checked (:meth:`Catalog.check_files`): every page reads a run through here
+        first.
+
+        Raises:
+            DataError: a file of the run leads outside the roots, is no regular file or is too
+                large; or run.json is damaged (names the file).
+        """
+        self.catalog.check_files(run_dir)
+        return run_info(run_dir)
+
     def index(self, run_dir: Path, presenter: type[Presenter]) -> SampleIndex:
         """The (cached) sample index of ``run_dir``."""
         with self._lock:
@@ -210,7 +223,7 @@ class Site:
 
     def overview(self, ref: str, run_dir: Path) -> RunOverview:
         """One run's line in the run list."""
-        return self.overview_of(ref, run_dir, run_info(run_dir))
+        return self.overview_of(ref, run_dir, self.info(run_dir))
 
     def overview_of(
         self,
@@ -255,7 +268,7 @@ class Site:
     def run_page(self, ref: str, run_dir: Path, query: dict[str, str]) -> dict[str, Any]:
         """The context of a run's page: overview, metrics table, run blocks, a page of
         samples."""
-        info = run_info(run_dir)
+        info = self.info(run_dir)
         _, presenter = presenter_of(info)
         metrics = read_json(run_dir / METRICS_FILE)
         shown = presented(presenter, metrics, info, run_dir)
@@ -279,7 +292,7 @@ class Site:
 
     def sample_page(self, ref: str, run_dir: Path, sample_id: str) -> dict[str, Any] | None:
         """The context of one sample's page (reads that sample's line only), or None."""
-        info = run_info(run_dir)
+        info = self.info(run_dir)
         task, presenter = presenter_of(info)
         index = self.index(run_dir, presenter)
         record = index.record(sample_id)
@@ -299,7 +312,7 @@ class Site:
 
     def run_data(self, run_dir: Path) -> RunData:
         """A whole run (its records read through its index), for figures."""
-        info = run_info(run_dir)
+        info = self.info(run_dir)
         _, presenter = presenter_of(info)
         records = self.index(run_dir, presenter).records()
         return RunData(
@@ -307,10 +320,19 @@ class Site:
         )
 
 
-def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
+def compare_context(
+    runs: list[tuple[str, Path]], site: Site, *, max_figure_bytes: int | None = None
+) -> dict[str, Any]:
     """Several runs side by side: the settings that differ, each metric per run, and the
-    papers' figures from the runs of each task."""
-    infos = [run_info(p) for _, p in runs]
+    papers' figures from the runs of each task.
+
+    Args:
+        runs: ``(ref, run directory)`` of each run, each run once.
+        site: The site the runs are read through.
+        max_figure_bytes: The most bytes of records (all runs together) read for figures;
+            beyond it no record is read and ``figures_note`` says why. None: no bound.
+    """
+    infos = [site.info(p) for _, p in runs]
     shown = []
     tasks = []
     for (_, path), info in zip(runs, infos, strict=True):
@@ -328,14 +350,30 @@ def compare_context(runs: list[tuple[str, Path]], site: Site) -> dict[str, Any]:
     for (task, presenter), (_, path) in zip(tasks, runs, strict=True):
         by_task.setdefault(task, []).append(path)
         presenters[task] = presenter
+    pairs = zip(tasks, runs, strict=True)
+    size = sum(site.index(p, presenter).record_bytes() for (_, presenter), (_, p) in pairs)
+    note = None
     charts: list[tuple[str, Chart]] = []
-    for task, paths in by_task.items():
-        data = [site.run_data(p) for p in paths]
-        charts.extend((task, chart) for chart in presenters[task].charts(data))
+    if max_figure_bytes is not None and size > max_figure_bytes:
+        note = figures_left_out(size, max_figure_bytes)
+    else:
+        for task, paths in by_task.items():
+            data = [site.run_data(p) for p in paths]
+            charts.extend((task, chart) for chart in presenters[task].charts(data))
     return {
         "runs": runs,
         "tasks": [t for t, _ in tasks],
         "differ": differing_settings([run_settings(i) for i in infos]),
         "table": table,
         "charts": charts,
+        "figures_note": note,
     }
+
+
+def figures_left_out(size: int, bound: int) -> str:
+    """Why a compare page shows no figures: its runs hold more records than a page reads."""
+    return (
+        f"Figures left out: these runs hold {mib(size)} of records, more than a page of the "
+        f"viewer reads ({mib(bound)}). Draw them with `citegraph report` on "
+        "these run directories, or start the viewer with a larger `--max-figure-mb`."
+    )
