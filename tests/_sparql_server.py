@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -50,3 +53,17 @@ class SparqlServer:
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()
         handler.wfile.write(body)
+
+
+@contextmanager
+def serving(path: Path, fmt: ox.RdfFormat = ox.RdfFormat.TURTLE) -> Iterator[SparqlServer]:
+    """A local SPARQL endpoint serving the RDF file ``path`` while the block runs."""
+    store = ox.Store()
+    store.load(path=str(path), format=fmt)
+    server = SparqlServer(store)
+    server.thread.start()
+    try:
+        yield server
+    finally:
+        server.httpd.shutdown()
+        server.httpd.server_close()

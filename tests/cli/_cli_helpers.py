@@ -9,6 +9,18 @@ from click.testing import CliRunner, Result
 
 from citegraph.cli import main
 
+#: Every command that runs a chat model (each takes the server deadline and response options).
+CHAT_COMMANDS = [
+    ("ask",),
+    ("kalma", "run"),
+    ("kalma", "build"),
+    ("caqa", "build"),
+    ("caqa", "judge"),
+    ("conner", "generate"),
+    ("conner", "score"),
+    ("conner", "select"),
+]
+
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,21 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
+from _cli_helpers import CHAT_COMMANDS
 from click.testing import CliRunner
 
 from citegraph.cli import main
 from citegraph.testing import FakeOpenAIServer, FakeReply
-
-CHAT_COMMANDS = [
-    ("ask",),
-    ("kalma", "run"),
-    ("kalma", "build"),
-    ("caqa", "build"),
-    ("caqa", "judge"),
-    ("conner", "generate"),
-    ("conner", "score"),
-    ("conner", "select"),
-]
 
 
 @pytest.mark.parametrize("command", CHAT_COMMANDS, ids=" ".join)

@@ -16,7 +16,7 @@ import pyoxigraph as ox
 import pytest
 from _cli_helpers import _cache, invoke  # noqa: F401 (_cache: autouse fixture)
 
-from _sparql_server import SparqlServer
+from _sparql_server import SparqlServer, serving
 
 GEO = "https://data.example.net/geo#"
 TURTLE = f"""\
@@ -51,13 +51,8 @@ def answers(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def endpoint(kg_file: Path) -> Iterator[SparqlServer]:
-    store = ox.Store()
-    store.load(path=str(kg_file), format=ox.RdfFormat.TURTLE)
-    server = SparqlServer(store)
-    server.thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    with serving(kg_file) as server:
+        yield server
 
 
 def _correctness(out: Path) -> float:

@@ -230,6 +230,12 @@ def _text_case(text: str) -> Callable[[random.Random], bytes]:
 
 
 def _run_dir(path: Path) -> object:
+    """The records of a run whose samples.jsonl is ``path`` (its run.json written first: records
+    without one are refused as orphans before they are read)."""
+    held = path.with_name("held.jsonl")
+    path.rename(held)
+    RunDir.open(path.parent, {"task": "fuzz"}).close()
+    held.rename(path)
     run = RunDir.open(path.parent, {"task": "fuzz"})
     return run.records
 

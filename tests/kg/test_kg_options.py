@@ -17,7 +17,7 @@ from typing import Any
 import pyoxigraph as ox
 import pytest
 
-from _sparql_server import SparqlServer
+from _sparql_server import SparqlServer, serving
 from citegraph.errors import ConfigError
 from citegraph.kg import KGOptions, OxigraphKG, SparqlRdfKG, kg_cache_note, open_kg
 
@@ -43,13 +43,8 @@ def kg_file(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def endpoint(kg_file: Path) -> Iterator[SparqlServer]:
-    store = ox.Store()
-    store.load(path=str(kg_file), format=ox.RdfFormat.TURTLE)
-    server = SparqlServer(store)
-    server.thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    with serving(kg_file) as server:
+        yield server
 
 
 @pytest.fixture(autouse=True)

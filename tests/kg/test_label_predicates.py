@@ -32,10 +32,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyoxigraph as ox
 import pytest
 
-from _sparql_server import SparqlServer
+from _sparql_server import SparqlServer, serving
 from citegraph.kg import (
     OxigraphKG,
     SparqlClient,
@@ -116,13 +115,8 @@ def _load(path: Path, tmp: Path, *preds: str) -> OxigraphKG:
 
 @pytest.fixture
 def endpoint(kg_file: Path) -> Iterator[SparqlServer]:
-    store = ox.Store()
-    store.load(path=str(kg_file), format=ox.RdfFormat.TURTLE)
-    server = SparqlServer(store)
-    server.thread.start()
-    yield server
-    server.httpd.shutdown()
-    server.httpd.server_close()
+    with serving(kg_file) as server:
+        yield server
 
 
 def _remote(server: SparqlServer, *preds: str) -> SparqlRdfKG:

@@ -17,6 +17,7 @@ from citegraph.errors import (
     ResponseFormatError,
     ServerError,
 )
+from citegraph.io import ServerWaitWarning
 from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
 from citegraph.models._chat_openai import OpenAICompatibleChat, _retry_after
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
@@ -226,7 +227,8 @@ def test_429_retry_after_is_honoured() -> None:
 
 def test_retry_after_is_capped_by_max_retry_wait() -> None:
     limited = FakeReply(status=429, headers={"Retry-After": "3600"})
-    with FakeOpenAIServer(sequence(limited, "fine")) as server:
+    said = pytest.warns(ServerWaitWarning, match="3600 s")  # not silent (issue 37)
+    with FakeOpenAIServer(sequence(limited, "fine")) as server, said:
         (gen,) = generate(local(server, max_retry_wait=0.05), ask("Hi"))
     assert gen.attempts == 2 and gen.text == "fine"
 

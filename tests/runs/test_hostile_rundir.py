@@ -89,7 +89,9 @@ def test_kalma_score_of_answers_holding_a_surrogate_escape(data_dir: Path, tmp_p
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
     (record,) = _lines(out / "samples.jsonl")
-    assert "\ud800" in record["answer"]
+    # rule 7: inputs are read with a lone surrogate as U+FFFD, said once per file
+    assert record["answer"].startswith("Crane \ufffd [")
+    assert "a.jsonl: 1 line held text UTF-8 cannot encode" in " ".join(result.output.split())
 
 
 # --- one writer ------------------------------------------------------------------------------

@@ -111,6 +111,7 @@ def ask_command(
     dtype: str,
     timeout: float | None,
     total_timeout: float | None,
+    max_response_mb: float | None,
     **kg_reading: Any,
 ) -> None:
     """Answer QUESTION citing KG facts ([NA] where the KG lacks the knowledge).
@@ -130,7 +131,8 @@ def ask_command(
     kg_options = kg_options_from(kg_reading)
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options)
-        with server_deadlines(timeout, total_timeout):  # a server's client takes them
+        max_bytes = None if max_response_mb is None else max(1, int(max_response_mb * 2**20))
+        with server_deadlines(timeout, total_timeout, max_bytes):  # a server's client takes them
             chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
     config = generate_config_for(
         chat,

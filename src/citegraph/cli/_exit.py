@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from citegraph.cli._streams import console, err_console, markup_escaped
 from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
+from citegraph.io import redact_args
 from citegraph.runs import (
     CommandRuns,
     FinishedRun,
@@ -167,9 +168,15 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
 
 def resume_command() -> str:
     """The command that resumes an interrupted run: this one, without ``--overwrite`` (which
-    would start the run afresh)."""
+    would start the run afresh), URLs' credentials written as ``***``
+    (:func:`citegraph.io.redact_args`: a hint on stderr may end up in a log), with a note to
+    give them again when it hid any."""
     args = [a for a in sys.argv[1:] if a != "--overwrite"]
-    return " ".join(shlex.quote(a) for a in ["citegraph", *args])
+    shown = redact_args(args)
+    line = " ".join(shlex.quote(a) for a in ["citegraph", *shown])
+    if sum(a.count("***") for a in shown) > sum(a.count("***") for a in args):
+        line += " (credentials shown as ***: give them again)"
+    return line
 
 
 def _interrupted(signum: int, runs: CommandRuns, exc: RunInterrupted | None) -> NoReturn:

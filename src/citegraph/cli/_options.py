@@ -20,6 +20,8 @@ import click
 from pydantic import BaseModel
 
 from citegraph.cli._console import command_line, progress_bar, warn
+from citegraph.errors import ConfigError
+from citegraph.io import ServerURL, check_base_url
 from citegraph.kg import KGOptions
 from citegraph.models import DEVICE_HELP, DTYPE_HELP
 from citegraph.runs import Runtime
@@ -66,6 +68,28 @@ def _pairs(
     return parse
 
 
+def _is_server_url(annotation: Any) -> bool:
+    """Whether a field holds a model server's URL (:data:`citegraph.io.ServerURL`)."""
+    return annotation == ServerURL or ServerURL in typing.get_args(annotation)
+
+
+def _checked_url(
+    flag: str,
+) -> Callable[[click.Context, click.Parameter, str | None], str | None]:
+    """A click callback refusing a malformed server URL before any work (exit 2, the reason,
+    the URL's secrets masked: :func:`citegraph.io.check_base_url`)."""
+
+    def check(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+        if value is None:
+            return None
+        try:
+            return check_base_url(value.strip(), what=flag)
+        except ConfigError as exc:
+            raise click.BadParameter(str(exc).removeprefix(f"{flag} "), param_hint=flag) from None
+
+    return check
+
+
 def _extra(field: Any) -> dict[str, Any]:
     extra = field.json_schema_extra
     return extra if isinstance(extra, dict) else {}
@@ -96,6 +120,7 @@ def options_from_model(
                 )(func)
                 continue
             kind, _ = _click_type(field.annotation)
+            checked = _checked_url(flag) if _is_server_url(field.annotation) else None
             if kind is bool:
                 decl = f"{flag}/--no-{name.replace('_', '-')}"
                 func = click.option(
@@ -112,6 +137,7 @@ def options_from_model(
                     default=default,
                     show_default=default is not None,
                     metavar=metavar,
+                    callback=checked,
                     help=help_text,
                 )(func)
         return func
@@ -223,8 +249,17 @@ def outcome_options(func: F) -> F:
 
 
 def deadline_options(func: F) -> F:
-    """``--timeout`` and ``--total-timeout``: how long a model server may take (chat models and
-    served scorers); read back by :func:`runtime_from`."""
+    """``--timeout``, ``--total-timeout`` and ``--max-response-mb``: how long a model server may
+    take and how much it may send (chat models and served scorers); read back by
+    :func:`runtime_from`."""
+    func = click.option(
+        "--max-response-mb",
+        type=click.FloatRange(min=0, min_open=True),
+        default=None,
+        metavar="MIB",
+        help="Most MiB one model-server answer may hold, decoded; a larger one (announced, "
+        "streamed or compressed) fails the item, saying so (default: 32).",
+    )(func)
     func = click.option(
         "--total-timeout",
         type=click.FloatRange(min=0, min_open=True),
@@ -308,6 +343,7 @@ def runtime_from(
         cache=not options.pop("no_cache", False),
         timeout=options.pop("timeout", None),
         total_timeout=options.pop("total_timeout", None),
+        max_response_mb=options.pop("max_response_mb", None),
         engine=options.pop("engine", "local"),
         ray_address=options.pop("ray_address", None),
         ray_actors=options.pop("ray_actors", None),

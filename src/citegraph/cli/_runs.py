@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from citegraph.cli._console import console, note_progress, reports_errors
+from citegraph.cli._console import console, note_progress, reports_errors, warn
 from citegraph.cli._options import EXISTING_DIR, outcome_options
 from citegraph.cli._streams import shown
 from citegraph.runs import (
@@ -17,6 +19,7 @@ from citegraph.runs import (
     FinishedRun,
     Presenter,
     RunDir,
+    RunFileWarning,
     export_run,
     finalize,
     first_failure,
@@ -46,9 +49,11 @@ def merge_command(shards: tuple[Path, ...], out: Path, overwrite: bool) -> None:
     Works for the runs of every task: the task named in run.json recomputes metrics.json (and
     its other output files, such as a built benchmark's splits) from the merged records.
     """
-    run = merge_runs(shards, out, overwrite=overwrite)
-    console.print(f"Merged {len(run.records)} samples from {len(shards)} shards into {out}")
-    _finalize(run)
+    with _run_file_warnings():
+        merged = merge_runs(shards, out, overwrite=overwrite)
+        console.print(f"Merged {len(merged.records)} samples from {len(shards)} shards into {out}")
+        with RunDir.reopen(out) as run:  # its lock held while metrics.json is written
+            _finalize(run)
 
 
 @runs_group.command("report")
@@ -63,8 +68,8 @@ def report_command(run_dir: Path) -> None:
     (exit 4 when a metric falls short), and a run with failed items exits 2 or 3 unless
     --allow-failures.
     """
-    run = RunDir.reopen(run_dir)
-    metrics = _finalize(run)
+    with _run_file_warnings(), RunDir.reopen(run_dir) as run:  # refused while a run writes it
+        metrics = _finalize(run)
     records = run.records
     failure = first_failure(records) if records.n_failed else None
     note_finished(FinishedRun(run.path, metrics, len(records), records.n_failed, failure))
@@ -100,6 +105,25 @@ def export_command(run_dir: Path, fmt: str, out: Path | None) -> None:
         console.print(f"Wrote {path} ({rows} rows)", highlight=False, soft_wrap=True)
 
     export_run(run_dir, out if out is not None else run_dir / "export", fmt, on_table=written)
+
+
+@contextmanager
+def _run_file_warnings() -> Iterator[None]:
+    """Show each :class:`~citegraph.runs.RunFileWarning` (a count of ``run.json`` edited out of
+    shape) as a ``warning: ...`` line, once; other warnings as before."""
+    with warnings.catch_warnings():  # restores showwarning and the filters afterwards
+        shown = warnings.showwarning
+
+        def show(message: Warning | str, category: type[Warning], *args: Any) -> None:
+            if issubclass(category, RunFileWarning):
+                warn(str(message))
+            else:
+                shown(message, category, *args)
+
+        replaced: Any = show  # the same call, typed more loosely
+        warnings.showwarning = replaced
+        warnings.simplefilter("default", RunFileWarning)
+        yield
 
 
 def _finalize(run: RunDir) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 
-from citegraph.io import json_text, printable
+from citegraph.io import json_text, printable, redact_args
 
 
 def shown(value: object) -> str:
@@ -116,5 +116,6 @@ err_console = SafeConsole(stderr=True)
 
 
 def command_line() -> str:
-    """The command being run, shell-quoted, as run directories record it."""
-    return " ".join(shlex.quote(a) for a in ["citegraph", *sys.argv[1:]])
+    """The command being run, shell-quoted, as run directories record it: the value of every
+    ``--...url`` option and every URL redacted (:func:`citegraph.io.redact_args`)."""
+    return " ".join(shlex.quote(a) for a in ["citegraph", *redact_args(sys.argv[1:])])

@@ -1,6 +1,8 @@
 """citegraph's own warnings (:class:`~citegraph.io.CacheWarning`: a cache file given up, or no
-longer written) shown to the user as the CLI's ``warning: ...`` lines, not as Python's
-``file:line: Category: message`` text; other warnings are shown as Python shows them."""
+longer written; :class:`~citegraph.io.TextWarning`: an input file's lone surrogates;
+:class:`~citegraph.io.ServerWaitWarning`: a server's Retry-After capped) shown to the user
+as the CLI's ``warning: ...`` lines, not as Python's ``file:line: Category: message`` text;
+other warnings are shown as Python shows them."""
 
 from __future__ import annotations
 
@@ -10,12 +12,13 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from citegraph.cli._console import warn
-from citegraph.io import CacheWarning
+from citegraph.io import CacheWarning, ServerWaitWarning, TextWarning
 
 
 @contextmanager
 def warnings_as_lines() -> Iterator[None]:
-    """While the block runs, every :class:`CacheWarning` is printed once as ``warning: ...``."""
+    """While the block runs, every :class:`CacheWarning`, :class:`TextWarning` and
+    :class:`ServerWaitWarning` is printed once as ``warning: ...``."""
     shown = warnings.showwarning
 
     def show(
@@ -26,7 +29,7 @@ def warnings_as_lines() -> Iterator[None]:
         file: TextIO | None = None,
         line: str | None = None,
     ) -> None:
-        if issubclass(category, CacheWarning):
+        if issubclass(category, CacheWarning | TextWarning | ServerWaitWarning):
             warn(str(message))
         else:
             shown(message, category, filename, lineno, file, line)
@@ -36,6 +39,8 @@ def warnings_as_lines() -> Iterator[None]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default", CacheWarning)
+            warnings.simplefilter("default", TextWarning)
+            warnings.simplefilter("default", ServerWaitWarning)
             yield
     finally:
         warnings.showwarning = shown

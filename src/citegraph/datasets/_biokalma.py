@@ -6,7 +6,9 @@ maps Wikidata property labels to value labels plus ``qid`` and ``name``. Sample 
 ``general-<index>`` / ``specific-<index>`` (zero-based position in the file). 98 entries have no
 graph: they are kept and marked ``has_graph=False``. The general file prefixes most questions
 with a stray ``"question: "``, which is removed (``prefix_stripped=True``). An entity-dict value may
-also be a JSON list of value labels (one fact each), as ``kalma build`` writes them.
+also be a JSON list of value labels (one fact each), as ``kalma build`` writes them. A lone
+surrogate in an entry's text (JSON's ``\\ud800`` escape) is read as U+FFFD, with one warning per
+file (:class:`~citegraph.io.TextWarning`).
 
 :func:`load_kalma_dataset` reads BioKaLMA itself or any dataset directory in its format (the output
 of ``citegraph kalma build``): a directory holding both files, with the same sample ids.
@@ -21,7 +23,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError, DataError, DataNotFoundError
-from citegraph.io import JsonArrayIndex, dataset_file, load_json, resolve_data_dir
+from citegraph.io import (
+    JsonArrayIndex,
+    SurrogateTally,
+    dataset_file,
+    load_json,
+    regular_file,
+    resolve_data_dir,
+    without_surrogates,
+)
 from citegraph.kg import Entity, Subgraph
 
 Split = Literal["general", "specific"]
@@ -97,6 +107,7 @@ def kalma_dataset_path(
     Raises:
         ConfigError: unknown split.
         DataNotFoundError: the directory or the split's file does not exist.
+        DataError: the split's file is a directory or not a regular file.
     """
     if split not in SPLIT_FILES:
         raise ConfigError(f"unknown KaLMA split {split!r}; choose 'general' or 'specific'")
@@ -109,15 +120,13 @@ def kalma_dataset_path(
             "'citegraph kalma build' (to score answers over your own KG, give it as --kg)",
             path=directory,
         )
-    path = directory / SPLIT_FILES[split]
-    if not path.is_file():
-        raise DataNotFoundError(
-            f"the {split} split's file is missing: a KaLMA dataset directory holds "
-            f"{SPLIT_FILES['general']} and {SPLIT_FILES['specific']} "
-            "(written by 'citegraph kalma build')",
-            path=path,
-        )
-    return path
+    return regular_file(
+        directory / SPLIT_FILES[split],
+        missing=f"the {split} split's file is missing: a KaLMA dataset directory holds "
+        f"{SPLIT_FILES['general']} and {SPLIT_FILES['specific']} "
+        "(written by 'citegraph kalma build')",
+        expected="a JSON file",
+    )
 
 
 def load_kalma_dataset(
@@ -153,10 +162,12 @@ class KalmaSplit:
         self.split: Split = split
         self.path = kalma_dataset_path(dataset, split, data_dir)
         self._entries = JsonArrayIndex(self.path, what=_WHAT)
+        tally = SurrogateTally(self.path, unit="entry", names=_FIELDS)
         self._with_graph = bytearray(
-            bool(_checked(index, entry, self.path)[1])
+            bool(_checked(index, tally.clean(entry, index), self.path)[1])
             for index, entry in enumerate(self._entries.entries())
         )
+        tally.warn()
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -201,17 +212,23 @@ class KalmaSplit:
 
 
 _WHAT = "a JSON list of [question, [entity, ...]] entries"
+_FIELDS = ("question", "entities")
 
 
 def _load_file(split: Split, path: Path) -> list[BioKaLMASample]:
     entries = load_json(path)
     if not isinstance(entries, list):
         raise DataError(f"expected {_WHAT}", path=path)
-    return [_sample(split, i, entry, path) for i, entry in enumerate(entries)]
+    tally = SurrogateTally(path, unit="entry", names=_FIELDS)
+    samples = [_sample(split, i, tally.clean(entry, i), path) for i, entry in enumerate(entries)]
+    tally.warn()
+    return samples
 
 
 def _sample(split: Split, index: int, entry: object, path: Path) -> BioKaLMASample:
-    question, entities = _checked(index, entry, path)
+    """The sample of entry ``index``; a lone surrogate in its text is read as U+FFFD (the
+    readers' rule: :class:`~citegraph.io.SurrogateTally` counts and warns when checking)."""
+    question, entities = _checked(index, without_surrogates(entry)[0], path)
     stripped = question.startswith(_PREFIX)
     return BioKaLMASample(
         id=f"{split}-{index}",

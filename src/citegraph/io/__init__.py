@@ -21,7 +21,10 @@ from citegraph.io._deadlines import DEFAULT_TIMEOUT, Deadlines, current_deadline
 from citegraph.io._http_retry import (
     SNIPPET_CHARS,
     RetryHold,
+    ServerWaitWarning,
     backoff_wait,
+    capped_wait_note,
+    deadline_wait_note,
     parse_retry_after,
     retry_after_from_headers,
     retry_wait,
@@ -41,6 +44,8 @@ from citegraph.io._jsonl_index import JsonlIndex, iter_unique
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import CacheWarning, SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import (
+    SurrogateTally,
+    TextWarning,
     encodable,
     iter_lines,
     json_bytes,
@@ -48,8 +53,18 @@ from citegraph.io._text import (
     not_utf8_error,
     printable,
     read_text,
+    regular_file,
+    without_surrogates,
 )
-from citegraph.io._urls import ServerURL, redact_url, redact_urls_in, split_query, url_secrets
+from citegraph.io._urls import (
+    ServerURL,
+    check_base_url,
+    redact_args,
+    redact_url,
+    redact_urls_in,
+    split_query,
+    url_secrets,
+)
 
 __all__ = [
     "CACHE_ENV",
@@ -65,6 +80,9 @@ __all__ = [
     "RetryHold",
     "SQLiteCache",
     "ServerURL",
+    "ServerWaitWarning",
+    "SurrogateTally",
+    "TextWarning",
     "TolerantScan",
     "atomic_write",
     "atomic_write_lines",
@@ -72,8 +90,11 @@ __all__ = [
     "cache_key",
     "cache_root",
     "canonical_json",
+    "capped_wait_note",
+    "check_base_url",
     "current_deadlines",
     "dataset_file",
+    "deadline_wait_note",
     "default_download_dir",
     "encodable",
     "formula_safe",
@@ -93,8 +114,10 @@ __all__ = [
     "read_csv_file",
     "read_jsonl_tolerant",
     "read_text",
+    "redact_args",
     "redact_url",
     "redact_urls_in",
+    "regular_file",
     "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",
@@ -102,4 +125,5 @@ __all__ = [
     "snippet",
     "split_query",
     "url_secrets",
+    "without_surrogates",
 ]

@@ -1,11 +1,12 @@
 """Reading a CSV file with errors that name the file (missing file, bad encoding, bad CSV) and
-the line (:func:`numbered_rows`); writing a text cell that no spreadsheet reads as a formula
-(:func:`formula_safe`)."""
+the line (:func:`numbered_rows`); writing a text cell that no spreadsheet reads as a formula and no
+terminal obeys (:func:`formula_safe`)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TextIO, TypeVar
@@ -18,15 +19,25 @@ T = TypeVar("T")
 #: The first characters that make a spreadsheet read a cell as a formula (OWASP, "CSV Injection").
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
+#: Control characters a CSV cell shows as their visible ``\xNN`` escape: C0 controls but tab,
+#: newline and carriage return (which a cell may hold), DEL and C1 controls.
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
 
 def formula_safe(text: str) -> str:
-    """``text`` as a CSV text cell: lone surrogates as U+FFFD (:func:`encodable`), and a cell
+    """``text`` as a CSV text cell: lone surrogates as U+FFFD (:func:`encodable`), control
+    characters (ESC, BEL, NUL, backspace, C1...; not tab, newline or carriage return) as their
+    visible ``\\xNN`` escape, so that a file printed to a terminal cannot drive it, and a cell
     that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return prefixed with a single
     quote (``'=1+2``), so that a spreadsheet opening the file shows it as text instead of running
     it as a formula (OWASP's advice against CSV injection). For text cells only: numbers such as
     ``-0.5`` are written as numbers."""
-    text = encodable(text)
+    text = _CONTROLS.sub(_visible, encodable(text))
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
 
 
 def read_csv_file(path: str | Path, read_rows: Callable[[TextIO, Path], T], *, what: str) -> T:

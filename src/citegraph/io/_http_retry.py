@@ -9,6 +9,9 @@ Both clients retry HTTP 429, HTTP 5xx and transport failures the same way:
   capped: :func:`retry_wait`, :func:`backoff_wait`;
 - after a 429 every request to the same endpoint waits until the server's delay has passed:
   :class:`RetryHold`;
+- a server's wait longer than the cap is not waited in silence: :func:`capped_wait_note` says
+  what was asked and what is waited, for a :class:`ServerWaitWarning` and the final error;
+  one that would outlast the call's total deadline fails it at once (:func:`deadline_wait_note`);
 - error messages quote the start of the body on one line: :func:`snippet`.
 
 Everything here is pure (time and randomness can be injected); the clients do the sleeping.
@@ -27,7 +30,10 @@ from email.utils import parsedate_to_datetime
 __all__ = [
     "SNIPPET_CHARS",
     "RetryHold",
+    "ServerWaitWarning",
     "backoff_wait",
+    "capped_wait_note",
+    "deadline_wait_note",
     "parse_retry_after",
     "retry_after_from_headers",
     "retry_wait",
@@ -39,6 +45,54 @@ SNIPPET_CHARS = 300
 
 # 2.0**1000 is finite; any larger exponent would only ever hit the cap (and 2.0**1100 overflows).
 _MAX_EXPONENT = 1000
+
+
+class ServerWaitWarning(UserWarning):
+    """A server asked to wait longer before a retry (Retry-After) than a client waits: the wait
+    was capped (the CLI shows it as a ``warning:`` line)."""
+
+
+def seconds_text(seconds: float) -> str:
+    """Seconds as a message shows them: ``999999``, ``0.25``, ``1.5``."""
+    return f"{seconds:.3f}".rstrip("0").rstrip(".")
+
+
+def capped_wait_note(server_wait: float | None, cap: float, *, where: str) -> str | None:
+    """What to say when a server's Retry-After is longer than the ``cap`` a client waits, or
+    ``None`` when it is not.
+
+    Example:
+        >>> capped_wait_note(999999.0, 60.0, where="h")  # doctest: +ELLIPSIS
+        'h asked to wait 999999 s before a retry (Retry-After); citegraph waits at most 60 s...'
+        >>> capped_wait_note(5.0, 60.0, where="http://h/v1") is None
+        True
+    """
+    if server_wait is None or server_wait <= cap:
+        return None
+    return (
+        f"{where} asked to wait {seconds_text(server_wait)} s before a retry (Retry-After); "
+        f"citegraph waits at most {seconds_text(cap)} s (max_retry_wait)"
+    )
+
+
+def deadline_wait_note(
+    server_wait: float | None, wait: float, *, left: float | None, total: float, where: str
+) -> str | None:
+    """What to say when the ``wait`` before a retry that a server asked for (its Retry-After,
+    ``server_wait``) would outlast the ``left`` seconds of the call's total deadline of
+    ``total`` seconds: a wait that cannot end in a retry; ``None`` when it would not.
+
+    Example:
+        >>> deadline_wait_note(30.0, 30.0, left=1.5, total=2.0, where="h")  # doctest: +ELLIPSIS
+        "h asked to wait 30 s before a retry (Retry-After), past the call's total deadline..."
+    """
+    if server_wait is None or left is None or wait < left:
+        return None
+    return (
+        f"{where} asked to wait {seconds_text(server_wait)} s before a retry (Retry-After), "
+        f"past the call's total deadline of {seconds_text(total)} s (--total-timeout): "
+        "not retried"
+    )
 
 
 def snippet(body: bytes, limit: int = SNIPPET_CHARS) -> str:

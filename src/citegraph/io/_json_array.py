@@ -17,9 +17,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from citegraph.errors import DataError, DataNotFoundError
+from citegraph.errors import DataError
 from citegraph.io._json_file import parse_json
-from citegraph.io._text import BOM, check_unchanged, decode_text, file_stamp
+from citegraph.io._text import BOM, check_unchanged, decode_text, file_stamp, regular_file
 
 _CHUNK = 1 << 20
 # a run of text and whole strings between brackets, a bracket, or a string left open (by the
@@ -52,11 +52,10 @@ class JsonArrayIndex:
 
         Raises:
             DataNotFoundError: the file does not exist.
-            DataError: the file does not hold one JSON array of such entries (names the line).
+            DataError: the path is a directory or not a regular file (never read), or the file
+                does not hold one JSON array of such entries (names the line).
         """
-        self.path = Path(path)
-        if not self.path.is_file():
-            raise DataNotFoundError("file not found", path=self.path)
+        self.path = regular_file(Path(path))
         self._what = what
         self._starts = array("q")
         self._ends = array("q")

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from citegraph.errors import DataError, DataNotFoundError
+from citegraph.errors import DataError
 from citegraph.io._json_file import parse_json
-from citegraph.io._text import BOM, iter_lines_at, not_utf8_error
+from citegraph.io._text import BOM, iter_lines_at, not_utf8_error, regular_file
 
 
 def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -19,8 +19,9 @@ def iter_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Raises:
         DataNotFoundError: the file does not exist.
-        DataError: a line is not UTF-8 (names the byte offset), not valid JSON, or not a JSON
-            object (names the file and line).
+        DataError: the path is a directory or not a regular file (a device such as
+            ``/dev/zero``: never read), or a line is not UTF-8 (names the byte offset), not
+            valid JSON, or not a JSON object (names the file and line).
     """
     for lineno, _, obj in iter_jsonl_at(path):
         yield lineno, obj
@@ -38,9 +39,7 @@ def iter_jsonl_at(
         DataNotFoundError: the file does not exist.
         DataError: as :func:`iter_jsonl`, or a line is longer than ``max_line_bytes``.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise DataNotFoundError("file not found", path=path)
+    path = regular_file(Path(path))
     for lineno, offset, line in iter_lines_at(path, max_bytes=max_line_bytes, cap_hint=cap_hint):
         if line.strip():
             yield lineno, offset, parse_jsonl_line(line, path, lineno)

@@ -5,6 +5,10 @@ Scoring 10,000 answers must not hold 10,000 parsed answers (and their gold) for 
 file, line and field), and keeps only each record's id, line number and byte offset. The work
 reads the lines of one batch again when it needs them. A file changed after the check is refused
 rather than read at the wrong offsets.
+
+These files are a user's inputs (answers, gold, questions): a lone surrogate in their text is read
+as U+FFFD, with one :class:`~citegraph.io._text.TextWarning` per file from the check
+(:class:`~citegraph.io._text.SurrogateTally`).
 """
 
 from __future__ import annotations
@@ -16,7 +20,13 @@ from typing import Any, Generic, TypeVar
 
 from citegraph.errors import DataError
 from citegraph.io._jsonl import iter_jsonl_at, parse_jsonl_line
-from citegraph.io._text import check_unchanged, file_stamp, read_line_at
+from citegraph.io._text import (
+    SurrogateTally,
+    check_unchanged,
+    file_stamp,
+    read_line_at,
+    without_surrogates,
+)
 
 T = TypeVar("T")
 
@@ -44,15 +54,19 @@ def iter_unique(
         max_line_bytes: A longer line is refused without being read whole (``None``: no cap).
         cap_hint: Added to that refusal (how to raise the cap).
 
+    A lone surrogate in a line's text is read as U+FFFD; the file gets one
+    :class:`~citegraph.io._text.TextWarning` when the pass ends.
+
     Raises:
         DataError: a line is malformed (from ``parse``) or longer than ``max_line_bytes``, an
             id repeats (names both lines), or the file holds no record.
     """
     path = Path(path)
     seen: dict[str, int] = {}
+    tally = SurrogateTally(path)
     lines = iter_jsonl_at(path, max_line_bytes=max_line_bytes, cap_hint=cap_hint)
     for lineno, offset, obj in lines:
-        record = parse(obj, path, lineno)
+        record = parse(tally.clean(obj, lineno), path, lineno)
         sid = key(record)
         if sid in seen:
             raise DataError(
@@ -62,6 +76,7 @@ def iter_unique(
         yield lineno, offset, record
     if not seen:
         raise DataError(empty, path=path)
+    tally.warn()
 
 
 class JsonlIndex(Generic[T]):
@@ -124,7 +139,8 @@ class JsonlIndex(Generic[T]):
             for position in positions:
                 lineno = self._lines[position]
                 text = read_line_at(handle, self.path, self._offsets[position], lineno)
-                record = self._parse(parse_jsonl_line(text, self.path, lineno), self.path, lineno)
+                obj, _ = without_surrogates(parse_jsonl_line(text, self.path, lineno))
+                record = self._parse(obj, self.path, lineno)
                 if self._key(record) != self.ids[position]:
                     raise DataError(
                         f"expected the record of {self.ids[position]!r} on this line; the file "

@@ -10,6 +10,16 @@ Any text goes out safely too. Python text can hold a lone surrogate (``"\\ud800"
 cannot encode. :func:`json_text` writes such text as JSON's own escape, so a record that holds
 one is stored and read back unchanged; :func:`encodable` replaces it with U+FFFD for every place
 that shows text (terminal, HTML, plots, CSV and Parquet cells).
+
+Any text comes in safely as well. A user's input file (answers, gold, questions, a dataset) may
+hold a lone surrogate the same way; no model, tokenizer, grammar engine or NLP pipeline takes
+one. The readers of such files pass every record through :class:`SurrogateTally`: each lone
+surrogate is read as U+FFFD, and the file gets one :class:`TextWarning` saying how many lines
+held one and where the first was (line and field). Citegraph's own files (records,
+``run.json``) are read back exactly, escapes and all.
+
+A reader reads only a regular file (:func:`regular_file`): a directory, a device (``/dev/zero``,
+``/dev/urandom``: endless), a pipe or a socket is refused by name, never read.
 """
 
 from __future__ import annotations
@@ -17,13 +27,17 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from citegraph.errors import DataError, DataNotFoundError
 
 BOM = b"\xef\xbb\xbf"
+
+T = TypeVar("T")
 
 #: A lone surrogate: a code point UTF-8 cannot encode.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -74,12 +88,44 @@ def read_text(path: Path) -> str:
         DataError: the file is not UTF-8 (names the line and byte offset), or cannot be read.
     """
     try:
-        data = path.read_bytes()
+        data = regular_file(path).read_bytes()
     except IsADirectoryError as exc:
         raise DataError("is a directory, expected a file", path=path) from exc
     except FileNotFoundError as exc:
         raise DataNotFoundError("file not found", path=path) from exc
     return decode_text(data, path)
+
+
+def regular_file(path: Path, *, missing: str = "file not found", expected: str = "a file") -> Path:
+    """``path``, when it is a regular file (or a link to one): what a reader may read to its
+    end. Checked before anything is read, so an endless device is never read.
+
+    Args:
+        path: The file.
+        missing: The message when nothing is there.
+        expected: What the file should be, for the other messages (``an RDF file of the KG``).
+
+    Raises:
+        DataNotFoundError: nothing is there.
+        DataError: a directory, or not a regular file (a device such as ``/dev/zero`` or
+            ``/dev/urandom``, a pipe, a socket), or the path cannot be looked at.
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise DataNotFoundError(missing, path=path) from exc
+    except OSError as exc:
+        raise DataError(f"cannot be read ({exc.strerror or exc})", path=path) from exc
+    if stat.S_ISDIR(mode):
+        raise DataError(f"is a directory, expected {expected}", path=path)
+    if not stat.S_ISREG(mode):
+        kind = "a character device" if stat.S_ISCHR(mode) else (
+            "a block device" if stat.S_ISBLK(mode) else
+            "a pipe" if stat.S_ISFIFO(mode) else
+            "a socket" if stat.S_ISSOCK(mode) else "not a file"
+        )  # fmt: skip
+        raise DataError(f"is not a regular file ({kind}), expected {expected}", path=path)
+    return path
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
@@ -203,6 +249,101 @@ def encodable(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD, so that it can be shown
     (printed, rendered as HTML, plotted, written to a CSV or Parquet cell)."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+class TextWarning(UserWarning):
+    """An input file held text UTF-8 cannot encode (a lone surrogate: JSON's ``\\ud800``
+    escape decodes to one), read with U+FFFD in its place. One per file: how many lines (or
+    entries) held one, and the first one's line and field."""
+
+
+def without_surrogates(value: T, names: tuple[str, ...] = ()) -> tuple[T, str | None]:
+    """``value`` (parsed JSON: strings, lists, dicts, numbers) with every lone surrogate in its
+    strings, keys included, replaced by U+FFFD; and where the first one was (``answer``,
+    ``knowledge[0][2]``), or None when there was none (``value`` is then returned as it is).
+    ``names`` name the items of a list ``value`` (``("question", "entities")``).
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    if _SURROGATE.search(text) is None:
+        return value, None
+    cleaned: T = json.loads(_SURROGATE.sub("\ufffd", text))
+    return cleaned, _first_surrogate(value, names)
+
+
+def _first_surrogate(value: object, names: tuple[str, ...]) -> str:
+    """The field of the first string (in document order) holding a lone surrogate."""
+    stack: list[tuple[object, tuple[str | int, ...]]] = [(value, ())]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if _SURROGATE.search(item):
+                return _field_name(where, names)
+        elif isinstance(item, dict):
+            for key, sub in reversed(list(item.items())):
+                stack += [(sub, (*where, key)), (key, (*where, key))]  # the key first
+        elif isinstance(item, list):
+            stack.extend((sub, (*where, i)) for i, sub in reversed(list(enumerate(item))))
+    return ""
+
+
+def _field_name(where: tuple[str | int, ...], names: tuple[str, ...]) -> str:
+    if not where:
+        return "(the value)"
+    head, rest = where[0], where[1:]
+    if isinstance(head, int) and head < len(names):
+        head = names[head]
+    parts = [head if isinstance(head, str) else f"[{head}]"]
+    for k in rest:
+        parts.append(f"[{k}]" if isinstance(k, int) else f"[{json.dumps(k, ensure_ascii=False)}]")
+    return encodable("".join(parts))
+
+
+_PLURAL = {"entry": "entries"}
+
+
+class SurrogateTally:
+    """The lone surrogates one input file held: :meth:`clean` reads each record (or entry)
+    with them as U+FFFD and counts it; :meth:`warn` gives the file's one :class:`TextWarning`."""
+
+    def __init__(self, path: Path, unit: str = "line", names: tuple[str, ...] = ()) -> None:
+        """Count for ``path``, whose records are each a ``unit`` (``line`` or ``entry``);
+        ``names``: of the items of a record that is a list (as :func:`without_surrogates`)."""
+        self.path = path
+        self.unit = unit
+        self.names = names
+        self.count = 0
+        self.first: str | None = None
+
+    def clean(self, value: T, at: int) -> T:
+        """``value`` (the record at line or entry ``at``) without lone surrogates, counted.
+
+        Raises:
+            DataError: the record is nested too deeply to be looked through.
+        """
+        try:
+            cleaned, field = without_surrogates(value, self.names)
+        except RecursionError as exc:
+            line = at if self.unit == "line" else None
+            what = "" if line is not None else f"{self.unit} {at}: "
+            raise DataError(f"{what}nested too deeply", path=self.path, line=line) from exc
+        if field is not None:
+            self.count += 1
+            if self.first is None:
+                self.first = f"{self.unit} {at}, field {field!r}"
+        return cleaned
+
+    def warn(self) -> None:
+        """One :class:`TextWarning` when any record held a lone surrogate."""
+        if self.count:
+            units = self.unit if self.count == 1 else _PLURAL.get(self.unit, f"{self.unit}s")
+            warnings.warn(
+                TextWarning(
+                    f"{encodable(str(self.path))}: {self.count} {units} held text UTF-8 cannot "
+                    "encode (a lone surrogate, such as JSON's \\ud800 escape), read with "
+                    f"U+FFFD in its place; the first: {self.first}"
+                ),
+                stacklevel=2,
+            )
 
 
 #: What :func:`printable` rewrites: C0 controls but tab and newline, DEL, C1 controls, surrogates.

@@ -16,6 +16,7 @@ from pathlib import Path
 from pyoxigraph import Quad
 
 from citegraph.errors import ConfigError, DataNotFoundError
+from citegraph.io import regular_file
 from citegraph.kg._load_biokalma import BIOKALMA_LOADER_VERSION, read_biokalma
 from citegraph.kg._load_codex import (
     CODEX_LOADER_VERSION,
@@ -88,16 +89,16 @@ def rdf_source_files(paths: Iterable[str | Path]) -> list[Path]:
     does not exist, not as a dataset file).
 
     Raises:
-        DataNotFoundError: a file does not exist, or is a directory.
+        DataNotFoundError: a file does not exist.
+        DataError: a path is a directory or not a regular file (``/dev/zero``: never read).
     """
     out = [Path(p) for p in paths]
     for path in out:
-        if path.is_dir():
-            raise DataNotFoundError("is a directory, not an RDF file of the KG", path=path)
-        if not path.is_file():
-            raise DataNotFoundError(
-                "the KG file does not exist (check the path given to --kg)", path=path
-            )
+        regular_file(
+            path,
+            missing="the KG file does not exist (check the path given to --kg)",
+            expected="an RDF file of the KG",
+        )
     return out
 
 

@@ -33,6 +33,7 @@ from citegraph.models._chat_local import (
 from citegraph.models._chat_mock import DEFAULT_MOCK_OUTPUT, MockChat
 from citegraph.models._chat_openai import OPENAI_URL, PRESETS, OpenAICompatibleChat, ProviderPreset
 from citegraph.models._chat_types import (
+    MAX_REPLY_CHARS,
     ChatMessage,
     ChatModel,
     ChatRequest,
@@ -110,10 +111,12 @@ from citegraph.models._placement import (
 )
 from citegraph.models._rerank_server import ServerReranker
 from citegraph.models._reranker import CrossEncoderReranker, HFTextScorer, reranker_model
+from citegraph.models._server_body import DEFAULT_MAX_RESPONSE_BYTES
 from citegraph.models._server_items import SERVED_PREFIXES, served_options
 
 __all__ = [
     "CONTRADICTION_LABELS",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "DEFAULT_MOCK_OUTPUT",
     "DEVICE_HELP",
     "DTYPE_HELP",
@@ -122,6 +125,7 @@ __all__ = [
     "HFNLI3",
     "LOCAL_CHAT_NAME",
     "LOCAL_GENERATE_DEFAULTS",
+    "MAX_REPLY_CHARS",
     "MINILM_NAME",
     "NEUTRAL_LABELS",
     "NLI3_LABELS",

@@ -13,7 +13,10 @@ shared with the server-backed scorers):
 - HTTP 5xx -> :class:`~citegraph.errors.ServerError`, retried the same way;
 - connection errors and timeouts: retried, then :class:`~citegraph.errors.EndpointUnavailable`;
 - any other 4xx -> :class:`~citegraph.errors.ClientError` with the server's message, never retried;
-- a 2xx body that is not a chat completion -> :class:`~citegraph.errors.ResponseFormatError`.
+- a 2xx body that is not a chat completion -> :class:`~citegraph.errors.ResponseFormatError`;
+- a body past ``max_response_bytes`` (32 MiB unless raised), or a reply past
+  ``max_reply_chars`` (:data:`~citegraph.models._chat_types.MAX_REPLY_CHARS`) ->
+  :class:`~citegraph.errors.ResponseFormatError`, not retried, the reply never stored whole.
 
 At most ``concurrency`` requests are in flight per endpoint: model objects with the same base URL
 and concurrency share one limit within an event loop.
@@ -27,7 +30,13 @@ from typing import Any
 
 from citegraph.errors import ConfigError, ResponseFormatError
 from citegraph.io import retry_after_from_headers, snippet
-from citegraph.models._chat_types import ChatRequest, Generation, Usage
+from citegraph.models._chat_types import (
+    MAX_REPLY_CHARS,
+    ChatRequest,
+    Generation,
+    Usage,
+    reply_too_long,
+)
 from citegraph.models._grammar import Grammar, GrammarMode
 from citegraph.models._server_http import OPENAI_URL, PRESETS, ProviderPreset, ServerClient
 
@@ -75,8 +84,15 @@ def grammar_fields(mode: GrammarMode, grammar: Grammar) -> dict[str, Any]:
 _retry_after = retry_after_from_headers
 
 
-def _parse_completion(body: bytes, status: int, url: str, fallback_model: str) -> Generation:
-    """A Generation from a chat-completion body, or ResponseFormatError."""
+def _parse_completion(
+    body: bytes,
+    status: int,
+    url: str,
+    fallback_model: str,
+    max_reply_chars: int = MAX_REPLY_CHARS,
+) -> Generation:
+    """A Generation from a chat-completion body, or ResponseFormatError (a reply past
+    ``max_reply_chars`` too)."""
     problem: str | None
     try:
         data = json.loads(body)
@@ -101,6 +117,9 @@ def _parse_completion(body: bytes, status: int, url: str, fallback_model: str) -
             url=url,
         )
     choice = data["choices"][0]
+    too_long = reply_too_long(choice["message"].get("content") or "", max_reply_chars)
+    if too_long is not None:
+        raise ResponseFormatError(f"{url} answered, but {too_long}", status=status, url=url)
     usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
     finish = choice.get("finish_reason")
     extras = {k: data[k] for k in ("id", "system_fingerprint") if isinstance(data.get(k), str)}
@@ -135,6 +154,8 @@ class OpenAICompatibleChat(ServerClient):
         backoff_base: First backoff wait in seconds when the server sends no Retry-After; it
             doubles each retry (with jitter: a wait is drawn from [ceiling/2, ceiling]).
         max_retry_wait: Cap on any single wait, Retry-After included.
+        total_timeout, max_response_bytes, max_reply_chars: As
+            :class:`~citegraph.models._server_http.ServerClient`.
 
     API keys: each provider reads its own variable, so that an OpenAI key never reaches a local
     server: ``openai`` -> ``OPENAI_API_KEY``, ``vllm`` -> ``VLLM_API_KEY``, ``ollama`` ->
@@ -196,7 +217,9 @@ class OpenAICompatibleChat(ServerClient):
         content, status, attempts = await self.post(
             "/chat/completions", self.request_body(request), where=self.endpoint
         )
-        generation = _parse_completion(content, status, self.endpoint, self.model)
+        generation = _parse_completion(
+            content, status, self.endpoint, self.model, self.max_reply_chars
+        )
         latency = time.perf_counter() - started
         update: dict[str, Any] = {"attempts": attempts, "latency_s": latency}
         if request.grammar is not None:

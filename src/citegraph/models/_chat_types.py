@@ -17,6 +17,26 @@ from citegraph.models._grammar import Grammar
 
 Role = Literal["system", "user", "assistant"]
 
+MAX_REPLY_CHARS = 1_000_000
+"""Most characters of a server's chat reply (1 MB of text, as many as an answer of
+``answers.jsonl`` may hold): a longer reply is a failed call, never stored whole in a record
+(``max_reply_chars=`` on the server client raises it)."""
+
+
+def reply_too_long(text: str, limit: int = MAX_REPLY_CHARS) -> str | None:
+    """Why a reply of ``text`` is too long to keep, or ``None`` when it is not.
+
+    Example:
+        >>> reply_too_long("x" * 12, limit=10)
+        'the reply holds 12 characters, more than the 10 a reply may hold (max_reply_chars)'
+    """
+    if len(text) <= limit:
+        return None
+    return (
+        f"the reply holds {len(text):,} characters, more than the {limit:,} a reply may hold "
+        "(max_reply_chars)"
+    )
+
 
 class ChatMessage(BaseModel):
     """One message of a chat prompt."""

@@ -116,7 +116,14 @@ def compile_grammar(tokenizer: Any, grammar: Grammar) -> Any:
 
 def _matcher(tokenizer: Any, lark: str, name: str) -> Any:
     llg = require_llguidance()
-    matcher = llg.LLMatcher(tokenizer, llg.LLMatcher.grammar_from_lark(lark), log_level=0)
+    try:
+        compiled = llg.LLMatcher.grammar_from_lark(lark)
+    except UnicodeEncodeError as exc:  # a lone surrogate: no grammar engine takes one
+        raise ModelError(
+            f"grammar {name!r} cannot be compiled: it holds text UTF-8 cannot encode "
+            f"(a lone surrogate at character {exc.start})"
+        ) from exc
+    matcher = llg.LLMatcher(tokenizer, compiled, log_level=0)
     if matcher.is_error():
         raise ModelError(f"grammar {name!r} cannot be compiled: {matcher.get_error()}")
     return matcher

@@ -12,14 +12,20 @@ requests behave alike:
 - credentials in the URL (``user:password@``, ``?api-key=``) are used for requests but never
   shown: :attr:`ServerClient.endpoint`, which error messages, cache keys and run directories use,
   is the URL with them written as ``***`` (:func:`~citegraph.io.redact_url`); a query string stays
-  after the route (``http://h/v1?api-key=x`` -> ``http://h/v1/chat/completions?api-key=x``);
+  after the route (``http://h/v1?api-key=x`` -> ``http://h/v1/chat/completions?api-key=x``). A
+  malformed base URL (no ``http://``, no host, a bad port, a space, ``#`` or ``;``) is refused
+  when the client is made (:func:`~citegraph.io.check_base_url`: a ConfigError, the URL
+  redacted);
 - requests go through ``openai.AsyncOpenAI`` (one connection pool per event loop) with the SDK's
   own retries switched off; citegraph retries itself so that it can honour Retry-After and count
   attempts:
 
   - HTTP 429 -> :class:`~citegraph.errors.RateLimited`: retried after the server's Retry-After
     (seconds or an HTTP date; ``retry-after-ms`` too), else exponential backoff with jitter,
-    capped at ``max_retry_wait``. A 429 also holds back the other requests to the same endpoint;
+    capped at ``max_retry_wait``. A 429 also holds back the other requests to the same endpoint.
+    A Retry-After past ``max_retry_wait`` is said (a :class:`~citegraph.io.ServerWaitWarning`,
+    and in the error when the retries run out); one that would pass the total deadline fails
+    the call at once, saying so;
   - HTTP 5xx -> :class:`~citegraph.errors.ServerError`, retried the same way;
   - connection errors and timeouts: retried, then :class:`~citegraph.errors.EndpointUnavailable`;
   - any other 4xx -> :class:`~citegraph.errors.ClientError` with the server's message, never
@@ -34,7 +40,12 @@ requests behave alike:
   deadline; an attempt cut at its deadline is retried, a call past its total deadline is not. A
   client takes them from its arguments, else from the ``server_deadlines`` block it is made in
   (:func:`citegraph.io.server_deadlines`: the CLI's ``--timeout`` and ``--total-timeout``), else
-  ``timeout`` is 120 s and there is no total deadline.
+  ``timeout`` is 120 s and there is no total deadline;
+- one answer's body holds at most ``max_response_bytes`` decoded bytes (from the arguments,
+  else the ``server_deadlines`` block: the CLI's ``--max-response-mb``, else
+  :data:`~citegraph.models._server_body.DEFAULT_MAX_RESPONSE_BYTES`, 32 MiB): a larger one,
+  announced or streamed, compressed or not, fails the call at once with
+  :class:`~citegraph.errors.ResponseFormatError` (:mod:`._server_body`), not retried.
 
 A path starting with ``/`` is joined to the base URL (``/chat/completions`` ->
 ``.../v1/chat/completions``); a full URL is used as is (:func:`server_root` gives the server's root
@@ -46,8 +57,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import warnings
 import weakref
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,12 +71,17 @@ from citegraph.errors import (
     EndpointUnavailable,
     MissingDependency,
     RateLimited,
+    ResponseFormatError,
     ServerError,
 )
 from citegraph.io import (
     DEFAULT_TIMEOUT,
     RetryHold,
+    ServerWaitWarning,
+    capped_wait_note,
+    check_base_url,
     current_deadlines,
+    deadline_wait_note,
     redact_url,
     redact_urls_in,
     retry_after_from_headers,
@@ -74,9 +90,24 @@ from citegraph.io import (
     split_query,
     url_secrets,
 )
+from citegraph.models._chat_types import MAX_REPLY_CHARS
+from citegraph.models._server_body import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    BodyTooLarge,
+    capped_http_client,
+)
+from citegraph.models._server_presets import (
+    COMPATIBLE_KEY_ENV,
+    OPENAI_HOST,
+    OPENAI_URL,
+    PRESETS,
+    SCORE_PRESETS,
+    ProviderPreset,
+)
 
 __all__ = [
     "COMPATIBLE_KEY_ENV",
+    "DEFAULT_MAX_RESPONSE_BYTES",
     "OPENAI_URL",
     "PRESETS",
     "SCORE_PRESETS",
@@ -85,64 +116,9 @@ __all__ = [
     "server_root",
 ]
 
-OPENAI_URL = "https://api.openai.com/v1"
-OPENAI_HOST = "api.openai.com"
-COMPATIBLE_KEY_ENV = "OPENAI_COMPATIBLE_API_KEY"
-"""Where ``openai/<model>`` with a ``base_url`` on another host than ``api.openai.com`` reads its
-key (``OPENAI_API_KEY`` is sent to OpenAI only)."""
 _BEARER: Any = {"security": {"bearer_auth": True}}
 """Request options of every request: the API key as a bearer token (what the SDK's
 ``chat.completions.create`` sends)."""
-
-
-@dataclass(frozen=True)
-class ProviderPreset:
-    """Defaults of one server family.
-
-    Attributes:
-        base_url: The server's usual URL (including ``/v1`` for OpenAI-compatible servers).
-        concurrency: Default number of requests in flight to one endpoint.
-        key_required: Whether a key must be set when the default URL is used.
-        api_key_env: The environment variable the API key is read from. Each family has its
-            own, so that a key meant for one service is never sent to another.
-    """
-
-    base_url: str
-    concurrency: int
-    key_required: bool
-    api_key_env: str
-
-
-#: Chat provider name -> defaults. ``--base-url`` overrides the URL.
-PRESETS: dict[str, ProviderPreset] = {
-    "openai": ProviderPreset(
-        OPENAI_URL, concurrency=8, key_required=True, api_key_env="OPENAI_API_KEY"
-    ),
-    "vllm": ProviderPreset(
-        "http://localhost:8000/v1", concurrency=4, key_required=False, api_key_env="VLLM_API_KEY"
-    ),
-    "ollama": ProviderPreset(
-        "http://localhost:11434/v1",
-        concurrency=4,
-        key_required=False,
-        api_key_env="OLLAMA_API_KEY",
-    ),
-    "llamacpp": ProviderPreset(
-        "http://localhost:8080/v1",
-        concurrency=1,
-        key_required=False,
-        api_key_env="LLAMACPP_API_KEY",
-    ),
-}
-
-#: The presets of the scoring servers: the chat presets and text-embeddings-inference (``tei``,
-#: whose routes have no ``/v1``; key, if the server was started with one, in ``TEI_API_KEY``).
-SCORE_PRESETS: dict[str, ProviderPreset] = {
-    **PRESETS,
-    "tei": ProviderPreset(
-        "http://localhost:8080", concurrency=4, key_required=False, api_key_env="TEI_API_KEY"
-    ),
-}
 
 
 def server_root(base_url: str) -> str:
@@ -223,6 +199,11 @@ class ServerClient:
         presets: The provider presets (:data:`PRESETS`, or :data:`SCORE_PRESETS`).
         total_timeout: Seconds one call may take, all attempts and waits included (``None``:
             the ``server_deadlines`` block's, else no bound).
+        max_response_bytes: Most bytes of one answer's body, decoded (``None``: the
+            ``server_deadlines`` block's, else :data:`DEFAULT_MAX_RESPONSE_BYTES`, 32 MiB).
+        max_reply_chars: Most characters of a chat reply (chat models only; default
+            :data:`~citegraph.models._chat_types.MAX_REPLY_CHARS`, 1,000,000): a longer one
+            fails the call, as a reply too long to store.
 
     API keys: ``openai`` -> ``OPENAI_API_KEY``, ``vllm`` -> ``VLLM_API_KEY``, ``ollama`` ->
     ``OLLAMA_API_KEY``, ``llamacpp`` -> ``LLAMACPP_API_KEY``, ``tei`` -> ``TEI_API_KEY``. Only
@@ -232,8 +213,8 @@ class ServerClient:
     instead. An explicit ``api_key_env`` overrides the preset's, wherever the server is.
 
     Raises:
-        ConfigError: Unknown provider, bad limits, an empty ``api_key_env``, or the OpenAI key
-            is missing.
+        ConfigError: Unknown provider, bad limits, a malformed ``base_url``, an empty
+            ``api_key_env``, or the OpenAI key is missing.
         MissingDependency: The ``openai`` package is not installed.
     """
 
@@ -251,10 +232,21 @@ class ServerClient:
         max_retry_wait: float = 60.0,
         presets: dict[str, ProviderPreset] = PRESETS,
         total_timeout: float | None = None,
+        max_response_bytes: int | None = None,
+        max_reply_chars: int = MAX_REPLY_CHARS,
     ) -> None:
         given = current_deadlines()
         timeout = timeout if timeout is not None else given.timeout or DEFAULT_TIMEOUT
         total_timeout = total_timeout if total_timeout is not None else given.total_timeout
+        if max_response_bytes is None:
+            max_response_bytes = given.max_response_bytes or DEFAULT_MAX_RESPONSE_BYTES
+        if max_response_bytes < 1 or max_reply_chars < 1:
+            raise ConfigError(
+                f"max_response_bytes and max_reply_chars must be at least 1, got "
+                f"{max_response_bytes} and {max_reply_chars}"
+            )
+        if base_url is not None:
+            check_base_url(base_url.strip(), what="base URL")
         preset = presets.get(provider)
         if preset is None:
             raise ConfigError(f"unknown provider {provider!r}; expected one of {sorted(presets)}")
@@ -308,6 +300,10 @@ class ServerClient:
         self.max_retries = max_retries
         self.backoff_base = backoff_base
         self.max_retry_wait = max_retry_wait
+        self.max_response_bytes = max_response_bytes
+        """Most bytes of one answer's body, decoded."""
+        self.max_reply_chars = max_reply_chars
+        """Most characters of a chat reply."""
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.requests_sent = 0
@@ -329,6 +325,9 @@ class ServerClient:
                 timeout=self.timeout,
                 default_headers=None if self._to_openai else private,
                 default_query=self._query or None,
+                http_client=capped_http_client(
+                    self._openai, timeout=self.timeout, limit=self.max_response_bytes
+                ),
             )
             self._loop = loop
         return self._client, _gate(self.endpoint, self.concurrency)
@@ -363,10 +362,11 @@ class ServerClient:
         """
         where = where or redact_urls_in(self.url(path))
         if self.total_timeout is None:
-            return await self._attempts(path, body, where)
+            return await self._attempts(path, body, where, None)
+        deadline = asyncio.get_running_loop().time() + self.total_timeout
         try:
             async with asyncio.timeout(self.total_timeout):
-                return await self._attempts(path, body, where)
+                return await self._attempts(path, body, where, deadline)
         except TimeoutError as exc:
             raise EndpointUnavailable(
                 f"{where} gave no answer within the total deadline of {self.total_timeout:g} s "
@@ -375,26 +375,44 @@ class ServerClient:
             ) from exc
 
     async def _attempts(
-        self, path: str, body: dict[str, Any], where: str
+        self, path: str, body: dict[str, Any], where: str, deadline: float | None
     ) -> tuple[bytes, int, int]:
         attempt = 0
+        capped: str | None = None  # what the server asked for, when a wait was capped
         while True:
             attempt += 1
             try:
                 content, status = await self._post_once(path, body, where)
             except (RateLimited, ServerError, EndpointUnavailable) as exc:
                 if attempt > self.max_retries:
+                    note = f"; {capped}" if capped else ""
                     raise type(exc)(
-                        f"{exc} (gave up after {attempt} attempt(s))",
+                        f"{exc} (gave up after {attempt} attempt(s){note})",
                         **_error_fields(exc),
                     ) from exc.__cause__ or exc
                 wait = self.retry_wait(exc, attempt - 1)
+                self._check_server_wait(exc, wait, where, deadline)
+                note_now = capped_wait_note(exc.retry_after, self.max_retry_wait, where=where)
+                if note_now is not None:
+                    capped = note_now
+                    warnings.warn(note_now, ServerWaitWarning, stacklevel=2)
                 if isinstance(exc, RateLimited):
                     _gate(self.endpoint, self.concurrency).hold.block(wait)
                 else:
                     await asyncio.sleep(wait)
                 continue
             return content, status, attempt
+
+    def _check_server_wait(
+        self, exc: EndpointError, wait: float, where: str, deadline: float | None
+    ) -> None:
+        """Fail the call at once when the server's Retry-After would outlast its total
+        deadline (a wait that cannot end in a retry)."""
+        left = None if deadline is None else deadline - asyncio.get_running_loop().time()
+        total = self.total_timeout or 0.0
+        note = deadline_wait_note(exc.retry_after, wait, left=left, total=total, where=where)
+        if note is not None:
+            raise type(exc)(f"{exc}; {note}", **_error_fields(exc)) from exc.__cause__ or exc
 
     def url(self, path: str) -> str:
         """The URL ``path`` is posted to (without the base URL's query, which every request
@@ -422,6 +440,10 @@ class ServerClient:
                     f"{where} timed out: no whole answer within the per-attempt deadline of "
                     f"{self.timeout:g} s (--timeout)",
                     url=self.endpoint,
+                ) from exc
+            except BodyTooLarge as exc:
+                raise ResponseFormatError(
+                    f"{where} {exc.reason()}", status=exc.status, url=self.endpoint
                 ) from exc
             except httpx2.TransportError as exc:  # reading the body failed
                 raise EndpointUnavailable(

@@ -21,6 +21,9 @@ it holds (all its items, every item its own ``--limit`` asked for, or less: part
 process writes a run directory at a time (its lock; another gets :class:`RunBusy`).
 :func:`differing_settings` names the config keys and input files that tell runs apart
 (``runs compare``; :func:`run_settings`, :func:`input_settings`).
+:func:`check_records` refuses records that are not the task's (another task's shape), naming
+their line, wherever a run is read (resume, report, merge, export); a count of ``run.json``
+edited out of shape is left out with a :class:`RunFileWarning`.
 :func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
 :class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
 """
@@ -42,6 +45,7 @@ from citegraph.runs._engine import (
     write_metrics,
 )
 from citegraph.runs._export import EXPORT_FORMATS, export_run
+from citegraph.runs._fit import check_records
 from citegraph.runs._gates import (
     GateCheck,
     available_metrics,
@@ -113,7 +117,7 @@ from citegraph.runs._rundir import (
     RunDir,
     samples_fingerprint,
 )
-from citegraph.runs._runfile import check_run_identity
+from citegraph.runs._runfile import RunFileWarning, check_run_identity
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
 from citegraph.runs._state import RunState, run_state
 from citegraph.runs._stored import StoredRecords, sorted_records
@@ -143,6 +147,7 @@ __all__ = [
     "RunBusy",
     "RunData",
     "RunDir",
+    "RunFileWarning",
     "RunInterrupted",
     "RunOutcome",
     "RunPresentation",
@@ -161,6 +166,7 @@ __all__ = [
     "blocking",
     "canonical_json",
     "check_gates",
+    "check_records",
     "check_run_identity",
     "check_same_dtypes",
     "collecting_runs",

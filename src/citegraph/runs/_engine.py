@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.errors import CitegraphError, ConfigError, DataError
+from citegraph.errors import ConfigError
 from citegraph.io import server_deadlines
 from citegraph.runs._completion import Completion
+from citegraph.runs._fit import check_records, checked
 from citegraph.runs._lock import lock_run_dir, unlock_run_dir
 from citegraph.runs._outcomes import FinishedRun, first_failure, note_finished, note_started
 from citegraph.runs._pending import run_pending_batches_async
-from citegraph.runs._rundir import FAILED, SAMPLES_FILE, RunDir, torn_lines_dropped
+from citegraph.runs._rundir import FAILED, RUN_FILE, SAMPLES_FILE, RunDir, torn_lines_dropped
+from citegraph.runs._runfile import warn_damaged_counts
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
@@ -134,7 +136,9 @@ async def run_task_async(
     # once the models are open: an input refused then leaves nothing behind)
     held = lock_run_dir(Path(out)) if Path(out).is_dir() else None
     run: RunDir | None = None
-    deadlines = server_deadlines(runtime.timeout, runtime.total_timeout)
+    deadlines = server_deadlines(
+        runtime.timeout, runtime.total_timeout, runtime.max_response_bytes()
+    )
     try:
         with _executor(runtime) as ray_session, deadlines:  # the model servers' deadlines
             async with task.open(runtime) as models:
@@ -154,11 +158,16 @@ async def run_task_async(
                 if run.started_over is not None and runtime.notify is not None:
                     runtime.notify(run.started_over)
                 note_started(out)
+                samples = run.path / SAMPLES_FILE
+                if run.ids:  # a resume: records the task cannot read are refused before work
+                    check_records(type(task), run.records, run.info, samples)
                 n_resumed, n_now = await _work_pending(
                     task, run, pairs, runtime, models, ray_session
                 )
                 records = _every_record(task, run, [key for key, _ in share])
-                metrics = task.metrics(records, run.info, models)
+                info = run.info
+                measure = functools.partial(task.metrics, records, info, models)
+                metrics = checked(type(task), records, info, samples, measure)
         # The failures are read before the metrics are written: a task's outputs may rewrite
         # samples.jsonl then (conner select), which leaves the run's index of it stale.
         selected = run.newest(key for key, _ in pairs)
@@ -247,19 +256,15 @@ def finalize(task_type: type[Task[Any, Any]], run: RunDir) -> dict[str, Any]:
 
     Raises:
         DataError: a file of the run is damaged, or its records are not what ``task_type``
-            makes (a ``run.json`` whose ``task`` was edited, say): names the run and the task.
+            makes (a ``run.json`` whose ``task`` was edited, a line of another task's run):
+            names the file, the first such record's line and the task
+            (:func:`~citegraph.runs.check_records`).
     """
-    try:
-        records = task_type.order(run.records)
-        metrics = task_type.summarize(records, run.info)
-    except (KeyError, TypeError, AttributeError, IndexError, ValueError) as exc:
-        if isinstance(exc, CitegraphError):
-            raise
-        raise DataError(
-            f"its records are not those of task {task_type.name!r}, which run.json names "
-            f"({type(exc).__name__}: {str(exc)[:200]}); restore run.json or samples.jsonl",
-            path=run.path / SAMPLES_FILE,
-        ) from exc
+    stored, samples = run.records, run.path / SAMPLES_FILE
+    records = checked(task_type, stored, run.info, samples, lambda: task_type.order(stored))
+    metrics = checked(
+        task_type, stored, run.info, samples, lambda: task_type.summarize(records, run.info)
+    )
     return write_metrics(task_type, run, records, metrics)
 
 
@@ -274,8 +279,10 @@ def progress_of(run: RunDir, records: Sequence[Record]) -> dict[str, Any]:
     less than it asked (``None`` when that is unknown and nothing failed): a ``--limit 20`` run
     with its 20 items done is not partial (:class:`~citegraph.runs.Completion`).
     ``torn_lines_dropped`` counts the torn last lines of ``samples.jsonl`` dropped so far (a run
-    killed mid-write).
+    killed mid-write). A count of ``run.json`` that is not one (a negative ``runtime.n_total``
+    written by hand) is left out, with a :class:`~citegraph.runs.RunFileWarning` naming it.
     """
+    warn_damaged_counts(run.info, run.path / RUN_FILE)  # a hand edit: named, worked around
     if isinstance(records, StoredRecords):
         n_failed = records.n_failed  # from the run's index, without reading the records
     else:

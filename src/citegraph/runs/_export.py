@@ -14,7 +14,9 @@ Columns keep the order in which they first appear and one type each: a column ho
 floats is float, one holding other mixtures is string (non-strings written as JSON), a missing
 value is null. The presenter's :meth:`~citegraph.runs.Presenter.export_schema` declares the
 types of its columns, so a table keeps its columns and types when it has no rows. The run
-directory is only read (a torn last line of ``samples.jsonl`` is skipped, not repaired).
+directory is only read (a torn last line of ``samples.jsonl`` is skipped, not repaired), and
+its records are checked first as ``runs report`` checks them (a record of another task's shape
+is refused, naming its line).
 ``docs/export.md`` documents the schema.
 """
 
@@ -27,11 +29,12 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from citegraph.errors import ConfigError, DataError, MissingDependency
-from citegraph.io import encodable, formula_safe, json_text, read_jsonl_tolerant
+from citegraph.io import encodable, formula_safe, json_text
+from citegraph.runs._fit import check_records
 from citegraph.runs._merge import read_run_info
 from citegraph.runs._present import Presenter
 from citegraph.runs._registry import task_of_run
-from citegraph.runs._rundir import SAMPLES_FILE
+from citegraph.runs._rundir import SAMPLES_FILE, RunDir
 
 ExportFormat = Literal["parquet", "csv", "jsonl"]
 #: The formats :func:`export_run` writes, the first the default.
@@ -109,8 +112,10 @@ def export_run(
         ConfigError: ``fmt`` is not a known format, the run names no registered task, or its
             presenter gives a table name that is not a plain file name (or is ``samples``).
         DataNotFoundError: ``run_dir`` is not a run directory (no ``run.json``).
-        DataError: ``samples.jsonl`` is corrupt before its last line, or the task's presenter
-            cannot read a record.
+        DataError: ``samples.jsonl`` is corrupt before its last line, a record is not one of
+            the task's (another task's shape: refused as ``runs report`` refuses it, naming its
+            line; :func:`~citegraph.runs.check_records`), or the task's presenter cannot read a
+            record.
         MissingDependency: Parquet was asked for and pyarrow is not installed.
     """
     if fmt not in EXPORT_FORMATS:
@@ -122,7 +127,9 @@ def export_run(
     run_dir, out_dir = Path(run_dir), Path(out_dir)
     info = read_run_info(run_dir)
     task = task_of_run(info, where=run_dir)
-    tables = _collect(run_dir, info, task.name, task.presenter.for_run(info))
+    run = RunDir(run_dir, info)  # only read: a torn last line is left out, not removed
+    check_records(task, run.records, info, run_dir / SAMPLES_FILE)  # as runs report does
+    tables = _collect(run, task.name, task.presenter.for_run(info))
     out_dir.mkdir(parents=True, exist_ok=True)
     written: dict[str, Path] = {}
     for name, table in tables.items():
@@ -175,15 +182,10 @@ def _dtypes(placed: Any) -> str | None:
     return ",".join(f"{role}={dtype}" for role, dtype in found.items())
 
 
-def _collect(
-    run_dir: Path, info: Mapping[str, Any], task: str, presenter: type[Presenter]
-) -> dict[str, _Table]:
-    """The tables of a run, ``samples`` first, from the newest record of each id; the tables
-    the presenter declares are there even when no record gives a row."""
-    samples_file = run_dir / SAMPLES_FILE
-    records, _ = read_jsonl_tolerant(samples_file)
-    latest = {str(record.get("id")): record for record in records}
-    del records
+def _collect(run: RunDir, task: str, presenter: type[Presenter]) -> dict[str, _Table]:
+    """The tables of a run, ``samples`` first, from the newest record of each id (read one at a
+    time); the tables the presenter declares are there even when no record gives a row."""
+    samples_file, info = run.path / SAMPLES_FILE, run.info
     base = run_columns(info, task)
     schema = presenter.export_schema()
     for name in schema:
@@ -193,8 +195,8 @@ def _collect(
     for name, columns in schema.items():
         if name != SAMPLES_TABLE:
             tables[name] = _Table(RUN_COLUMNS | {"sample_id": "string"} | columns)
-    for key in list(latest):
-        record = latest.pop(key)  # rows are kept, records are let go as we go
+    for record in run.records:  # rows are kept, records are let go as we go
+        key = record["id"]
         try:
             summary = presenter.summary(record)
             columns = presenter.export_columns(record, info)

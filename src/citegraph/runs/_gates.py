@@ -20,6 +20,14 @@ hold (:attr:`Task.gate_metrics <citegraph.runs.Task>`; a near miss gets a "did y
 fraction's threshold is at most 1 (100%), so ``precision=60`` is refused, suggesting ``60%``. A
 dotted path is checked against the run's ``metrics.json`` once it exists
 (:func:`resolve_metric`), as are every name's ambiguity and whether it is measured.
+
+The Python API (:func:`check_gates`, :func:`citegraph.testing.assert_metrics`) checks its
+thresholds the same way (:func:`gate_threshold`: a number or a text such as ``"60%"``; never a
+raw ``TypeError``). A value no measurement can have is a damaged ``metrics.json``, never a pass:
+an infinite one (``Infinity``, ``1e400``), or, when the task is known, a fraction outside 0 to
+1. A path that names two entries (list entries whose labels are equal, or a label holding a
+dot) is refused rather than read from either; each entry's exact path names it
+(``per_label[0].f1``).
 """
 
 from __future__ import annotations
@@ -31,9 +39,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from citegraph.errors import ConfigError
+from citegraph.errors import ConfigError, DataError
+from citegraph.io import json_text, load_json
 from citegraph.runs._metric_names import HEADLINE_KEYS, TaskMetrics
 from citegraph.runs._registry import task_type
+from citegraph.runs._rundir import METRICS_FILE
 
 #: Keys of a group of figures tried, in order, for its headline number.
 #: Top-level parts of ``metrics.json`` that describe the run rather than measure it: their paths
@@ -101,25 +111,67 @@ def _threshold(part: str, name: str, number: str, task: TaskMetrics | None) -> f
         value = float(number[:-1]) / 100 if percent else float(number)
     except ValueError:
         value = math.nan
+    return _checked_threshold(f"--fail-under {part}", name, value, number, percent, task)
+
+
+def _checked_threshold(
+    where: str, name: str, value: float, number: str, percent: bool, task: TaskMetrics | None
+) -> float:
+    """``value``, the threshold of metric ``name`` (given as ``number``), checked; errors start
+    with ``where`` (the option entry, or the Python call's argument).
+
+    Raises:
+        ConfigError: not a finite number, negative, or a fraction's threshold above 1 (100%).
+    """
     if not math.isfinite(value):
         raise ConfigError(
-            f"--fail-under {part}: {number!r} is not a number (a fraction such as 0.6, or a "
-            "percentage such as 60%)"
+            f"{where}: {number!r} is not a number (a fraction such as 0.6, or a percentage such "
+            "as 60%)"
         )
     if value < 0:
-        raise ConfigError(f"--fail-under {part}: a threshold cannot be negative")
+        raise ConfigError(f"{where}: a threshold cannot be negative")
     if value > 1 and task is not None and task.is_fraction(name):
         if percent:
             raise ConfigError(
-                f"--fail-under {part}: {name} is a fraction, at most 100%, so {number} can "
-                "never be reached"
+                f"{where}: {name} is a fraction, at most 100%, so {number} can never be reached"
             )
         hint = f"; for {number} percent write {name}={number}%" if value <= 100 else ""
         raise ConfigError(
-            f"--fail-under {part}: {name} is a fraction from 0 to 1, so {number} can never be "
-            f"reached{hint}"
+            f"{where}: {name} is a fraction from 0 to 1, so {number} can never be reached{hint}"
         )
     return value
+
+
+def gate_threshold(name: str, threshold: object, task: str | None = None) -> float:
+    """A threshold given to the Python API (:func:`check_gates`,
+    :func:`citegraph.testing.assert_metrics`), checked as ``--fail-under`` checks its own: a
+    number (a fraction such as 0.6) or a text (``"0.6"``, ``"60%"``), finite, not negative,
+    and at most 1 (100%) for a fraction of ``task``.
+
+    Raises:
+        ConfigError: anything else (names the metric and what it got).
+    """
+    known = _gate_metrics(task)
+    shown = repr(threshold) if len(repr(threshold)) <= 40 else repr(threshold)[:37] + "..."
+    where = f"threshold {name}={shown}"
+    if isinstance(threshold, str):
+        number = threshold.strip()
+        percent = number.endswith("%")
+        try:
+            value = float(number[:-1]) / 100 if percent else float(number)
+        except ValueError:
+            value = math.nan
+        return _checked_threshold(where, name, value, number[:40], percent, known)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise ConfigError(
+            f"{where}: a threshold is a number (a fraction such as 0.6) or a text such as "
+            f"'60%', not {type(threshold).__name__}"
+        )
+    try:
+        value = float(threshold)
+    except OverflowError:  # an int too large for a float
+        value = math.inf
+    return _checked_threshold(where, name, value, shown, False, known)
 
 
 def _check_name(part: str, name: str, task_name: str, task: TaskMetrics | None) -> None:
@@ -176,20 +228,50 @@ def parse_thresholds(text: str | Iterable[str], *, task: str | None = None) -> d
     return out
 
 
-def _nodes(value: Any, path: str = "") -> Iterable[tuple[str, Any]]:
-    """Every ``(dotted path, value)`` of a ``metrics.json`` (groups included)."""
+def _nodes(value: Any, path: str = "", exact: str = "") -> Iterable[tuple[str, str, Any]]:
+    """Every ``(dotted path, exact path, value)`` of a ``metrics.json`` (groups included). The
+    exact path names list entries by position (``per_label[0].f1``) and keys that hold a dot in
+    brackets (``["a.b"]``), so it names one node even where dotted paths collide."""
     if path:
-        yield path, value
+        yield path, exact, value
     if isinstance(value, Mapping):
         for key, inner in value.items():
-            yield from _nodes(inner, f"{path}.{key}" if path else str(key))
+            name = str(key)
+            step = f"[{json_text(name)}]" if "." in name or "[" in name else f".{name}"
+            yield from _nodes(inner, f"{path}.{name}" if path else name, exact + step)
     elif isinstance(value, list):
         for i, inner in enumerate(value):
             key = next(
                 (str(inner[k]) for k in _LIST_KEYS if isinstance(inner, Mapping) and k in inner),
                 str(i),
             )
-            yield from _nodes(inner, f"{path}.{key}" if path else key)
+            yield from _nodes(inner, f"{path}.{key}" if path else key, f"{exact}[{i}]")
+
+
+class _Index:
+    """The nodes of a ``metrics.json`` by dotted path, each path with every node it names (two
+    list entries whose labels are equal, or a label with a dot, give a path two nodes), and by
+    exact path (:func:`_nodes`)."""
+
+    def __init__(self, metrics: Mapping[str, Any]) -> None:
+        self.nodes: dict[str, Any] = {}
+        self.exact: dict[str, Any] = {}
+        self.named: dict[str, list[str]] = {}
+        for path, exact, value in _nodes(metrics):
+            self.nodes.setdefault(path, value)
+            self.named.setdefault(path, []).append(exact.lstrip("."))
+            self.exact[exact.lstrip(".")] = value
+
+    def collided(self, name: str, path: str) -> ConfigError | None:
+        """The error for ``name``, found at ``path``, when that path names several nodes."""
+        exact = self.named.get(path, [])
+        if len(exact) < 2:
+            return None
+        return ConfigError(
+            f"metric {name!r}: {len(exact)} entries of metrics.json are named {path} (list "
+            "entries with the same label, or a label holding a dot), so a gate cannot tell "
+            f"which to read; name one by its position: {', '.join(exact[:8])}"
+        )
 
 
 def _is_figure(value: Any) -> bool:
@@ -225,10 +307,17 @@ def resolve_metric(metrics: Mapping[str, Any], name: str) -> tuple[str, float | 
 
     Raises:
         ConfigError: no metric has that name (the message lists the available ones), the name
-            fits several, or it names a group without a headline.
+            fits several, it names a group without a headline, or its path names several
+            entries of ``metrics`` (list entries whose labels collide: the message gives each
+            one's exact path, ``per_label[0].f1``, which names it).
+        DataError: the value is infinite (``Infinity``, ``1e400``): no measurement is.
     """
-    nodes = dict(_nodes(metrics))
+    index = _Index(metrics)
+    nodes = index.nodes
     if name in nodes:
+        found = [name]
+    elif name in index.exact:  # an exact path: names one node, wherever paths collide
+        nodes = {name: index.exact[name]}
         found = [name]
     else:
         found = [
@@ -248,33 +337,75 @@ def resolve_metric(metrics: Mapping[str, Any], name: str) -> tuple[str, float | 
     if len(found) > 1:
         raise ConfigError(f"metric {name!r} is ambiguous: give one of {', '.join(found[:8])}")
     path, node = found[0], nodes[found[0]]
+    if nodes is index.nodes and (collision := index.collided(name, path)) is not None:
+        raise collision
     headline = _headline(path, node)
     if headline is None:
         inner = [p for p in nodes if p.startswith(path + ".") and _is_figure(nodes[p])][:8]
         raise ConfigError(f"metric {name!r} is a group of figures: give one of {', '.join(inner)}")
     path, value = headline
+    if nodes is index.nodes and (collision := index.collided(name, path)) is not None:
+        raise collision
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = _int_figure(value)
+    if isinstance(value, float) and math.isinf(value):
+        raise DataError(
+            f"{path} is {value}, not a measurement (no metric is infinite): the file is damaged "
+            "or was edited; recompute it with citegraph runs report",
+            path=METRICS_FILE,
+        )
     unmeasured = value is None or (isinstance(value, float) and math.isnan(value))
     if isinstance(node, Mapping) and isinstance(node.get("n"), int):
         unmeasured = unmeasured or node.get("n_unmeasured") == node["n"] > 0
     return path, (None if unmeasured else float(value)), unmeasured
 
 
+def _int_figure(value: int) -> float:
+    """An int figure as a float (one too large for a float is infinite)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
+
+
 def check_gates(
     metrics: Mapping[str, Any],
-    thresholds: Mapping[str, float],
+    thresholds: Mapping[str, object],
     *,
     allow_unmeasured: bool = False,
+    task: str | None = None,
 ) -> list[GateCheck]:
     """Check each threshold against ``metrics`` (a ``metrics.json``), in the order given.
 
+    Args:
+        metrics: The run's ``metrics.json``.
+        thresholds: ``{metric: least value}``; a value is a number or a text such as ``"60%"``,
+            checked as ``--fail-under`` checks its own (:func:`gate_threshold`).
+        allow_unmeasured: Let an unmeasured metric pass.
+        task: The registered task that wrote ``metrics`` (``run.json`` ``task``), when known:
+            then a fraction's threshold above 1 is refused, and so is a fraction's value
+            outside 0 to 1 (a damaged or edited ``metrics.json``).
+
     Raises:
-        ConfigError: a name does not resolve (see :func:`resolve_metric`).
+        ConfigError: a threshold is not a non-negative number (or, for a fraction of ``task``,
+            above 1), or a name does not resolve (see :func:`resolve_metric`).
+        DataError: a value is infinite, or (given ``task``) a fraction's value is outside 0 to
+            1: the gate would pass on a damaged file.
     """
+    known = _gate_metrics(task)
+    wanted = {name: gate_threshold(name, raw, task) for name, raw in thresholds.items()}
     checks = []
-    for name, threshold in thresholds.items():
+    for name, threshold in wanted.items():
         path, value, unmeasured = resolve_metric(metrics, name)
+        fraction = known is not None and known.is_fraction(path)
+        if value is not None and fraction and not 0 <= value <= 1:
+            raise DataError(
+                f"{path} is {value:g}, but it is a fraction (0 to 1) in a {task} run: the file "
+                "is damaged or was edited; recompute it with citegraph runs report",
+                path=METRICS_FILE,
+            )
         passed = allow_unmeasured if value is None else value >= threshold
-        checks.append(GateCheck(name, path, value, float(threshold), unmeasured, passed))
+        checks.append(GateCheck(name, path, value, threshold, unmeasured, passed))
     return checks
 
 
@@ -284,10 +415,6 @@ def read_metrics(run_dir: str | Path) -> dict[str, Any]:
     Raises:
         DataError: the file is missing or is not a JSON object.
     """
-    from citegraph.errors import DataError
-    from citegraph.io import load_json
-    from citegraph.runs._rundir import METRICS_FILE
-
     path = Path(run_dir) / METRICS_FILE
     if not path.is_file():
         raise DataError("no metrics.json: the run has not finished (see citegraph runs report)",

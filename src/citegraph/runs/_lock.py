@@ -6,7 +6,8 @@ the directory, which holds the writer's pid and start time) before it touches an
 same directory is refused at once with :class:`RunBusy` ("run DIR is being written by pid N"):
 two writers would pay every model call twice and interleave their records. The kernel drops the
 lock of a process that dies (even by ``kill -9``), so a stale ``.lock`` file never blocks a
-resume. Readers (``runs report``, the viewer) do not take it.
+resume. Readers (the viewer, ``runs export``) do not take it; ``runs report`` does, as it
+writes ``metrics.json`` (a run being written is refused, not reported over).
 
 Within one process the lock is shared: run directories opened twice by the same program (a
 notebook, a test) count their opens and the last close releases it (and removes ``.lock``; a
@@ -42,8 +43,16 @@ class RunBusy(ConfigError):
     """Another process is writing the run directory (it holds its lock)."""
 
 
-def lock_run_dir(path: Path) -> str | None:
+#: What a refused writer is told to do, unless its caller says otherwise.
+WAIT_OR_MOVE = "wait for it or use another --out"
+
+
+def lock_run_dir(path: Path, *, advice: str = WAIT_OR_MOVE) -> str | None:
     """Take the writer's lock of the run directory ``path`` (which exists).
+
+    Args:
+        path: The run directory.
+        advice: What the :class:`RunBusy` error tells the user to do.
 
     Returns:
         The key to pass to :func:`unlock_run_dir`, or ``None`` when runs cannot be locked here.
@@ -60,7 +69,7 @@ def lock_run_dir(path: Path) -> str | None:
             held[1] += 1
             return key
         lock_file = Path(key) / LOCK_FILE
-        fd = _locked_fd(path, lock_file)
+        fd = _locked_fd(path, lock_file, advice)
         if fd is None:
             return None
         stamp = {"pid": os.getpid(), "started": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
@@ -93,7 +102,7 @@ def unlock_run_dir(key: str | None) -> None:
         os.close(held[0])
 
 
-def _locked_fd(path: Path, lock_file: Path) -> int | None:
+def _locked_fd(path: Path, lock_file: Path, advice: str = WAIT_OR_MOVE) -> int | None:
     """A descriptor of ``lock_file`` holding its flock (``None``: the file system cannot lock).
 
     Retries when the file it locked was removed or replaced meanwhile (its holder released it),
@@ -113,7 +122,7 @@ def _locked_fd(path: Path, lock_file: Path) -> int | None:
             note = _read_note(lock_file)
             if note is _RELEASED:  # the holder finished meanwhile: try again
                 continue
-            raise RunBusy(_busy_message(path, note)) from None
+            raise RunBusy(_busy_message(path, note, advice)) from None
         except OSError as exc:  # a file system without locks (some network mounts)
             os.close(fd)
             warnings.warn(
@@ -156,10 +165,10 @@ def _read_note(lock_file: Path) -> object:
         time.sleep(0.02)
 
 
-def _busy_message(path: Path, stamp: object) -> str:
+def _busy_message(path: Path, stamp: object, advice: str = WAIT_OR_MOVE) -> str:
     """What the refused writer is told: who holds the run, since when, and what to do."""
     if isinstance(stamp, dict):
         who = f"pid {stamp.get('pid', 'unknown')} (started {stamp.get('started', 'unknown')})"
     else:
         who = "another process"
-    return f"run {path} is being written by {who}; wait for it or use another --out"
+    return f"run {path} is being written by {who}; {advice}"

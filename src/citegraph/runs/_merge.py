@@ -19,9 +19,11 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from citegraph.errors import ConfigError, DataNotFoundError
+from citegraph.errors import ConfigError, DataError, DataNotFoundError
 from citegraph.io import TolerantScan, atomic_write, atomic_write_lines, json_text
+from citegraph.runs._fit import check_records
 from citegraph.runs._lock import lock_run_dir, unlock_run_dir
+from citegraph.runs._registry import task_of_run
 from citegraph.runs._rundir import (
     FAILED,
     RUN_FILE,
@@ -32,7 +34,9 @@ from citegraph.runs._rundir import (
     record_id,
     torn_lines_dropped,
 )
+from citegraph.runs._runfile import is_count, warn_damaged_counts
 from citegraph.runs._stored import Stored, StoredRecords
+from citegraph.runs._task import Task
 
 
 def read_run_info(path: str | Path) -> dict[str, Any]:
@@ -63,12 +67,16 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
     Raises:
         ConfigError: the inputs belong to different runs, or ``out`` is not empty.
         DataError: an input's ``run.json`` was edited (its config no longer matches its
-            ``run_id``) or a record has no string id.
+            ``run_id``, or its ``task`` is not its config's), a record has no string id, or a
+            record is not one of the task's (another task's shape: names the input's file and
+            line, as ``runs report`` does; nothing is written).
         RunBusy: another process is writing ``out``.
     """
     if not inputs:
         raise ConfigError("give at least one run directory to merge")
     infos = [read_run_info(p) for p in inputs]  # re-hashed: an edited shard is not merged
+    for path, info in zip(inputs, infos, strict=True):  # counts edited by hand: left out
+        warn_damaged_counts(info, Path(path) / RUN_FILE)
     first = infos[0]
     for path, info in zip(inputs, infos, strict=True):
         if info.get("run_id") != first.get("run_id"):
@@ -76,6 +84,10 @@ def merge_runs(inputs: Sequence[str | Path], out: str | Path, *, overwrite: bool
                 f"{path} belongs to another run (run_id {info.get('run_id')} != "
                 f"{first.get('run_id')} of {inputs[0]}): only shards of one run can be merged"
             )
+    task = _named_task(first, inputs[0])
+    if task is not None:  # each input's records, as runs report checks them: none is merged
+        for path, info in zip(inputs, infos, strict=True):
+            check_records(task, RunDir(Path(path), info).records, info, Path(path) / SAMPLES_FILE)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     held = lock_run_dir(out)  # one writer: not beside a run writing ``out``
@@ -126,13 +138,27 @@ def _merge_into(
     return RunDir(out, info)
 
 
+def _named_task(info: dict[str, Any], where: str | Path) -> type[Task[Any, Any]] | None:
+    """The task ``run.json`` names, ``None`` when it names none (or one not registered here).
+
+    Raises:
+        DataError: its ``task`` was edited (:func:`~citegraph.runs.task_of_run`).
+    """
+    try:
+        return task_of_run(info, where=Path(where))
+    except DataError:
+        raise
+    except ConfigError:
+        return None
+
+
 def _whole_size(shards: Sequence[dict[str, Any]]) -> int | None:
     """Items of the whole run the shards are part of, before any limit (``run.json``
     ``runtime``: ``n_total_unsharded`` of a shard, ``n_total`` of an unsharded input, the
     largest of those given); ``None`` when no input recorded it (runs written before
     citegraph did)."""
     sizes = [s.get("n_total_unsharded") if s.get("shard") else s.get("n_total") for s in shards]
-    known = [n for n in sizes if isinstance(n, int)]
+    known = [n for n in sizes if is_count(n)]
     return max(known) if known else None
 
 
@@ -141,5 +167,5 @@ def _whole_limit(shards: Sequence[dict[str, Any]]) -> int | None:
     (shards split the first ``limit`` items by position), ``None`` when one had none (it asked
     for every item of its share) or none recorded one."""
     limits = [s.get("limit") for s in shards]
-    known = [n for n in limits if isinstance(n, int) and not isinstance(n, bool)]
+    known = [n for n in limits if is_count(n)]
     return max(known) if known and len(known) == len(limits) else None

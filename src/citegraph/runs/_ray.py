@@ -120,7 +120,8 @@ class _TaskActor:
     def __init__(self, task_blob: bytes, runtime: Runtime) -> None:
         self.task: Task[Any, Any] = pickle.loads(task_blob)
         self.loop = asyncio.new_event_loop()
-        with server_deadlines(runtime.timeout, runtime.total_timeout):  # as the local engine
+        bounds = (runtime.timeout, runtime.total_timeout, runtime.max_response_bytes())
+        with server_deadlines(*bounds):  # as the local engine
             self._context = self.task.open(runtime)
             self.models = self.loop.run_until_complete(self._context.__aenter__())
 

@@ -82,11 +82,11 @@ def task_of_run(info: dict[str, Any], where: object = "this run") -> type[Task[A
     recorded = info.get("task")
     if recorded is not None:
         if not _is_task_name(recorded) or (made_by is not None and recorded != made_by):
-            raise _edited_task(recorded, made_by, where)
+            raise edited_task(recorded, made_by, where)
         try:
             return task_type(recorded)
         except ConfigError as exc:
-            raise _edited_task(recorded, made_by, where, known=str(exc)) from None
+            raise edited_task(recorded, made_by, where, known=str(exc)) from None
     if made_by is not None:
         return task_type(made_by)
     raise ConfigError(f"{where}: run.json names no task (a run written by another tool?)")
@@ -96,10 +96,9 @@ def _is_task_name(name: object) -> bool:
     return isinstance(name, str) and "." in name
 
 
-def _edited_task(
-    recorded: object, made_by: str | None, where: object, known: str = ""
-) -> DataError:
-    """The error for a ``run.json`` whose ``task`` cannot be the run's."""
+def edited_task(recorded: object, made_by: str | None, where: object, known: str = "") -> DataError:
+    """The error for a ``run.json`` whose ``task`` cannot be the run's: it names ``recorded``
+    while its config was made by ``made_by`` (``where``: the run directory)."""
     path = where / "run.json" if isinstance(where, Path) else None
     why = f"its config was made by {made_by!r}" if made_by else known or "no such task"
     return DataError(

@@ -8,7 +8,9 @@ flushed line, and a torn last line is dropped on resume (and counted in ``run.js
 directory with a different configuration is refused when it holds finished records, so results
 of two configurations never mix; a directory with no finished record (a run that failed at its
 first item, say) simply starts over with the new configuration, noting it in ``run.json``
-(``started_over``).
+(``started_over``). Records whose run is unknown (a ``samples.jsonl`` without its ``run.json``)
+are never adopted, and a ``run.json`` whose ``task`` was edited is refused on resume as
+``runs report`` refuses it, not silently restored.
 
 A record whose ``status`` is ``"failed"`` (say, the model server was down) is kept, but it does not
 count as done: a resumed run tries that sample again and appends a new record. The newest record
@@ -33,10 +35,12 @@ from typing import Any
 
 from citegraph.errors import ConfigError, DataError
 from citegraph.io import JsonlLine, TolerantScan, json_bytes, json_text
-from citegraph.runs._lock import RunBusy, lock_run_dir, unlock_run_dir
+from citegraph.runs._lock import lock_run_dir, unlock_run_dir
 from citegraph.runs._placements import check_same_dtypes
 from citegraph.runs._provenance import package_versions, sha256_json
+from citegraph.runs._registry import edited_task
 from citegraph.runs._runfile import (
+    is_count,
     load_run_file,
     record_id,
     write_error,
@@ -58,16 +62,25 @@ STARTED_OVER_KEY = "started_over"
 """``run.json`` key, present when the directory held a run of another configuration with no
 finished record (an aborted start, say) and this run replaced it: the old ``run_id``, the keys
 that differed and the note shown (:attr:`RunDir.started_over`)."""
+#: The order a run directory's files are removed in (``--overwrite``, a start over): the
+#: records before the ``run.json`` that says what they are.
+_REMOVE_ORDER = (SAMPLES_FILE, METRICS_FILE, RUN_FILE)
 STARTED_OVER_NOTE = (
     "{path} held a run of another configuration (differs in: {changed}) with no finished "
     "record; started over with this one"
 )
 
 
+#: What ``runs report`` says to do when another process is writing the run.
+REPORT_WHEN_DONE = (
+    "it writes metrics.json itself when it ends; run citegraph runs report after that"
+)
+
+
 def torn_lines_dropped(info: dict[str, Any]) -> int:
     """Torn last lines dropped from the run's ``samples.jsonl`` so far, from its ``run.json``."""
     value = info.get(TORN_KEY, 0)
-    return value if isinstance(value, int) else 0
+    return value if is_count(value) else 0
 
 
 class RunDir:
@@ -112,22 +125,23 @@ class RunDir:
 
     @classmethod
     def reopen(cls, path: str | Path) -> RunDir:
-        """The run directory at ``path`` as ``runs report`` needs it: its ``run.json`` checked,
-        and a torn last line of ``samples.jsonl`` dropped (and counted) as a resume does, unless
-        another process is writing the run (then it is read as it stands, nothing changed). The
-        lock is not kept.
+        """The run directory at ``path`` as ``runs report`` needs it to write its
+        ``metrics.json``: its ``run.json`` checked, a torn last line of ``samples.jsonl``
+        dropped (and counted) as a resume does, and the directory's lock held until
+        :meth:`close` (use it as a context manager), so no run writes it meanwhile.
 
         Raises:
             DataNotFoundError: ``path`` holds no ``run.json``.
             DataError: ``run.json`` or ``samples.jsonl`` is damaged, or ``run.json`` was edited.
+            RunBusy: another process is writing the run (names its pid; nothing is changed).
         """
         path = Path(path)
         info = load_run_file(path / RUN_FILE, check=True)
+        lock = lock_run_dir(path, advice=REPORT_WHEN_DONE)  # before any file is touched
         try:
             run = cls.open(path, info.get("config") or {}, data=info.get("data"))
-        except RunBusy:
-            return cls.read(path)
-        run.close()
+        finally:
+            unlock_run_dir(lock)  # ``run`` holds a lock of its own (the same one: counted)
         return run
 
     def _note(self, key: str, line: JsonlLine) -> None:
@@ -232,10 +246,12 @@ class RunDir:
         identity = {"config": config, "data": data or {}}
         run_id = sha256_json(identity)
         run_file = path / RUN_FILE
-        if overwrite:
-            for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
+        if overwrite:  # the records first: a run.json is never removed before them
+            for name in _REMOVE_ORDER:
                 (path / name).unlink(missing_ok=True)
         started_over: dict[str, Any] | None = None
+        if not run_file.exists():
+            _refuse_orphans(path)
         if run_file.exists():
             previous = load_run_file(run_file, check=True)
             if previous.get("run_id") != run_id:
@@ -254,7 +270,7 @@ class RunDir:
                             path=path, changed=", ".join(changed) or "unknown"
                         ),
                     }
-                    for name in (RUN_FILE, SAMPLES_FILE, METRICS_FILE):
+                    for name in _REMOVE_ORDER:
                         (path / name).unlink(missing_ok=True)
         if run_file.exists():
             previous = load_run_file(run_file)
@@ -262,7 +278,9 @@ class RunDir:
             if runtime is not None and previous.get("runtime") != runtime:
                 info = info | {"runtime": runtime}
             if task is not None and previous.get("task") != task:
-                info = info | {"task": task}
+                if previous.get("task") is not None:  # edited: refused, as runs report does
+                    raise edited_task(previous.get("task"), task, path)
+                info = info | {"task": task}  # a run written before the task was recorded
             if notes and previous.get("notes") != notes:
                 info = info | {"notes": notes}
             if models:
@@ -446,6 +464,27 @@ def _changed_keys(previous: dict[str, Any], identity: dict[str, Any]) -> list[st
             if key not in old or key not in new or old[key] != new[key]:
                 changed.append(f"{section}.{key}")
     return changed
+
+
+def _refuse_orphans(path: Path) -> None:
+    """Refuse to adopt records whose run is unknown: a ``samples.jsonl`` that holds records
+    while its ``run.json`` is gone (deleted, or left behind by a copy) would mix their settings,
+    unknown, with this run's.
+
+    Raises:
+        DataError: ``samples.jsonl`` holds a record (names it and how to recover).
+    """
+    samples = path / SAMPLES_FILE
+    found = next(iter(TolerantScan(samples)), None)
+    if found is None:
+        return
+    raise DataError(
+        f"holds records but {path / RUN_FILE} is missing, so the settings they were made with "
+        "are unknown and a resume would mix them with this run's; restore run.json (from a "
+        "copy of the run), or move samples.jsonl away, or rerun with --overwrite to start "
+        "afresh",
+        path=samples,
+    )
 
 
 def _holds_a_finished_record(path: Path) -> bool:

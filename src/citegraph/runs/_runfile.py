@@ -5,12 +5,62 @@ atomically with any text, and a failed write (a full disk) named in one line."""
 from __future__ import annotations
 
 import errno
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from citegraph.errors import DataError
 from citegraph.io import JsonlLine, atomic_write, json_text, load_json
 from citegraph.runs._provenance import sha256_json
+
+
+class RunFileWarning(UserWarning):
+    """A part of ``run.json`` outside the run's identity is damaged (a hand edit: a negative
+    count, say): the value is left out, and this warning names the file and field."""
+
+
+#: ``run.json`` ``runtime`` counts (how many items a run asked for, of how many, its limit) and
+#: what is done when one is not a count.
+RUNTIME_COUNTS = {
+    "n_items": "the items it asked for are taken as unknown",
+    "n_total": "its total is taken as unknown",
+    "n_total_unsharded": "the whole run's total is taken as unknown",
+    "limit": "it is read as having no limit",
+}
+
+
+def damaged_counts(info: Mapping[str, Any], run_file: Path) -> list[str]:
+    """What is wrong with the counts of a ``run.json`` (``info``): each ``runtime`` count
+    (:data:`RUNTIME_COUNTS`) and ``torn_lines_dropped`` that is present but not a whole number
+    >= 0, as one line naming ``run_file``, the field and what is done instead. Those fields are
+    not part of the run's identity, so an edit of them is not refused but worked around."""
+    runtime = info.get("runtime")
+    runtime = runtime if isinstance(runtime, Mapping) else {}
+    found = [
+        (f"runtime.{key}", runtime[key], why)
+        for key, why in RUNTIME_COUNTS.items()
+        if runtime.get(key) is not None
+    ]
+    if "torn_lines_dropped" in info:
+        found.append(("torn_lines_dropped", info["torn_lines_dropped"], "it is read as 0"))
+    return [
+        f"{run_file}, field {field!r}: {json_text(value)[:40]} is not a count (an edited "
+        f"file?); {why}"
+        for field, value, why in found
+        if not is_count(value)
+    ]
+
+
+def warn_damaged_counts(info: Mapping[str, Any], run_file: Path) -> None:
+    """A :class:`RunFileWarning` for each of :func:`damaged_counts`."""
+    for line in damaged_counts(info, run_file):
+        warnings.warn(line, RunFileWarning, stacklevel=3)
+
+
+def is_count(value: object) -> TypeGuard[int]:
+    """Whether ``value`` is a whole number >= 0 (not a bool)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def write_json(target: Path, value: Any) -> None:

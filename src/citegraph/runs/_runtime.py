@@ -81,6 +81,12 @@ class Runtime(BaseModel):
         description="Seconds one model-server call may take, every attempt and backoff wait "
         "included (default: no bound). Recorded in run.json 'runtime', not the identity.",
     )
+    max_response_mb: float | None = Field(
+        default=None,
+        gt=0,
+        description="MiB one model-server answer may hold, decoded (default: 32); a larger one "
+        "fails the item. Recorded in run.json 'runtime', not part of the identity.",
+    )
     overwrite: bool = Field(
         default=False, description="Replace a run with another configuration in the directory."
     )
@@ -170,8 +176,15 @@ class Runtime(BaseModel):
                 "dtype",
                 "timeout",
                 "total_timeout",
+                "max_response_mb",
             },
         )
+
+    def max_response_bytes(self) -> int | None:
+        """``max_response_mb`` in bytes, as :func:`citegraph.io.server_deadlines` takes it
+        (``None``: the clients' default)."""
+        mb = self.max_response_mb
+        return None if mb is None else max(1, int(mb * 2**20))
 
     @model_validator(mode="after")
     def _ray_options_need_ray(self) -> Runtime:

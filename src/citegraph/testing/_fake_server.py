@@ -51,6 +51,10 @@ class FakeReply:
         finish_reason: The choice's ``finish_reason``.
         trickle: Seconds between the body's bytes, sent one at a time (a server that is slow
             but never silent for long); 0: the body in one write.
+        filler: Bytes of spaces sent after the body, 64 KiB at a time, until they are all sent
+            or the client hangs up: a huge body (JSON still, when the body is). Sent chunked
+            unless ``headers`` declare a ``Content-Length``, which is then sent as given (a
+            server announcing ``100000000000`` bytes).
     """
 
     text: str | None = "ok"
@@ -60,6 +64,7 @@ class FakeReply:
     delay: float = 0.0
     finish_reason: str | None = "stop"
     trickle: float = 0.0
+    filler: int = 0
 
 
 @dataclass(frozen=True)
@@ -110,6 +115,8 @@ class FakeOpenAIServer:
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1`` while running.
         max_in_flight: Most chat requests being handled at the same time so far.
+        body_bytes_sent: Bytes of response bodies written so far (what a client that stops
+            reading early did not take is still counted once the kernel accepted it).
     """
 
     def __init__(
@@ -137,6 +144,7 @@ class FakeOpenAIServer:
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
         self._count = 0
+        self.body_bytes_sent = 0
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> FakeOpenAIServer:
@@ -237,6 +245,8 @@ class FakeOpenAIServer:
         headers = dict(reply.headers)
         if reply.trickle > 0:
             headers[_TRICKLE] = str(reply.trickle)
+        if reply.filler > 0:
+            headers[_FILLER] = str(reply.filler)
         if reply.body is not None:
             raw = reply.body
             data = raw.encode() if isinstance(raw, str) else raw
@@ -281,6 +291,9 @@ class FakeOpenAIServer:
 
 _TRICKLE = "X-Fake-Trickle"
 """The header a reply asks ``_send`` for a trickled body with (never sent)."""
+_FILLER = "X-Fake-Filler"
+"""The header a reply asks ``_send`` for filler bytes after the body with (never sent)."""
+_FILLER_CHUNK = b" " * 65536
 
 
 def _error(status: int, message: str) -> tuple[int, dict[str, str], bytes]:
@@ -301,13 +314,20 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
 
         def _send(self, status: int, headers: dict[str, str], data: bytes) -> None:
             trickle = float(headers.pop(_TRICKLE, 0.0))
+            filler = int(headers.pop(_FILLER, 0))
+            declared = any(name.lower() == "content-length" for name in headers)
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
+            if filler > 0:
+                self._send_filled(data, filler, chunked=not declared)
+                return
+            if not declared:
+                self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             if trickle <= 0:
                 self.wfile.write(data)
+                self._sent(len(data))
                 return
             try:
                 for i in range(len(data)):
@@ -315,8 +335,37 @@ def _handler_for(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                         return
                     self.wfile.write(data[i : i + 1])
                     self.wfile.flush()
+                    self._sent(1)
             except (BrokenPipeError, ConnectionResetError):  # the client gave up: fine
                 return
+
+        def _sent(self, n: int) -> None:
+            with server._lock:
+                server.body_bytes_sent += n
+
+        def _send_filled(self, data: bytes, filler: int, *, chunked: bool) -> None:
+            """The body, then ``filler`` spaces, until sent or the client hangs up."""
+            if chunked:
+                self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+
+            def write(part: bytes) -> None:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part) if chunked else part)
+                self._sent(len(part))
+
+            try:
+                if data:
+                    write(data)
+                left = filler
+                while left > 0 and not server._stopping.is_set():
+                    part = _FILLER_CHUNK[: min(left, len(_FILLER_CHUNK))]
+                    write(part)
+                    left -= len(part)
+                if chunked:
+                    self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up: expected
+                self.close_connection = True
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") == "/v1/models":

@@ -33,12 +33,11 @@ from collections.abc import Iterator
 from fractions import Fraction as F
 from pathlib import Path
 
-import pyoxigraph as ox
 import pytest
 from click.testing import CliRunner
 from test_score_own_kg import _cache, _write  # noqa: F401 (_cache: autouse fixture)
 
-from _sparql_server import SparqlServer
+from _sparql_server import serving
 from citegraph.cli import main
 
 GEO = "https://data.example.net/geo#"
@@ -87,15 +86,8 @@ def kg_spec(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[list[str
     if request.param == "file":
         yield ["--kg", str(path)]
         return
-    store = ox.Store()
-    store.load(path=str(path), format=ox.RdfFormat.TURTLE)
-    server = SparqlServer(store)
-    server.thread.start()
-    try:
+    with serving(path) as server:
         yield ["--kg", f"sparql+{server.url}", "--prefix", f"geo={GEO}"]
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
 
 
 @pytest.mark.needs("spacy")

@@ -7,7 +7,7 @@ is made once per question from its graphs (:class:`CitationChoices`, :func:`cita
 each provider applies it its own way (:data:`citegraph.models.GRAMMAR_MODES`).
 """
 
-from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
+from citegraph.kalma.constrain._choices import MAX_CITABLE_CHARS, CitableEntity, CitationChoices
 from citegraph.kalma.constrain._constraint import (
     ONCE_AFTER_REPLY,
     ONCE_IN_DECODING,
@@ -26,6 +26,7 @@ from citegraph.kalma.constrain._trim import cut_open_citation
 __all__ = [
     "CITATION_GRAMMAR",
     "JSON_INSTRUCTION",
+    "MAX_CITABLE_CHARS",
     "ONCE_AFTER_REPLY",
     "ONCE_IN_DECODING",
     "CitableEntity",

@@ -7,6 +7,14 @@ paper parser (:func:`~citegraph.kalma.parse.parse_answer` over the same graphs):
 citation would not read back as exactly its own triple (a value with an unbalanced bracket or a
 control character, say) is left out of the choices and listed in :attr:`CitationChoices.dropped`
 with the reason, so the grammar never allows a citation the scorer would read differently.
+
+Two more kinds of fact are left out the same way, before the parser sees them: a fact whose
+text holds a lone surrogate (what JSON's ``\\ud800`` escape decodes to: no grammar engine,
+tokenizer or server takes it), and a fact whose citation (``display id, relation: value``) is
+longer than :data:`MAX_CITABLE_CHARS`. The grammar engine's work on a token inside a fact grows
+with what is left of the fact, so citing a fact of *n* characters costs about *n* squared:
+the cap keeps the work per token bounded, so decoding stays linear in the answer's length, and
+a 100 kB literal is never offered (nor put in every prompt's grammar).
 """
 
 from __future__ import annotations
@@ -14,13 +22,21 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from citegraph.io import encodable
 from citegraph.kalma.parse._graphs import norm_ws
 from citegraph.kalma.parse._paper import parse_answer
 from citegraph.kg import Subgraph, Triple, with_short_ids
 
-__all__ = ["CitableEntity", "CitationChoices"]
+__all__ = ["MAX_CITABLE_CHARS", "CitableEntity", "CitationChoices"]
+
+#: The longest citation of one fact (``display id, relation: value``, in characters) a
+#: constrained answer may make; a longer fact is left out of the choices (see the module
+#: docstring). BioKaLMA's longest is 165 characters.
+MAX_CITABLE_CHARS = 1_000
 
 _CONTROL = frozenset(chr(i) for i in range(32)) | {"\x7f"}
+_SURROGATE = "a lone surrogate (text UTF-8 cannot encode) in the entity id, relation or value"
+_TOO_LONG = f"its citation is longer than {MAX_CITABLE_CHARS:,} characters, the cap of a fact"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +71,13 @@ class CitationChoices:
             facts: dict[str, Triple] = {}
             for t in graph.triples:
                 text = f"{t.relation}: {t.value}"
-                if _CONTROL.intersection(text):
+                cited = f"{graph.center.display_id}, {text}"
+                if len(cited) > MAX_CITABLE_CHARS:
+                    self.dropped.append((t, _TOO_LONG))
+                elif _CONTROL.intersection(text):
                     self.dropped.append((t, "a control character in the relation or value"))
+                elif encodable(cited) != cited:
+                    self.dropped.append((t, _SURROGATE))
                 elif text not in facts:
                     facts[text] = t
             candidates.append((graph, list(facts.items())))
@@ -99,6 +120,14 @@ class CitationChoices:
     def size(self) -> int:
         """How many facts may be cited."""
         return sum(len(e.facts) for e in self.entities)
+
+    def left_out_why(self) -> dict[str, int]:
+        """How many facts were left out for each reason (:attr:`dropped`), in order of first
+        appearance."""
+        out: dict[str, int] = {}
+        for _, reason in self.dropped:
+            out[reason] = out.get(reason, 0) + 1
+        return out
 
     def citation(self, entity: CitableEntity, facts: Sequence[str]) -> str:
         """The bracket citing ``facts`` of ``entity``: ``[Q1, relation: value, ...]``."""

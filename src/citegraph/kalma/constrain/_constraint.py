@@ -124,6 +124,7 @@ class CitationConstraint:
             "mode": self.mode,
             "citable_facts": self.choices.size,
             "facts_left_out": len(self.choices.dropped),
+            **({"facts_left_out_why": why} if (why := self.choices.left_out_why()) else {}),
             "cut_open_citation": cut,
             "each_fact_once": ONCE_IN_DECODING if self.mode == "logits" else ONCE_AFTER_REPLY,
             "repeats_removed": repeats,

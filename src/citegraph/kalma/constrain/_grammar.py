@@ -36,6 +36,7 @@ as :func:`~citegraph.kalma.parse.parse_answer` reads it.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -43,6 +44,7 @@ from citegraph.errors import ResponseFormatError
 from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
 from citegraph.kalma.constrain._forms import MAX_FACTS, MAX_GROUPS, gbnf_form, lark_form
 from citegraph.kalma.constrain._once import OncePerAnswer
+from citegraph.kalma.parse import split_sentences
 from citegraph.models import Grammar, Steering
 
 __all__ = [
@@ -114,26 +116,23 @@ def citation_grammar(choices: CitationChoices) -> Grammar:
 def render_json_answer(reply: str, choices: CitationChoices) -> str:
     """A ``json-schema`` reply written as a KaLMA answer.
 
-    Each sentence's citations become brackets before its final punctuation (``.`` where the
-    sentence has none): consecutive facts of one entity share a bracket (``[Q1, a: b, c: d]``),
-    ``NA`` is ``[NA]``. Brackets a server let into a sentence's text despite the schema become
-    parentheses.
+    Each JSON sentence becomes one sentence of the paper parser, its citations as brackets before
+    its final punctuation (``.`` where the sentence has none): consecutive facts of one entity
+    share a bracket (``[Q1, a: b, c: d]``), ``NA`` is ``[NA]``. So every sentence the parser
+    reads is cited: where a sentence's text holds sentence ends of its own (``He lived. Then he
+    died``, a ``?``, a ``!``, a blank line), they are joined with ``;`` (``He lived; Then he
+    died [Q1, ...].``) rather than leaving all but the last uncited. Brackets a server let into
+    a sentence's text despite the schema become parentheses.
 
     Raises:
-        ResponseFormatError: The reply is not JSON of the schema, or cites outside the choices.
+        ResponseFormatError: The reply is not JSON of the schema (a sentence without a ``text``
+            string, ``citations`` that are not a list of strings, or no citation at all: the
+            schema asks for at least one, ``NA`` where the information lacks it), or it cites
+            outside the choices.
     """
-    try:
-        data = json.loads(reply)
-        sentences = data["sentences"]
-        items = [(str(s["text"]), [str(c) for c in s["citations"]]) for s in sentences]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ResponseFormatError(
-            f"the constrained reply is not the JSON the schema asks for ({exc}); it starts "
-            f"{reply[:80]!r}"
-        ) from exc
     lookup = {f"{e.display_id}, {f}": (e, f) for e in choices.entities for f in e.facts}
     parts = []
-    for text, cited in items:
+    for text, cited in _json_sentences(reply):
         brackets: list[str] = []
         group: tuple[CitableEntity, list[str]] | None = None
         for choice in cited:
@@ -154,8 +153,71 @@ def render_json_answer(reply: str, choices: CitationChoices) -> str:
                 group = (entity, [fact])
         if group is not None:
             brackets.append(choices.citation(*group))
-        parts.append(_with_brackets(text.replace("[", "(").replace("]", ")"), brackets))
+        body = _one_sentence(text.replace("[", "(").replace("]", ")"))
+        parts.append(_with_brackets(body, brackets))
     return " ".join(p for p in parts if p)
+
+
+def _json_sentences(reply: str) -> list[tuple[str, list[str]]]:
+    """``(text, citations)`` of each sentence of a ``json-schema`` reply, checked against the
+    schema's shape.
+
+    Raises:
+        ResponseFormatError: The reply is not the schema's JSON (says where and why).
+    """
+    try:
+        data = json.loads(reply)
+    except ValueError as exc:
+        raise _not_the_schema(reply, str(exc)) from exc
+    sentences = data.get("sentences") if isinstance(data, dict) else None
+    if not isinstance(sentences, list):
+        raise _not_the_schema(reply, 'expected an object {"sentences": [...]}')
+    out = []
+    for k, sentence in enumerate(sentences, start=1):
+        text = sentence.get("text") if isinstance(sentence, dict) else None
+        cited = sentence.get("citations") if isinstance(sentence, dict) else None
+        if not isinstance(text, str):
+            raise _not_the_schema(reply, f"sentence {k} has no 'text' string")
+        if not (isinstance(cited, list) and all(isinstance(c, str) for c in cited)):
+            got = type(cited).__name__ if cited is not None else "none"
+            raise _not_the_schema(
+                reply, f"sentence {k}'s 'citations' must be a list of strings, got {got}"
+            )
+        if not cited:
+            raise _not_the_schema(
+                reply,
+                f"sentence {k} cites nothing; the schema asks for at least one citation "
+                "(NA where the information lacks it)",
+            )
+        out.append((text, list(cited)))
+    return out
+
+
+def _not_the_schema(reply: str, why: str) -> ResponseFormatError:
+    return ResponseFormatError(
+        f"the constrained reply is not the JSON the schema asks for ({why}); it starts "
+        f"{reply[:80]!r}"
+    )
+
+
+#: Sentence-final punctuation at the end of a piece of text, before any closing quotes.
+_PIECE_END = re.compile(r"[.!?\u2026]+(?=[\"'\u201d\u2019)\u00bb]*$)")
+_ANY_END = re.compile(r"[.!?\u2026\s]+")
+
+
+def _one_sentence(text: str) -> str:
+    """``text`` as one sentence of the paper parser: where it splits (its own ``.``, ``!``,
+    ``?`` or line break before a new sentence), the pieces are joined with ``; ``, their final
+    punctuation dropped."""
+    spans = split_sentences(text)
+    if len(spans) <= 1:
+        return text
+    pieces = [_PIECE_END.sub("", text[a:b].rstrip()) for a, b in spans[:-1]]
+    pieces.append(text[spans[-1][0] : spans[-1][1]])
+    joined = "; ".join(p for p in pieces if p.strip())
+    if len(split_sentences(joined)) > 1:  # a last resort: no sentence end left at all
+        joined = _ANY_END.sub(" ", joined).strip()
+    return joined
 
 
 def _with_brackets(text: str, brackets: list[str]) -> str:

