@@ -3,14 +3,16 @@
 1. ``citegraph ask``: one question, spaCy retrieval over the embedded BioKaLMA KG, an answer
    from the embedded SmolLM2-135M-Instruct model with constrained citations (a grammar of the
    retrieved triples: every citation names one of them, or [NA]), checked against the KG.
-2. ``citegraph kalma run --citations constrained``: the first few BioKaLMA questions answered by
-   the same model, citations constrained the same way, and scored (citation quality against the
-   question's KG, precision / recall against the labelled
-   ``question-match`` approximate gold, alignment with the lexical matcher).
+2. ``citegraph kalma run --citations constrained --text-quality <model>``: the first few BioKaLMA
+   questions answered by the same model, citations constrained the same way, and scored
+   (citation quality against the question's KG, precision / recall against the labelled
+   ``question-match`` approximate gold, alignment with the lexical matcher, and the G-Eval text
+   quality judged by the same model, its replies constrained to a score 1-5).
 3. ``citegraph kalma score`` on four hand-written answers with hand-written gold, so every
    metric (including [NA] precision and recall) is shown measured.
 4. ``citegraph caqa build`` (CAQA samples from SimpleQuestions grounded in CoDEx-S, template
-   text) and ``citegraph caqa judge`` of a few test samples by the same local model.
+   text) and ``citegraph caqa judge`` of a few test samples by the same local model, its replies
+   constrained to a label word (``--judge-replies``: ``auto`` constrains local models).
 5. ``citegraph conner score gold --task wow``: the six CONNER perspectives on the gold knowledge
    of the first Wizard of Wikipedia turns, with the local stand-in models (named in the output),
    the same local model answering for validity.
@@ -73,6 +75,14 @@ QUESTION = "Who was Stephen Crane and what shaped his writing?"
 @click.option(
     "--mode", type=click.Choice(["paper", "reference"]), default="paper", show_default=True
 )
+@click.option(
+    "--judge-replies",
+    type=click.Choice(["auto", "free", "constrained"]),
+    default="auto",
+    show_default=True,
+    help="The judges' replies (CAQA label, text-quality score): constrained by grammar, free "
+    "(the papers' setting), or auto (constrained for local and hf/ models).",
+)
 @device_options
 @reports_errors
 def demo(
@@ -85,6 +95,7 @@ def demo(
     max_tokens: int,
     citations: str,
     mode: str,
+    judge_replies: str,
     device: str,
     dtype: str,
 ) -> None:
@@ -110,7 +121,8 @@ def demo(
     show_answer(result)
 
     console.rule(
-        f"2. citegraph kalma run --limit {questions} --model {model} --citations {citations}"
+        f"2. citegraph kalma run --limit {questions} --model {model} --citations {citations} "
+        f"--text-quality {model} --judge-replies {judge_replies}"
     )
     run_config = RunConfig(
         model=model,
@@ -118,6 +130,8 @@ def demo(
         citations=citations,  # type: ignore[arg-type]
         gold="question-match",
         mode=mode,  # type: ignore[arg-type]
+        text_quality=model,
+        judge_replies=judge_replies,  # type: ignore[arg-type]
     )
     placed = RunRuntime(device=device, dtype=dtype).model_options()
     run_runtime = RunRuntime(limit=questions, **placed)
@@ -132,23 +146,32 @@ def demo(
     score_config = ScoreConfig(split="specific", mode=mode, nli="lexical")  # type: ignore[arg-type]
     run_score(score_config, answers, gold, data_dir, out / "scored", overwrite=True)
 
-    console.rule(f"4. citegraph caqa build + caqa judge --limit {judge} --evaluator {model}")
+    console.rule(
+        f"4. citegraph caqa build + caqa judge --limit {judge} --evaluator {model} "
+        f"--judge-replies {judge_replies}"
+    )
     built = build_caqa(
         out / "caqa", CaqaBuildConfig(questions="simplequestions-wd"), data_dir=data_dir,
         runtime=Runtime(overwrite=True, **placed),
     )  # fmt: skip
     console.print(render_statistics(built.metrics["statistics"]), markup=False, soft_wrap=True)
     judge_config = CaqaJudgeConfig(
-        data=str(out / "caqa" / "test.jsonl"), evaluator=model, prompt="alpaca", max_tokens=8
+        data=str(out / "caqa" / "test.jsonl"),
+        evaluator=model,
+        prompt="alpaca",
+        max_tokens=8,
+        judge_replies=judge_replies,  # type: ignore[arg-type]
     )
     with err_console.status(literal(f"Judging {judge} CAQA samples with {model}...")):
         judged = judge_caqa(
             out / "caqa-judge", judge_config, runtime=Runtime(limit=judge, overwrite=True, **placed)
         )
     console.print(render_report(judged.report), markup=False, highlight=False, soft_wrap=True)
+    replies = judged.metrics.get("setup", {}).get("judge_replies", "free")
     console.print(
-        f"(raw replies in {out / 'caqa-judge' / 'samples.jsonl'}: a 135M model rarely answers "
-        "with a label; a real judge goes through the same command, e.g. --evaluator openai/gpt-4o)",
+        f"(judge replies {replies}; raw replies in {out / 'caqa-judge' / 'samples.jsonl'}: a 135M "
+        "model free rarely answers with a label, constrained it always does, though it is no "
+        "judge; a real judge goes through the same command, e.g. --evaluator openai/gpt-4o)",
         highlight=False,
     )
 

@@ -35,6 +35,7 @@ from citegraph.errors import CitegraphError, EndpointError, MissingDependency, M
 from citegraph.io import redact_args
 from citegraph.runs import (
     CommandRuns,
+    DryRunFinished,
     FinishedRun,
     RunInterrupted,
     check_gates,
@@ -45,6 +46,7 @@ from citegraph.runs import (
     read_run_info,
     stop_requested,
     task_of_run,
+    tokens_line,
 )
 
 OK = 0
@@ -145,6 +147,10 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
     with graceful_interrupts(), collecting_runs() as runs:
         try:
             result = func(*args, **kwargs)
+        except DryRunFinished as exc:  # nothing was written: print the counts, exit 0
+            for line in exc.report.lines():
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
+            return None
         except RunInterrupted as exc:
             _interrupted(exc.signum, runs, exc)
         except KeyboardInterrupt:
@@ -160,6 +166,10 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
                     f"(got {markup_escaped(repr(problem.get('input')))})"
                 )
             _stop(USAGE)
+    for run in runs.finished:  # the chat calls' token totals, one line a run
+        line = tokens_line(run.metrics)
+        if line:
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     code = judge_runs(runs.finished, policy)
     if code:
         _stop(code)

@@ -188,12 +188,90 @@ def print_metrics(metrics: dict[str, Any]) -> None:
             label, _pct(metrics[name]["micro"]), _pct(metrics[name]["macro"]), counted, why
         )
     console.print(table)
+    if metrics.get("text_quality") and "generation" not in metrics:  # kalma run prints its own
+        print_text_quality(metrics)
+    if metrics.get("text_quality_agreement"):
+        print_text_quality_agreement(metrics)
     validity = validity_line(metrics.get("citation_validity"), metrics.get("constraint"))
     if validity:
         console.print(validity, highlight=False, soft_wrap=True)
     for line in warning_lines(metrics.get("warnings")):
         warn(line)
     note_progress(metrics)
+
+
+def _judge_of(metrics: dict[str, Any]) -> str:
+    judge = (metrics.get("setup") or {}).get("judge") or metrics["config"].get("judge_name")
+    return str(judge or "?")
+
+
+def _reasons(reasons: dict[str, int] | None) -> str:
+    return "; ".join(f"{k}: {why}" for why, k in (reasons or {}).items())
+
+
+def print_text_quality(metrics: dict[str, Any]) -> None:
+    """The text-quality judge's means per criterion, with the answers left out and why."""
+    quality: dict[str, Any] = metrics["text_quality"]
+    first = next(iter(quality.values()))
+    table = Table(
+        title="Text quality (G-Eval, 1-5)",
+        caption=f"judge={_judge_of(metrics)} mode={first.get('mode')} "
+        f"prompt={first.get('prompt_version')}",
+    )
+    for column in ("criterion", "mean", "std", "answers counted", "not measured (why)"):
+        table.add_column(column, justify="left" if column[0] in "cn" else "right")
+    for name, s in quality.items():
+        mean, std = s.get("mean"), s.get("std")
+        table.add_row(
+            name,
+            "unmeasured" if mean is None else f"{mean:.2f}",
+            "-" if std is None else f"{std:.2f}",
+            f"{s.get('n_measured')}/{s.get('n')}",
+            _reasons(s.get("unmeasured_reasons")),
+        )
+    console.print(table)
+
+
+def _coefficient(block: dict[str, Any]) -> str:
+    value, ci = block.get("value"), block.get("ci")
+    if value is None:
+        return f"unmeasured ({block.get('reason')})"
+    text = f"{value:.3f}"
+    return text + (f" [{ci['low']:.3f}, {ci['high']:.3f}]" if ci else " [no interval]")
+
+
+def print_text_quality_agreement(metrics: dict[str, Any]) -> None:
+    """The judge's agreement with the human scores per criterion: Spearman's rho, Kendall's
+    tau-b and Somers' D(judge | human), each with its bootstrap interval, the pairs counted and
+    the answers left out and why."""
+    agreement: dict[str, Any] = metrics["text_quality_agreement"]
+    resamples = next(
+        (
+            b[c]["ci"]["n_resamples"]
+            for b in agreement.values()
+            for c in ("spearman", "kendall_tau_b", "somers_d")
+            if b[c].get("ci")
+        ),
+        None,
+    )
+    table = Table(
+        title="Text-quality judge vs human scores",
+        caption=f"judge={_judge_of(metrics)}; 95% percentile bootstrap intervals "
+        f"({resamples or '-'} resamples of answers); Somers' D(judge | human)",
+    )
+    for column in ("criterion", "pairs", "Spearman rho", "Kendall tau-b", "Somers' D"):
+        table.add_column(column, justify="left" if column == "criterion" else "right")
+    table.add_column("not measured (why)")
+    for name, block in agreement.items():
+        table.add_row(
+            name,
+            str(block["n"]),
+            _coefficient(block["spearman"]),
+            _coefficient(block["kendall_tau_b"]),
+            _coefficient(block["somers_d"]),
+            _reasons(block.get("unmeasured_reasons")),
+        )
+    console.print(table)
 
 
 def validity_line(block: dict[str, Any] | None, constraint: dict[str, Any] | None) -> str:

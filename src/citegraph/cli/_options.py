@@ -287,6 +287,27 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     exit status options of :func:`outcome_options`."""
     func = outcome_options(func)
     func = click.option(
+        "--price-out",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="DOLLARS",
+        help="With --dry-run: dollars per million completion tokens (for an estimated cost).",
+    )(func)
+    func = click.option(
+        "--price-in",
+        type=click.FloatRange(min=0),
+        default=None,
+        metavar="DOLLARS",
+        help="With --dry-run: dollars per million prompt tokens (for an estimated cost).",
+    )(func)
+    func = click.option(
+        "--dry-run",
+        "dry_run",
+        is_flag=True,
+        help="Build the prompts and print the model calls and prompt tokens (an estimate: "
+        "characters/4) without calling or loading a chat model; writes no run directory.",
+    )(func)
+    func = click.option(
         "--ray-gpus-per-actor",
         type=click.FloatRange(min=0),
         default=0.0,
@@ -350,6 +371,9 @@ def runtime_from(
         ray_gpus_per_actor=options.pop("ray_gpus_per_actor", 0.0) or 0.0,
         device=options.pop("device", "auto"),
         dtype=options.pop("dtype", "auto"),
+        dry_run=bool(options.pop("dry_run", False)),
+        price_in=options.pop("price_in", None),
+        price_out=options.pop("price_out", None),
         overwrite=overwrite,
         command=command_line(),
         progress=progress,

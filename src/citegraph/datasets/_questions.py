@@ -20,6 +20,7 @@ the run before any model call, naming the file, line and field.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +89,7 @@ class QuestionsFile:
         """Every question of your own may have a KG context (it is retrieved when answered)."""
         return self.index.position(sample_id) is not None
 
-    def samples(self, sample_ids: list[str]) -> list[QuestionRecord]:
+    def samples(self, sample_ids: Sequence[str]) -> list[QuestionRecord]:
         """The questions of ``sample_ids`` (in that order), each with its position.
 
         Raises:

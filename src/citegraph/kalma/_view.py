@@ -119,6 +119,7 @@ class KalmaPresenter(Presenter):
                 )
             )
         rows += _text_quality_rows(metrics, info)
+        rows += _agreement_rows(metrics, info)
         rows += _retrieval_rows(metrics)
         rows += validity_rows(metrics, str(config.get("parser_version", config.get("parser"))))
         table = validity_table(metrics)
@@ -163,13 +164,61 @@ class KalmaPresenter(Presenter):
         return {"citations": citations, "sentences": sentences}
 
 
+def _judge_name(metrics: Mapping[str, Any], info: Mapping[str, Any]) -> str | None:
+    return (metrics.get("setup") or {}).get("judge") or (info.get("config") or {}).get("judge_name")
+
+
+#: The agreement coefficients of ``text_quality_agreement``, with their display names.
+_COEFFICIENTS = {
+    "spearman": "Spearman rho",
+    "kendall_tau_b": "Kendall tau-b",
+    "somers_d": "Somers' D(judge | human)",
+}
+
+
+def _agreement_rows(metrics: Mapping[str, Any], info: Mapping[str, Any]) -> list[MetricRow]:
+    """One row per criterion and coefficient of the judge's agreement with human scores: the
+    value, the pairs counted, the answers left out (why), the p-value and bootstrap interval."""
+    agreement = metrics.get("text_quality_agreement")
+    if not isinstance(agreement, Mapping):
+        return []
+    judge = _judge_name(metrics, info)
+    rows = []
+    for criterion, block in agreement.items():
+        if not isinstance(block, Mapping):
+            continue
+        unmeasured = {str(k): int(v) for k, v in (block.get("unmeasured_reasons") or {}).items()}
+        for key, label in _COEFFICIENTS.items():
+            c = block.get(key) or {}
+            ci = c.get("ci")
+            how = [f"{block.get('n')} answer pairs (judge, human)"]
+            if c.get("p_value") is not None:
+                how.append(f"p = {c['p_value']:.3g}")
+            if ci:
+                how.append(
+                    f"{100 * ci['confidence']:.0f}% CI [{ci['low']:.3f}, {ci['high']:.3f}] "
+                    f"({ci['n_resamples']} bootstrap resamples of answers)"
+                )
+            if c.get("reason"):
+                how.append(str(c["reason"]))
+            rows.append(
+                MetricRow(
+                    name=f"judge vs human: {criterion} {label}",
+                    value=c.get("value"),
+                    n_measured=block.get("n"),
+                    unmeasured=unmeasured,
+                    model=str(judge) if judge else None,
+                    how=" · ".join(how),
+                )
+            )
+    return rows
+
+
 def _text_quality_rows(metrics: Mapping[str, Any], info: Mapping[str, Any]) -> list[MetricRow]:
     quality = metrics.get("text_quality")
     if not isinstance(quality, Mapping):
         return []
-    judge = (metrics.get("setup") or {}).get("judge") or (info.get("config") or {}).get(
-        "judge_name"
-    )
+    judge = _judge_name(metrics, info)
     return [
         MetricRow(
             name=f"text quality: {name}",

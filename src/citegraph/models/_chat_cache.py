@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from citegraph.io import SQLiteCache, cache_key, cache_root
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models._chat_usage import report_usage
 
 __all__ = ["CachedChatModel", "chat_cache_key", "forget_cached"]
 
@@ -118,6 +119,7 @@ class CachedChatModel:
         hit = self.lookup(request)
         if hit is not None:
             self.hits += 1
+            report_usage(self, hit)  # counted apart (cached); a miss is counted by ``inner``
             return hit
         self.misses += 1
         call = asyncio.ensure_future(self.inner.generate(request))

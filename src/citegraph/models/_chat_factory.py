@@ -32,9 +32,11 @@ from typing import Any
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
 from citegraph.models._chat_cache import CachedChatModel
+from citegraph.models._chat_dry_run import DryRunChat, prompt_counter
 from citegraph.models._chat_mock import MockChat
 from citegraph.models._chat_openai import PRESETS, OpenAICompatibleChat
 from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
+from citegraph.models._chat_usage import dry_run_active
 
 __all__ = ["PROVIDERS", "chat_model", "default_generate_config", "parse_model_spec"]
 
@@ -176,6 +178,14 @@ def chat_model(
         raise ConfigError(f"api_key_env applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
     if provider != "mock" and mock_outputs is not None:
         raise ConfigError(f"mock_outputs applies to 'mock' specs only, not {spec!r}")
+    if dry_run_active():  # a dry run: count the prompts, call and load nothing
+        count, counted = prompt_counter(provider, model)
+        dry = DryRunChat(spec.strip(), base_url or provider, count=count, counted=counted)
+        if provider == "local":  # the embedded model's own defaults (its max_tokens)
+            from citegraph.models._chat_local import local_generate_config
+
+            dry.default_config = local_generate_config()
+        return dry
     chat: ChatModel
     if provider in _OPENAI_FAMILY:
         chat = OpenAICompatibleChat(

@@ -36,6 +36,7 @@ from citegraph.models._chat_types import (
     ProgressCallback,
     Usage,
 )
+from citegraph.models._chat_usage import report_usage
 from citegraph.models._grammar_llg import (
     GrammarLogits,
     compile_grammar,
@@ -298,10 +299,12 @@ class HFChat(HeldModel):
         """
         cancel = threading.Event()
         try:
-            return await asyncio.to_thread(self.generate_sync, request, cancel=cancel)
+            generation = await asyncio.to_thread(self.generate_sync, request, cancel=cancel)
         except asyncio.CancelledError:
             cancel.set()
             raise
+        report_usage(self, generation)
+        return generation
 
     def generate_sync(
         self, request: ChatRequest, *, cancel: threading.Event | None = None

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 from citegraph.errors import ModelError, ServerError
 from citegraph.models._chat_types import ChatRequest, Generation, Usage
+from citegraph.models._chat_usage import report_usage
 
 __all__ = ["DEFAULT_MOCK_OUTPUT", "MockChat"]
 
@@ -122,13 +123,15 @@ class MockChat:
             finish = finish if ended else "length"
             raw = {"grammar": request.grammar.name, "grammar_mode": "logits"}
         prompt = " ".join(m.content for m in request.messages)
-        return Generation(
+        generation = Generation(
             text=text,
             model=self.name.removeprefix("mock/"),
             finish_reason=finish,
             usage=Usage(prompt_tokens=len(prompt.split()), completion_tokens=len(text.split())),
             raw=raw,
         )
+        report_usage(self, generation)
+        return generation
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -37,6 +37,7 @@ from citegraph.models._chat_types import (
     Usage,
     reply_too_long,
 )
+from citegraph.models._chat_usage import report_usage
 from citegraph.models._grammar import Grammar, GrammarMode
 from citegraph.models._server_http import OPENAI_URL, PRESETS, ProviderPreset, ServerClient
 
@@ -225,7 +226,9 @@ class OpenAICompatibleChat(ServerClient):
         if request.grammar is not None:
             marks = {"grammar": request.grammar.name, "grammar_mode": self.grammar_mode}
             update["raw"] = {**(generation.raw or {}), **marks}
-        return generation.model_copy(update=update)
+        generation = generation.model_copy(update=update)
+        report_usage(self, generation)
+        return generation
 
     def __repr__(self) -> str:
         return (

@@ -329,7 +329,10 @@ def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bo
     - a ``]`` outside any bracket: left out;
     - anything else outside a bracket (a sentence end, or the end of the answer, where the
       grammar wants a citation first): a citation is opened and finished the same way (the
-      lowest path makes it ``[NA]``), then the script's byte is tried again.
+      lowest path makes it ``[NA]``), then the script's byte is tried again;
+    - where no citation can open either (a grammar without citations: a judge's label or
+      score), the rest of the script is dropped and the grammar's own reply finished (forced
+      bytes, else the lowest allowed), or ended where it may end.
 
     Brackets are counted (the grammar's values hold balanced brackets only), so whether the
     text is inside a citation is known exactly.
@@ -370,6 +373,11 @@ def decode_under(script: str, grammar: Grammar, max_bytes: int) -> tuple[str, bo
                 byte = _SPACE  # a citation is due: " [" then the grammar's choice
             elif _OPEN in allowed:
                 byte, opened = _OPEN, True
+            elif allowed - {_END}:  # a grammar without citations (a judge's label or score):
+                pos = len(want)  # the script is dropped, the grammar's own choice written
+                byte = _fill(matcher, allowed)
+            elif _END in allowed:  # its reply is whole: the rest of the script is dropped
+                return out.decode("utf-8", errors="replace"), True
             else:
                 raise ModelError(f"grammar {grammar.name!r}: no citation can open here")
         elif depth > 0 and not skipping and not opened and pos < len(want) and want[pos] in allowed:

@@ -100,6 +100,7 @@ from citegraph.runs._present import (
     TextBlock,
     field_text,
     json_text,
+    token_table,
 )
 from citegraph.runs._provenance import (
     canonical_json,
@@ -123,6 +124,14 @@ from citegraph.runs._state import RunState, run_state
 from citegraph.runs._stored import StoredRecords, sorted_records
 from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
 from citegraph.runs._twin import sync_twin
+from citegraph.runs._usage import (
+    TOKENS_COUNTED,
+    USAGE_FILE,
+    DryRunFinished,
+    DryRunReport,
+    read_usage,
+    tokens_line,
+)
 
 __all__ = [
     "EXPORT_FORMATS",
@@ -130,10 +139,14 @@ __all__ = [
     "METRICS_FILE",
     "RUN_FILE",
     "SAMPLES_FILE",
+    "TOKENS_COUNTED",
+    "USAGE_FILE",
     "Block",
     "Chart",
     "CommandRuns",
     "Completion",
+    "DryRunFinished",
+    "DryRunReport",
     "Failure",
     "FieldsBlock",
     "FinishedRun",
@@ -193,6 +206,7 @@ __all__ = [
     "parse_thresholds",
     "read_metrics",
     "read_run_info",
+    "read_usage",
     "recorded_config",
     "register_task",
     "registered_tasks",
@@ -217,5 +231,7 @@ __all__ = [
     "sync_twin",
     "task_of_run",
     "task_type",
+    "token_table",
+    "tokens_line",
     "write_metrics",
 ]

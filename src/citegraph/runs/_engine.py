@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.io import server_deadlines
+from citegraph.models import UsageMeter, dry_running, metering
 from citegraph.runs._completion import Completion
 from citegraph.runs._fit import check_records, checked
 from citegraph.runs._lock import lock_run_dir, unlock_run_dir
@@ -32,6 +33,14 @@ from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
 from citegraph.runs._twin import sync_twin
+from citegraph.runs._usage import (
+    DryRunFinished,
+    DryRunReport,
+    add_usage,
+    assign_roles,
+    batches,
+    tokens_block,
+)
 
 if TYPE_CHECKING:
     from citegraph.runs._ray import RaySession
@@ -132,6 +141,8 @@ async def run_task_async(
     sizes = {"n_items": len(pairs), "n_total": len(share)}
     if runtime.shard is not None:
         sizes["n_total_unsharded"] = len(all_pairs)
+    if runtime.dry_run:
+        await _dry_run(task, pairs, runtime)
     # a second writer is refused before any model is loaded (a new directory is made only
     # once the models are open: an input refused then leaves nothing behind)
     held = lock_run_dir(Path(out)) if Path(out).is_dir() else None
@@ -139,9 +150,11 @@ async def run_task_async(
     deadlines = server_deadlines(
         runtime.timeout, runtime.total_timeout, runtime.max_response_bytes()
     )
+    meter = UsageMeter()
     try:
-        with _executor(runtime) as ray_session, deadlines:  # the model servers' deadlines
+        with _executor(runtime) as ray_session, deadlines, metering(meter):
             async with task.open(runtime) as models:
+                assign_roles(meter, models, task.model_role)
                 run = RunDir.open(  # holds the directory's lock until closed below
                     out,
                     task.run_config(models),
@@ -161,9 +174,11 @@ async def run_task_async(
                 samples = run.path / SAMPLES_FILE
                 if run.ids:  # a resume: records the task cannot read are refused before work
                     check_records(type(task), run.records, run.info, samples)
+                fresh = not run.ids  # no record before this call: its token totals start at 0
                 n_resumed, n_now = await _work_pending(
                     task, run, pairs, runtime, models, ray_session
                 )
+                add_usage(run.path, meter.totals(), fresh=fresh)
                 records = _every_record(task, run, [key for key, _ in share])
                 info = run.info
                 measure = functools.partial(task.metrics, records, info, models)
@@ -220,6 +235,40 @@ async def _work_pending(
         batch_size=runtime.batch_size or task.batch_size,
         concurrency=task.concurrency(models, runtime),
         progress=runtime.progress,
+    )
+
+
+async def _dry_run(
+    task: Task[ItemT, ModelsT], pairs: Sequence[tuple[str, ItemT]], runtime: Runtime
+) -> None:
+    """Work ``pairs`` with every chat model a dry-run stand-in (no call, no load), write
+    nothing, and raise :class:`DryRunFinished` with the calls and prompt tokens counted."""
+    meter = UsageMeter()
+    n_failed = 0
+    deadlines = server_deadlines(
+        runtime.timeout, runtime.total_timeout, runtime.max_response_bytes()
+    )
+    with deadlines, metering(meter), dry_running():
+        async with task.open(runtime) as models:
+            assign_roles(meter, models, task.model_role)
+            items = [item for _, item in pairs]
+            for batch in batches(items, runtime.batch_size or task.batch_size):
+                try:
+                    records = await task.work(batch, models)
+                except Exception:
+                    n_failed += len(batch)
+                    continue
+                n_failed += sum(1 for r in records if r.get("status") == FAILED)
+    raise DryRunFinished(
+        DryRunReport(
+            task=task.name,
+            n_items=len(pairs),
+            n_items_failed=n_failed,
+            tokens=meter.totals(),
+            counted=dict(meter.counted),
+            price_in=runtime.price_in,
+            price_out=runtime.price_out,
+        )
     )
 
 
@@ -304,6 +353,9 @@ def write_metrics(
         ``metrics.json`` as written.
     """
     written = metrics | {"progress": progress_of(run, records)}
+    tokens = tokens_block(run.path)
+    if tokens is not None:  # the chat calls' token totals (runs that called a chat model)
+        written["tokens"] = tokens
     if run.info.get("models"):  # where the models ran: dtype moves numbers
         written["models"] = run.info["models"]
     written = run.with_samples_record(written)

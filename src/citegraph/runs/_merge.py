@@ -37,6 +37,7 @@ from citegraph.runs._rundir import (
 from citegraph.runs._runfile import is_count, warn_damaged_counts
 from citegraph.runs._stored import Stored, StoredRecords
 from citegraph.runs._task import Task
+from citegraph.runs._usage import add_usage, read_usage, sum_usage
 
 
 def read_run_info(path: str | Path) -> dict[str, Any]:
@@ -135,6 +136,7 @@ def _merge_into(
     runs = groupby(merged.values(), key=itemgetter(0))
     stored = (StoredRecords(samples, [where for _, where in run]) for samples, run in runs)
     atomic_write_lines(out / SAMPLES_FILE, (raw + b"\n" for part in stored for raw in part.raw()))
+    add_usage(out, sum_usage(read_usage(Path(p)) for p in inputs), fresh=True)  # the shards' calls
     return RunDir(out, info)
 
 

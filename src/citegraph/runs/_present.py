@@ -280,8 +280,50 @@ class Presenter:
 
 
 _NOT_FIGURES = frozenset(
-    {"config", "setup", "details", "unmeasured", "notes", "how", "seconds", "samples_file"}
+    {
+        "config",
+        "setup",
+        "details",
+        "unmeasured",
+        "notes",
+        "how",
+        "seconds",
+        "samples_file",
+        "tokens",
+    }
 )
+
+_TOKEN_COLUMNS = (
+    ("calls", "calls"),
+    ("prompt_tokens", "prompt tokens"),
+    ("completion_tokens", "completion tokens"),
+    ("cached_calls", "cached calls"),
+    ("cached_prompt_tokens", "cached prompt tokens"),
+    ("cached_completion_tokens", "cached completion tokens"),
+)
+
+
+def token_table(metrics: Mapping[str, Any]) -> TableBlock | None:
+    """The ``tokens`` of a ``metrics.json`` as a table (one row per model role, with how they
+    were counted as its note), or ``None`` when the run called no chat model."""
+    tokens = metrics.get("tokens")
+    if not isinstance(tokens, Mapping):
+        return None
+    rows = [
+        [Segment(text=str(role))]
+        + [Segment(text=field_text(row.get(key, 0))) for key, _ in _TOKEN_COLUMNS]
+        for role, row in tokens.items()
+        if isinstance(row, Mapping)
+    ]
+    if not rows:
+        return None
+    counted = tokens.get("counted")
+    return TableBlock(
+        title="Tokens",
+        columns=["role", *(label for _, label in _TOKEN_COLUMNS)],
+        rows=rows,
+        note=str(counted) if isinstance(counted, str) else None,
+    )
 
 
 def _metric_row(name: str, value: Any, reasons: Any) -> MetricRow | None:

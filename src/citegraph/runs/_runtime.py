@@ -114,6 +114,19 @@ class Runtime(BaseModel):
         description="Local models' dtype: auto (bf16 on a GPU that has it, else fp16; fp32 on "
         "CPU), float32, bfloat16, float16. Recorded; a run is not resumed in another dtype.",
     )
+    dry_run: bool = Field(
+        default=False,
+        description="Build the prompts and count the model calls and prompt tokens, calling no "
+        "model and writing no run directory (the engine raises DryRunFinished with the counts).",
+    )
+    price_in: float | None = Field(
+        default=None, ge=0, description="Dollars per million prompt tokens (a dry run's cost)."
+    )
+    price_out: float | None = Field(
+        default=None,
+        ge=0,
+        description="Dollars per million completion tokens (a dry run's cost, at max_tokens).",
+    )
     progress: Progress | None = Field(default=None, exclude=True, description="Progress callback.")
     notify: Callable[[str], None] | None = Field(
         default=None,

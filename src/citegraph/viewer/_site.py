@@ -27,6 +27,7 @@ from citegraph.runs import (
     run_settings,
     run_state,
     task_of_run,
+    token_table,
 )
 from citegraph.viewer._catalog import Catalog
 from citegraph.viewer._limits import mib
@@ -109,7 +110,11 @@ def presented(
     if not metrics:
         return RunPresentation(metrics=[])
     try:
-        return presenter.metrics(metrics, info)
+        shown = presenter.metrics(metrics, info)
+        tokens = token_table(metrics)  # every task's chat-call token totals
+        if tokens is not None:
+            shown = shown.model_copy(update={"blocks": [*shown.blocks, tokens]})
+        return shown
     except CitegraphError:
         raise
     except UNSHOWABLE as exc:

@@ -24,7 +24,13 @@ from citegraph.caqa.judge._evaluator import Evaluator, Judgement, LabelSet
 from citegraph.caqa.judge._factory import evaluator
 from citegraph.caqa.judge._human import read_human_labels, with_human_labels
 from citegraph.caqa.judge._labels import ExtractionMode, extract_label
-from citegraph.caqa.judge._llm import UNPARSEABLE, AttrScoreJudge, LLMJudge
+from citegraph.caqa.judge._llm import (
+    LABEL_GRAMMAR,
+    UNPARSEABLE,
+    AttrScoreJudge,
+    LLMJudge,
+    label_grammar,
+)
 from citegraph.caqa.judge._nli import NLIJudge
 from citegraph.caqa.judge._prompts import (
     chat_messages,
@@ -52,6 +58,7 @@ from citegraph.caqa.judge._task import (
 
 __all__ = [
     "ATTRIBUTIONBENCH_FILE",
+    "LABEL_GRAMMAR",
     "UNPARSEABLE",
     "AttrScoreJudge",
     "CaqaJudgeConfig",
@@ -79,6 +86,7 @@ __all__ = [
     "judge_caqa_async",
     "judge_prompt",
     "judge_prompt_names",
+    "label_grammar",
     "load_attributionbench",
     "load_report",
     "nli_texts",

@@ -16,7 +16,9 @@ spec                        evaluator
 One set of options drives every spec, so a run configuration can switch evaluators freely:
 options that do not apply to the chosen backend are ignored (``temperature`` for an NLI model,
 ``direction`` for a chat model), except the ones that can only have been set on purpose for a
-chat model (``structured``, ``base_url``, ``api_key_env``, ``mock_outputs``), which raise.
+chat model (``structured``, ``base_url``, ``api_key_env``, ``mock_outputs``, constrained
+``replies``), which raise. ``replies="auto"`` (the default) constrains the replies of ``local``
+and ``hf/...`` chat judges to a label word and leaves the others free.
 With ``extraction="reference"`` an NLI evaluator follows the authors' code too: "0" (not
 entailed) is Irrelevant, on the four-way label set.
 """
@@ -40,11 +42,13 @@ from citegraph.models import (
     SERVED_PREFIXES,
     ChatModel,
     ChatRequest,
+    JudgeReplies,
     NLIOptions,
     chat_model,
     default_response_cache,
     nli_model,
     parse_model_spec,
+    resolve_judge_replies,
 )
 
 __all__ = ["evaluator"]
@@ -96,6 +100,7 @@ def evaluator(
     batch_size: int | None = None,
     device: str | None = None,
     dtype: str | None = None,
+    replies: JudgeReplies = "auto",
 ) -> Evaluator:
     """Build the evaluator ``spec`` names (see the module table).
 
@@ -124,6 +129,8 @@ def evaluator(
         device: Where a local model (NLI, classifier, ``hf/`` or ``local`` chat) runs
             (default ``auto``: a GPU when present).
         dtype: A local model's dtype (default ``auto``: bf16 on a GPU that has it, fp32 on CPU).
+        replies: A chat judge's replies: ``"free"``, ``"constrained"`` (one label word) or
+            ``"auto"`` (constrained for ``local`` and ``hf/...``, free otherwise).
 
     Returns:
         An object satisfying :class:`~citegraph.caqa.Evaluator`.
@@ -152,6 +159,7 @@ def evaluator(
             "base_url": None if served else base_url,
             "api_key_env": api_key_env,
             "mock_outputs": mock_outputs,
+            "replies": replies if replies == "constrained" else None,
         }
         given = sorted(k for k, v in chat_only.items() if v not in (None, False))
         if given:
@@ -178,6 +186,7 @@ def evaluator(
         )
 
     chat_spec = rest if prefix == "attrscore/" else spec
+    resolved = resolve_judge_replies(replies, chat_spec)
     # check the prompt before a model is built (hf/ loads weights)
     if prefix is None and judge_prompt(prompt or "zero-shot")["style"] not in ("chat", "alpaca"):
         raise ConfigError(f"judge prompt {prompt!r} is for NLI evaluators: use 'nli/<spec>'")
@@ -203,4 +212,5 @@ def evaluator(
         structured=structured,
         extraction=extraction,
         concurrency=concurrency,
+        replies=resolved,
     )

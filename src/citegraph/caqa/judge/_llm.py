@@ -16,6 +16,13 @@ ModelError) for this sample                   <message>"``
 A missing optional dependency (:class:`~citegraph.errors.MissingDependency`) and configuration
 errors are raised: they are not about one sample.
 
+Constrained replies (``replies="constrained"``) limit the reply to exactly one label word the
+extraction reads (:func:`label_grammar`: the prompt's option words, plus a word for any label
+they leave unread, as ``Insufficient`` in reference mode), with the grammar machinery of
+:mod:`citegraph.models` (a logits processor for local models, the servers' grammar or JSON-schema
+fields); a model that cannot constrain is refused when the judge is built. ``free`` (the
+papers' setting) reads whatever the model wrote.
+
 Structured output (``structured=True``) asks the server for ``{"label": <one of the prompt's
 option words>}`` through OpenAI's ``response_format`` (``json_schema``, strict). Only
 OpenAI-compatible servers receive it (vLLM and Ollama honour it too); local and mock models
@@ -31,9 +38,9 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
-from citegraph.caqa._types import CaqaSample
+from citegraph.caqa._types import CaqaSample, Label
 from citegraph.caqa.judge._evaluator import Judgement, LabelSet
 from citegraph.caqa.judge._labels import ExtractionMode, extract_label
 from citegraph.caqa.judge._prompts import (
@@ -44,9 +51,29 @@ from citegraph.caqa.judge._prompts import (
 )
 from citegraph.caqa.judge._rules import CaqaRules
 from citegraph.errors import ConfigError, EndpointError, MissingDependency, ModelError
-from citegraph.models import ChatModel, ChatRequest, GenerateConfig
+from citegraph.models import (
+    ChatModel,
+    ChatRequest,
+    GenerateConfig,
+    Grammar,
+    ResolvedReplies,
+    choice_grammar,
+    choice_reply_text,
+    grammar_mode_of,
+)
 
-__all__ = ["UNPARSEABLE", "AttrScoreJudge", "LLMJudge", "label_options", "label_response_format"]
+__all__ = [
+    "LABEL_GRAMMAR",
+    "UNPARSEABLE",
+    "AttrScoreJudge",
+    "LLMJudge",
+    "label_grammar",
+    "label_options",
+    "label_response_format",
+]
+
+#: The name and version of the label grammar (recorded with every constrained judge).
+LABEL_GRAMMAR = "caqa-labels-v1"
 
 #: ``Judgement.error`` of a reply no label could be read from.
 UNPARSEABLE = "unparseable"
@@ -57,6 +84,11 @@ _DEFAULT_OPTIONS: dict[str, tuple[str, ...]] = {
     "binary": ("Supportive", "Unsupported"),
     "attrscore": ("Attributable", "Extrapolatory", "Contradictory"),
 }
+#: Words that name each label, tried in order for a label the prompt's options leave unread.
+_LABEL_WORDS: tuple[str, ...] = (
+    "Supportive", "Support", "Attributable", "Insufficient", "Missing", "Contradictory",
+    "Irrelevant", "Extrapolatory", "Unsupported",
+)  # fmt: skip
 _OPTIONS_RE = re.compile(r"Options:\s*([^.\n]+)")
 
 
@@ -92,6 +124,34 @@ def label_response_format(prompt: str) -> dict[str, Any]:
     }
 
 
+def label_grammar(prompt: str, extraction: ExtractionMode | CaqaRules = "paper") -> Grammar:
+    """The grammar of a reply that is one label word of ``prompt``'s label set.
+
+    The words are the prompt's options (:func:`label_options`) that ``extraction`` reads as a
+    label, then, for each label of the set none of them gives, the first word of
+    ``Supportive, Support, Attributable, Insufficient, Missing, Contradictory, Irrelevant,
+    Extrapolatory, Unsupported`` that gives it; so every reply the grammar allows has a label,
+    and every label can be given. JSON-schema servers answer ``{"label": <word>}``.
+
+    Example:
+        >>> label_grammar("reference-4way", "paper").lark
+        'start: "Support" | "Missing" | "Contradictory" | "Irrelevant"'
+        >>> label_grammar("zero-shot", "reference").lark
+        'start: "Supportive" | "Contradictory" | "Irrelevant" | "Missing"'
+    """
+    label_set = prompt_label_set(prompt)
+    words: dict[str, Label] = {}
+    for word in label_options(prompt):
+        label = extract_label(word, label_set, mode=extraction)
+        if label is not None and label not in words.values():
+            words[word] = label
+    for word in _LABEL_WORDS:
+        label = extract_label(word, label_set, mode=extraction)
+        if label is not None and label not in words.values():
+            words[word] = label
+    return choice_grammar(LABEL_GRAMMAR, list(words), key="label")
+
+
 class LLMJudge:
     """An :class:`~citegraph.caqa.Evaluator` asking a chat model (module docstring).
 
@@ -107,10 +167,13 @@ class LLMJudge:
         extraction: ``"paper"`` (robust) or ``"reference"`` (the authors' first-match regex), or
             the :class:`~citegraph.caqa.CaqaRules` of one.
         concurrency: Most samples in flight (default: the model's request limit, else 8).
+        replies: ``"free"`` (the papers' setting) or ``"constrained"``: each reply one label
+            word (:func:`label_grammar`).
 
     Raises:
         ConfigError: Unknown prompt, an NLI prompt, an unknown extraction mode or a bad limit;
-            a prompt given to a judge whose prompt is fixed (:class:`AttrScoreJudge`).
+            a prompt given to a judge whose prompt is fixed (:class:`AttrScoreJudge`);
+            constrained replies from a model that cannot constrain its output.
 
     Example:
         >>> from citegraph.models import MockChat
@@ -135,6 +198,7 @@ class LLMJudge:
         structured: bool = False,
         extraction: ExtractionMode | CaqaRules = "paper",
         concurrency: int | None = None,
+        replies: ResolvedReplies = "free",
     ) -> None:
         if prompt is not None and self.fixed_prompt:
             name = type(self).__name__
@@ -151,15 +215,28 @@ class LLMJudge:
         self.extraction: ExtractionMode = self.rules.mode
         self.structured = structured
         self.config = GenerateConfig(temperature=temperature, seed=seed, max_tokens=max_tokens)
-        self.response_format = label_response_format(prompt) if structured else None
+        if replies not in get_args(ResolvedReplies):
+            raise ConfigError(f"judge replies {replies!r}: use 'free' or 'constrained'")
+        self.replies: ResolvedReplies = replies
+        self.grammar: Grammar | None = None
+        if replies == "constrained":
+            self.grammar_mode: str | None = grammar_mode_of(model)  # refuses before any item
+            self.grammar = label_grammar(prompt, self.rules)
+        else:
+            self.grammar_mode = None
+        use_format = structured and self.grammar is None  # a grammar carries its own JSON form
+        self.response_format = label_response_format(prompt) if use_format else None
         self.concurrency = concurrency or int(getattr(model, "concurrency", 0) or 8)
         self._label_set = prompt_label_set(prompt)
 
     @property
     def name(self) -> str:
-        """``llm:<model>:<prompt version>``, plus ``:json`` with structured output and
-        ``:reference-extraction`` with the authors' extraction."""
+        """``llm:<model>:<prompt version>``, plus ``:constrained`` with constrained replies,
+        ``:json`` with structured output and ``:reference-extraction`` with the authors'
+        extraction."""
         name = f"llm:{self.model.name}:{self.prompt_version}"
+        if self.grammar is not None:
+            name += ":constrained"
         if self.structured:
             name += ":json"
         return name + self.rules.name_suffix
@@ -175,11 +252,13 @@ class LLMJudge:
             messages=tuple(chat_messages(self.prompt, sample)),
             config=self.config,
             response_format=self.response_format,
+            grammar=self.grammar,
         )
 
     def read(self, reply: str) -> Judgement:
         """The judgement a reply gives (label, or ``unparseable``)."""
-        label = extract_label(reply, self._label_set, mode=self.rules)
+        text = reply if self.grammar is None else choice_reply_text(reply, self.grammar)
+        label = extract_label(text, self._label_set, mode=self.rules)
         return Judgement(label=label, raw=reply, error=None if label else UNPARSEABLE)
 
     async def judge_one(self, sample: CaqaSample) -> Judgement:

@@ -26,7 +26,13 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from citegraph.caqa._types import CaqaSample
 from citegraph.caqa.judge._data import read_samples
@@ -41,6 +47,7 @@ from citegraph.caqa.judge._view import CaqaJudgePresenter
 from citegraph.errors import CitegraphError
 from citegraph.io import ServerURL, atomic_write
 from citegraph.metrics import BootstrapConfig
+from citegraph.models import JudgeReplies
 from citegraph.runs import (
     FAILED,
     Presenter,
@@ -99,6 +106,20 @@ class CaqaJudgeConfig(BaseModel):
     )
     bootstrap: int = Field(default=1000, ge=0, description="Bootstrap resamples (0: none).")
     confidence: float = Field(default=0.95, gt=0.0, lt=1.0, description="Interval level.")
+    judge_replies: JudgeReplies = Field(
+        default="auto",
+        description="Chat judges' replies: 'free' (the paper's setting), 'constrained' (exactly "
+        "one label word, by grammar) or 'auto' (constrained for local and hf/ models).",
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """The fields, ``judge_replies`` only when constrained (the run records the resolved
+        mode), so free runs keep the run ids they had before the field existed."""
+        out: dict[str, Any] = handler(self)
+        if out.get("judge_replies") in ("auto", "free"):
+            out.pop("judge_replies")
+        return out
 
 
 class CaqaJudgeResult(TaskResult):
@@ -215,17 +236,25 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
                 concurrency=runtime.concurrency,
                 device=runtime.device,
                 dtype=runtime.dtype,
+                replies=config.judge_replies,
             )
 
         return given_or_loaded(self.evaluator, load)
 
     def run_config(self, models: Evaluator) -> dict[str, Any]:
-        """The config, the task, and the evaluator's name and label set."""
-        return self.config.model_dump(mode="json") | {
+        """The config, the task, and the evaluator's name and label set; with constrained
+        replies, ``judge_replies: constrained`` and the grammar's name (so ``auto`` is recorded
+        resolved, and free runs keep their ids)."""
+        recorded = self.config.model_dump(mode="json") | {
             "task": self.name,
             "evaluator_name": models.name,
             "label_set": models.label_set,
         }
+        recorded.pop("judge_replies", None)
+        grammar = getattr(models, "grammar", None)
+        if grammar is not None:
+            recorded |= {"judge_replies": "constrained", "judge_grammar": grammar.name}
+        return recorded
 
     def run_data(self, models: Evaluator) -> dict[str, str]:
         """SHA-256 of the samples file (and of the human labels)."""
@@ -292,7 +321,20 @@ def _report_metrics(records: Sequence[Record], info: dict[str, Any]) -> dict[str
             "extraction": config.extraction,
             "temperature": config.temperature,
             "data": config.data,
-        },
+        }
+        | _replies_setup(info),
+    }
+
+
+def _replies_setup(info: dict[str, Any]) -> dict[str, Any]:
+    """``judge_replies`` and ``judge_grammar`` of a constrained run (free runs: nothing, so
+    their metrics keep the keys they had)."""
+    recorded = info["config"]
+    if recorded.get("judge_replies", "free") == "free":
+        return {}
+    return {
+        "judge_replies": recorded["judge_replies"],
+        "judge_grammar": recorded.get("judge_grammar"),
     }
 
 

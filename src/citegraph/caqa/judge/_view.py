@@ -174,6 +174,7 @@ class CaqaJudgePresenter(Presenter):
                     ),
                     ("prompt", field_text(config.get("prompt"))),
                     ("extraction", field_text(config.get("extraction"))),
+                    ("judge replies", _replies_text(config)),
                     ("predicted", field_text(record.get("predicted"))),
                     ("error", field_text(record.get("error"))),
                 ],
@@ -246,3 +247,11 @@ class _PaperJudgePresenter(CaqaJudgePresenter):
     """:class:`CaqaJudgePresenter` for a run whose mode counts an unparseable reply wrong."""
 
     unparseable_wrong = True
+
+
+def _replies_text(config: Mapping[str, Any]) -> str:
+    """``free``, or ``constrained (<grammar>)`` (run.json records the mode only when
+    constrained)."""
+    if config.get("judge_replies", "free") == "free":
+        return "free"
+    return f"constrained ({config.get('judge_grammar')})"

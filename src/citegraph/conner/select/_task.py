@@ -49,6 +49,7 @@ from citegraph.conner.score import (
 from citegraph.conner.select._config import ConnerSelectConfig, check_select, scored_metrics
 from citegraph.conner.select._selection import select_knowledge
 from citegraph.datasets import ConnerSample
+from citegraph.errors import ConfigError
 from citegraph.io import atomic_write
 from citegraph.models import ChatModel
 from citegraph.runs import (
@@ -242,6 +243,11 @@ async def select_run_async(
             paragraph coherence without a model, or ``out`` holds a different run.
     """
     runtime = runtime or Runtime()
+    if runtime.dry_run:  # its sub-runs' models are opened outside the engine
+        raise ConfigError(
+            "conner select cannot be dry-run: dry-run `conner generate` with the same options "
+            "(its calls and tokens, times --candidates, are what selection's generation costs)"
+        )
     task = SelectTask(config, generate, score, root=out, data_dir=data_dir)
     # refuse a directory that holds another run before any model is asked
     RunDir.open(

@@ -121,6 +121,7 @@ async def answer_and_score(
             answer.text,
             models.judge,
             mode=config.rules,
+            replies=config.resolved_judge_replies(config.text_quality),
         )
         record["text_quality"] = quality.model_dump(mode="json")
     return record

@@ -17,7 +17,7 @@ from citegraph.io import ServerURL
 from citegraph.kalma.constrain import CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma.run._approx_gold import APPROX_GOLD
-from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
+from citegraph.kalma.score._config import ScoreConfig, ScoringOptions, replies_identity
 from citegraph.kg import KGOptions
 from citegraph.models import GenerateConfig
 from citegraph.runs import Runtime
@@ -112,6 +112,12 @@ class RunConfig(KGOptions, ScoringOptions):
     judge_base_url: ServerURL | None = Field(
         default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
     )
+    text_quality_human: str | None = Field(
+        default=None,
+        description="JSONL of human text-quality scores ({id, coherence, consistency, fluency, "
+        "relevance}, any subset, 1-5): the judge's agreement with them (Spearman, Kendall's "
+        "tau-b, Somers' D, bootstrap intervals).",
+    )
 
     @model_validator(mode="after")
     def _check(self) -> RunConfig:
@@ -149,11 +155,14 @@ class RunConfig(KGOptions, ScoringOptions):
         label predicates and prefixes only when given, so runs made before the fields existed
         keep their run ids and resume; the KG's cache settings never."""
         exclude = {"citations"} if self.citations == "free" else set()
+        if self.text_quality_human is None:
+            exclude.add("text_quality_human")
         if self.questions is None:
             exclude.add("questions")
         else:  # your own questions: no benchmark, and always retrieved over kg
             exclude |= {"dataset", "split", "retrieval"}
-        return self.identity_dump(self.model_dump(mode="json", exclude=exclude))
+        out = self.identity_dump(self.model_dump(mode="json", exclude=exclude))
+        return replies_identity(out, self.resolved_judge_replies(self.text_quality))
 
     def generate_config(self) -> GenerateConfig:
         """The sampling parameters of the answering model."""

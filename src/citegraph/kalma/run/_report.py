@@ -19,7 +19,11 @@ from citegraph.kalma.retrieve._accuracy import retrieval_accuracy
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE
 from citegraph.kalma.run._config import RunConfig, gold_source
 from citegraph.kalma.score._report import METRICS, build_metrics
-from citegraph.kalma.score._text_quality import TextQuality, aggregate_text_quality
+from citegraph.kalma.score._text_quality_agreement import (
+    HUMAN_FIELD,
+    text_quality_agreement,
+    text_quality_block,
+)
 from citegraph.metrics import f1_score, summarise_runs
 from citegraph.runs import FAILED, recorded_config
 
@@ -40,6 +44,7 @@ RUN_FIELDS = (
     "graph_qids",
     "replaced_graphs",
     "text_quality",
+    HUMAN_FIELD,
     "constraint",
 )
 
@@ -71,6 +76,10 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
     metrics["retrieval"] = _retrieval(slim, config)
     metrics["experiment"] = _experiment(slim, config)
     metrics["text_quality"] = _text_quality(slim)
+    if config.text_quality_human is not None:  # only then: other runs keep their metrics.json
+        metrics["text_quality_agreement"] = text_quality_agreement(
+            slim, bootstrap=config.bootstrap, seed=config.seed
+        )
     metrics["setup"] = {
         "task": recorded.get("task"),
         "model": recorded.get("model_name"),
@@ -121,13 +130,7 @@ def _constraint(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _text_quality(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    judged = [
-        TextQuality.model_validate(r["text_quality"]) for r in records if r.get("text_quality")
-    ]
-    if not judged:
-        return None
-    summary = aggregate_text_quality(judged)
-    return {name: s.model_dump(mode="json") for name, s in summary.items()}
+    return text_quality_block(records)
 
 
 def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

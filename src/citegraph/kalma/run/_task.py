@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import Field
 
 from citegraph.datasets import BioKaLMASample, GoldRecord
+from citegraph.errors import ConfigError
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retriever
@@ -28,6 +29,13 @@ from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs, resolve_questions
 from citegraph.kalma.run._report import build_run_metrics
 from citegraph.kalma.score import KalmaScoreTask
+from citegraph.kalma.score._text_quality import judge_grammar
+from citegraph.kalma.score._text_quality_agreement import (
+    HUMAN_FIELD,
+    HumanScores,
+    check_human_ids,
+    read_human_scores,
+)
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
 from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
 from citegraph.models import (
@@ -52,6 +60,7 @@ from citegraph.runs import (
     given_or_loaded,
     register_task,
     run_task_async,
+    sha256_file,
     sorted_records,
 )
 
@@ -104,6 +113,20 @@ class KalmaRunTask(Task[str, RunModels]):
         self.contact = contact
         self._model, self._judge, self._nli, self._kg = model, judge, nli, kg
         self._gold: dict[str, GoldRecord] | None = None  # your own questions' gold, resolved
+        if config.text_quality_human is not None and not config.text_quality:
+            raise ConfigError(
+                "--text-quality-human compares the judge with people: give --text-quality MODEL"
+            )
+
+    @cached_property
+    def human(self) -> HumanScores:
+        """The human text-quality scores by question id (checked against the split's ids)."""
+        path = self.config.text_quality_human
+        if path is None:
+            return {}
+        scores = read_human_scores(path)
+        check_human_ids(scores, self.inputs.split.ids, path)
+        return scores
 
     @cached_property
     def inputs(self) -> RunInputs:
@@ -153,6 +176,8 @@ class KalmaRunTask(Task[str, RunModels]):
                 )
             if config.citations == "constrained":
                 grammar_mode_of(answerer)  # a model that cannot constrain fails before any item
+            if judge is not None:  # likewise a text-quality judge asked for constrained replies
+                judge_grammar(judge, config.resolved_judge_replies(config.text_quality))
             kg, identity, retriever = self._kg, None, None
             if config.over_kg:
                 kg, identity = kg_with_identity(
@@ -205,6 +230,8 @@ class KalmaRunTask(Task[str, RunModels]):
         data = dict(self.inputs.data)
         if models.kg_identity is not None:
             data["kg"] = models.kg_identity
+        if self.config.text_quality_human is not None:
+            data["text_quality_human"] = sha256_file(self.config.text_quality_human)
         return data
 
     def concurrency(self, models: RunModels, runtime: Runtime) -> int:
@@ -212,8 +239,8 @@ class KalmaRunTask(Task[str, RunModels]):
         return runtime.concurrency_for(models.answerer, 4)
 
     async def work(self, batch: Sequence[str], models: RunModels) -> list[Record]:
-        inputs = self.inputs
-        return [
+        inputs, human = self.inputs, self.human
+        records = [
             await answer_and_score(
                 sample,
                 self.config,
@@ -224,6 +251,7 @@ class KalmaRunTask(Task[str, RunModels]):
             )
             for sample in inputs.split.samples(batch)
         ]
+        return [r | {HUMAN_FIELD: human[r["id"]]} if r["id"] in human else r for r in records]
 
     def run_notes(self, models: RunModels) -> dict[str, Any]:
         """How the KG's remote answers are cached (``kg_cache``), over a SPARQL KG."""

@@ -22,6 +22,7 @@ from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
 from citegraph.kalma._rules import KalmaRules, Mode
 from citegraph.kg import KGOptions
+from citegraph.models import JudgeReplies, ResolvedReplies, resolve_judge_replies
 
 
 class ScoringOptions(BaseModel):
@@ -62,6 +63,16 @@ class ScoringOptions(BaseModel):
     bootstrap: int = Field(
         default=0, ge=0, description="Bootstrap resamples for confidence intervals (0: none)."
     )
+    judge_replies: JudgeReplies = Field(
+        default="auto",
+        description="Text-quality judge replies: 'free' (the paper's setting), 'constrained' "
+        "(one digit 1-5, by grammar) or 'auto' (constrained for local and hf/ judges). In the "
+        "run's identity only when constrained.",
+    )
+
+    def resolved_judge_replies(self, judge: str | None) -> ResolvedReplies:
+        """``free`` or ``constrained`` for the text-quality judge ``judge`` (free: none)."""
+        return "free" if judge is None else resolve_judge_replies(self.judge_replies, judge)
 
     @property
     def effective_parser(self) -> Mode:
@@ -83,6 +94,24 @@ class ScoringOptions(BaseModel):
     def rules(self) -> KalmaRules:
         """The paper or reference rules of :attr:`mode` and the parser, chosen once here."""
         return KalmaRules.for_mode(self.mode, self.effective_parser)
+
+
+def replies_identity(out: dict[str, Any], resolved: ResolvedReplies) -> dict[str, Any]:
+    """A config dump with ``judge_replies`` as resolved when constrained, else without it (so
+    runs made before the field existed keep their identity)."""
+    out.pop("judge_replies", None)
+    if resolved == "constrained":
+        out["judge_replies"] = resolved
+    return out
+
+
+#: Fields left out of a run's identity while unset (the text-quality judge and human scores).
+_UNSET_NOT_IDENTITY = (
+    "text_quality",
+    "text_quality_sample",
+    "judge_base_url",
+    "text_quality_human",
+)
 
 
 class ScoreConfig(KGOptions, ScoringOptions):
@@ -112,6 +141,26 @@ class ScoreConfig(KGOptions, ScoringOptions):
     )
     batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
     seed: int = Field(default=0, description="Seed of the bootstrap.")
+    text_quality: str | None = Field(
+        default=None,
+        description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
+        "relevance), e.g. openai/gpt-4o-mini; as kalma run's.",
+    )
+    text_quality_sample: int | None = Field(
+        default=None,
+        ge=1,
+        description="Judge only this many answers with a KG: a seeded random sample over the "
+        "whole answers file or, in reference mode, the first N (GPT_EVAL.py).",
+    )
+    judge_base_url: ServerURL | None = Field(
+        default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
+    )
+    text_quality_human: str | None = Field(
+        default=None,
+        description="JSONL of human text-quality scores ({id, coherence, consistency, fluency, "
+        "relevance}, any subset, 1-5): the judge's agreement with them (Spearman, Kendall's "
+        "tau-b, Somers' D, bootstrap intervals).",
+    )
 
     @model_validator(mode="after")
     def _kg_options_need_a_kg(self) -> ScoreConfig:
@@ -122,6 +171,10 @@ class ScoreConfig(KGOptions, ScoringOptions):
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         out: dict[str, Any] = self.identity_dump(handler(self))
+        replies_identity(out, self.resolved_judge_replies(getattr(self, "text_quality", None)))
+        for name in _UNSET_NOT_IDENTITY:  # runs made before these fields keep their identity
+            if out.get(name) is None:
+                out.pop(name, None)
         if self.kg is None:
             out.pop("kg", None)
         else:

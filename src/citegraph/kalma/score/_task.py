@@ -6,13 +6,17 @@ given). The engine (:func:`citegraph.runs.run_task`) scores the answers in batch
 ``batch_size`` and writes each answer's line of ``samples.jsonl`` as its batch finishes, so a
 killed run resumes where it stopped; ``limit`` and ``shard`` select answers by their position in
 the answers file. ``metrics.json`` is aggregated from the records alone.
+
+With ``text_quality`` the G-Eval judge rates the answers as ``kalma run``'s does
+(:mod:`._judge_answers`); with ``text_quality_human`` each record also holds its human scores and
+``metrics.json`` the judge's agreement with them (:mod:`._text_quality_agreement`).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -40,6 +44,7 @@ from citegraph.kalma.score._inputs import (
     with_subjects,
 )
 from citegraph.kalma.score._item import ScoreItem, score_items_async
+from citegraph.kalma.score._judge_answers import judge_answer, judged_ids
 from citegraph.kalma.score._own_kg import (
     FoundGraphs,
     OwnKG,
@@ -49,9 +54,25 @@ from citegraph.kalma.score._own_kg import (
     prepare_own_kg,
 )
 from citegraph.kalma.score._report import METRICS, build_metrics
+from citegraph.kalma.score._text_quality import judge_grammar
+from citegraph.kalma.score._text_quality_agreement import (
+    HUMAN_FIELD,
+    HumanScores,
+    check_human_ids,
+    read_human_scores,
+    text_quality_agreement,
+    text_quality_block,
+)
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
 from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
-from citegraph.models import NLIModel, nli_model, served_options
+from citegraph.models import (
+    ChatModel,
+    NLIModel,
+    chat_model,
+    default_response_cache,
+    nli_model,
+    served_options,
+)
 from citegraph.runs import (
     FAILED,
     Record,
@@ -61,6 +82,7 @@ from citegraph.runs import (
     TaskMetrics,
     TaskResult,
     blocking,
+    given_or_loaded,
     in_id_order,
     opened,
     recorded_config,
@@ -94,6 +116,8 @@ class _Inputs(BaseModel):
     data: dict[str, str]
     warnings: InputWarnings
     gold_subjects: SubjectMap
+    judged: set[str] | None = Field(default=None, description="Answers judged (None: all).")
+    human: HumanScores = Field(default={}, description="Human text-quality scores by id.")
 
 
 @register_task
@@ -117,7 +141,8 @@ class KalmaScoreTask(Task[int, NLIModel]):
         fractions=METRICS,
         others=(
             "n_answers", "n_citations", "n_na_markers", "n_parse_issues", "n_failed",
-            "citation_validity", "na_edge_case", "na_gold_set", "warnings",
+            "citation_validity", "na_edge_case", "na_gold_set", "warnings", "text_quality",
+            "text_quality_agreement",
         ),
         inner=(
             "malformed_rate", "not_in_kg_rate", "outside_retrieved_rate", "sentences_cited_rate",
@@ -139,13 +164,18 @@ class KalmaScoreTask(Task[int, NLIModel]):
         kg: KnowledgeGraph | None = None,
         contact: str | None = None,
         max_answer_chars: int = MAX_ANSWER_CHARS,
+        judge: ChatModel | None = None,
     ) -> None:
         """The task over ``answers_path`` (see :func:`score_answers_async` for the arguments).
 
         Raises:
             ConfigError: a KG is given with a dataset other than the default, or a KG object
-                without ``config.kg`` naming it.
+                without ``config.kg`` naming it; human text-quality scores without a judge.
         """
+        if config.text_quality_human is not None and not config.text_quality:
+            raise ConfigError(
+                "--text-quality-human compares the judge with people: give --text-quality MODEL"
+            )
         if config.kg is not None and config.dataset != "biokalma":
             raise ConfigError(
                 f"give answers either a dataset ({config.dataset!r}) or your own KG "
@@ -163,10 +193,13 @@ class KalmaScoreTask(Task[int, NLIModel]):
         self._kg = kg
         self._own: OwnKG | None = None
         self._entities: EntityLookup | None = None
+        self._judge = judge
+        self._judge_open: ChatModel | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        """The task without the KG it opened (a Ray worker opens its own in :meth:`open`)."""
-        return self.__dict__ | {"_own": None, "_entities": None}
+        """The task without the KG and judge it opened (a Ray worker opens its own in
+        :meth:`open`)."""
+        return self.__dict__ | {"_own": None, "_entities": None, "_judge_open": None}
 
     @cached_property
     def inputs(self) -> _Inputs:
@@ -193,6 +226,12 @@ class KalmaScoreTask(Task[int, NLIModel]):
             if split is not None:
                 subjects = resolve_dataset_gold(gold, split, warnings)
             data["gold"] = sha256_file(gold.path)
+        human: HumanScores = {}
+        if config.text_quality_human is not None:
+            human = read_human_scores(config.text_quality_human)
+            check_human_ids(human, answers.ids, config.text_quality_human)
+            data["text_quality_human"] = sha256_file(config.text_quality_human)
+        has_graph = split.has_graph if split is not None else None
         return _Inputs(
             answers=answers,
             split=split,
@@ -200,6 +239,8 @@ class KalmaScoreTask(Task[int, NLIModel]):
             data=data,
             warnings=warnings,
             gold_subjects=subjects,
+            judged=judged_ids(config, answers.ids, has_graph),
+            human=human,
         )
 
     def items(self) -> list[tuple[str, int]]:
@@ -219,12 +260,30 @@ class KalmaScoreTask(Task[int, NLIModel]):
             )
             self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
         self._entities = self._entity_lookup()
-        if self._nli is not None:
-            yield self._nli
-            return
-        served = served_options(config.nli, config.nli_base_url, runtime.cache)
-        async with opened(nli_model(config.nli, **runtime.model_options(), **served)) as model:
-            yield model
+        async with AsyncExitStack() as stack:
+            if config.text_quality:
+                spec, cache = config.text_quality, runtime.cache
+                self._judge_open = await stack.enter_async_context(
+                    given_or_loaded(
+                        self._judge,
+                        lambda: chat_model(
+                            spec,
+                            base_url=config.judge_base_url,
+                            cache=default_response_cache() if cache else None,
+                            concurrency=runtime.concurrency,
+                            **runtime.model_options(),
+                        ),
+                    )
+                )
+                # a judge that cannot constrain its replies fails here, before any answer
+                judge_grammar(self._judge_open, config.resolved_judge_replies(spec))
+            if self._nli is not None:
+                yield self._nli
+                return
+            served = served_options(config.nli, config.nli_base_url, runtime.cache)
+            yield await stack.enter_async_context(
+                opened(nli_model(config.nli, **runtime.model_options(), **served))
+            )
 
     def _entity_lookup(self) -> EntityLookup:
         """Where the cited ids are looked up (citation validity): your own KG; over BioKaLMA,
@@ -237,7 +296,8 @@ class KalmaScoreTask(Task[int, NLIModel]):
         return EntityLookup.unavailable(NO_KG_DATASET_DIR)
 
     def run_config(self, models: NLIModel) -> dict[str, Any]:
-        return self.config.model_dump(mode="json") | {"nli_name": models.name}
+        judge = {"judge_name": self._judge_open.name} if self._judge_open is not None else {}
+        return self.config.model_dump(mode="json") | {"nli_name": models.name} | judge
 
     def run_data(self, models: NLIModel) -> dict[str, str]:
         data = dict(self.inputs.data)
@@ -292,16 +352,49 @@ class KalmaScoreTask(Task[int, NLIModel]):
                 record | graph_fields(graphs.graphs, graphs.retrieval)
                 for record, graphs in zip(scored, found, strict=True)
             ]
-        return failed + scored
+        await self._judge_batch(scored, items)
+        return [self._with_human(r) for r in failed + scored]
+
+    async def _judge_batch(self, scored: list[Record], items: Sequence[ScoreItem]) -> None:
+        """Add the judge's ``text_quality`` to the judged answers' records (in place)."""
+        judge, judged = self._judge_open, self.inputs.judged
+        if judge is None:
+            return
+        chosen = [
+            (record, item)
+            for record, item in zip(scored, items, strict=True)
+            if item.answer is not None and (judged is None or item.id in judged)
+        ]
+        verdicts = await asyncio.gather(
+            *(
+                judge_answer(item.question, item.graphs, item.answer or "", judge, self.config)
+                for _, item in chosen
+            )
+        )
+        for (record, _), verdict in zip(chosen, verdicts, strict=True):
+            record["text_quality"] = verdict
+
+    def _with_human(self, record: Record) -> Record:
+        """The record with its human text-quality scores, when the human file has them."""
+        human = self.inputs.human.get(str(record.get("id")))
+        return record | {HUMAN_FIELD: human} if human else record
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
         config = recorded_config(ScoreConfig, info)
         gold_given = "gold" in (info.get("data") or {})
         warnings = (info.get("notes") or {}).get("warnings") or {}
-        return build_metrics(
+        metrics = build_metrics(
             records, config, info["config"]["nli_name"], gold_given=gold_given, warnings=warnings
         )
+        if config.text_quality:  # only then: runs without a judge keep their metrics.json
+            metrics["text_quality"] = text_quality_block(records)
+            metrics["config"]["judge_name"] = info["config"].get("judge_name")
+        if config.text_quality_human is not None:
+            metrics["text_quality_agreement"] = text_quality_agreement(
+                records, bootstrap=config.bootstrap, seed=config.seed
+            )
+        return metrics
 
     def metrics(
         self, records: Sequence[Record], info: dict[str, Any], models: NLIModel
@@ -354,6 +447,7 @@ async def score_answers_async(
     kg: str | KnowledgeGraph | None = None,
     contact: str | None = None,
     max_answer_chars: int = MAX_ANSWER_CHARS,
+    judge: ChatModel | None = None,
 ) -> ScoreResult:
     """Score a file of attributed answers and write a run directory.
 
@@ -385,6 +479,8 @@ async def score_answers_async(
             text); a longer answer, or a line too long to hold one, is a DataError naming the
             file and line, found without reading the line whole. A read limit, not part of the
             run's identity.
+        judge: A text-quality judge to use instead of building ``config.text_quality`` (tests,
+            reuse; left open); it needs ``config.text_quality`` set to what names it.
 
     Returns:
         The metrics and counts.
@@ -415,6 +511,7 @@ async def score_answers_async(
         kg=given,
         contact=contact,
         max_answer_chars=max_answer_chars,
+        judge=judge,
     )
     outcome = await run_task_async(task, out, runtime)
     return ScoreResult.of(outcome)

@@ -27,6 +27,14 @@ criterion prompts are the paper's Tables 14-17, shipped verbatim (they equal the
     value stays (counted in ``n_out_of_range``). A failed call gives the script an empty reply,
     hence 3.
 
+``replies="constrained"`` (either mode)
+    The judge's reply is limited to one digit 1-5 (:func:`score_grammar`, ``kalma-geval-score-v1``;
+    a JSON-schema server answers ``{"score": n}``, read back as ``n``) with the grammar machinery
+    of :mod:`citegraph.models`, so every criterion gets a score; the same parsing then reads it.
+    A model that cannot constrain is refused before its first call. ``free`` (the default, the
+    papers' setting) reads what the model wrote. Constrained verdicts and summaries record
+    ``judge_replies: constrained``; free ones carry no such key, as before.
+
 The paper says text-davinci-003 judged 100 randomly sampled outputs; the script uses
 ``gpt-3.5-turbo-0613`` on the *first* 100 answers whose KG is not empty (:func:`reference_subset`).
 """
@@ -39,7 +47,13 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from citegraph.errors import (
     ConfigError,
@@ -53,12 +67,24 @@ from citegraph.kalma._rules import KalmaRules, Mode, rules_of
 from citegraph.kalma.parse._brackets import strip_citations
 from citegraph.kalma.parse._reference import reference_plain
 from citegraph.metrics import summarise_runs
-from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
+from citegraph.models import (
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    GenerateConfig,
+    Grammar,
+    ResolvedReplies,
+    choice_grammar,
+    choice_reply_text,
+    grammar_mode_of,
+)
 from citegraph.runs import sync_twin
 
 Criterion = Literal["coherence", "consistency", "fluency", "relevance"]
 CRITERIA: tuple[Criterion, ...] = ("coherence", "consistency", "fluency", "relevance")
 GEVAL_VERSION = "kalma-geval-v1"
+#: The name and version of the score grammar (recorded with constrained verdicts).
+SCORE_GRAMMAR = "kalma-geval-score-v1"
 
 #: Judge sampling: greedy, short replies (the prompt asks for one integer).
 JUDGE_CONFIG = GenerateConfig(temperature=0.0, top_p=1.0, max_tokens=32, seed=0)
@@ -80,6 +106,23 @@ _TOKEN = re.compile(
     re.IGNORECASE,
 )
 _DIGITS = re.compile(r"[0-9]+")
+
+
+def score_grammar() -> Grammar:
+    """The grammar of a judge reply that is one score: ``1`` to ``5`` (JSON ``{"score": n}``).
+
+    Example:
+        >>> score_grammar().gbnf
+        'root ::= "1" | "2" | "3" | "4" | "5"'
+    """
+    return choice_grammar(SCORE_GRAMMAR, [str(n) for n in range(1, 6)], key="score")
+
+
+def _drop_free(out: dict[str, Any]) -> dict[str, Any]:
+    """``judge_replies`` left out when free, so free records and metrics are as before."""
+    if out.get("judge_replies") == "free":
+        out.pop("judge_replies")
+    return out
 
 
 def _geval() -> dict[str, Any]:
@@ -192,6 +235,13 @@ class TextQuality(BaseModel):
     prompt_version: str = Field(description="Version of the criterion prompts.")
     judge: str = Field(description="The judge model, as provider/model.")
     scores: dict[str, CriterionScore] = Field(description="Criterion -> verdict, in order.")
+    judge_replies: ResolvedReplies = Field(
+        default="free", description="'free' or 'constrained' (a score grammar); dumped if not free."
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_free(handler(self))
 
 
 async def judge_text_quality_async(
@@ -203,6 +253,7 @@ async def judge_text_quality_async(
     mode: Mode | KalmaRules = "paper",
     criteria: Sequence[str] = CRITERIA,
     config: GenerateConfig = JUDGE_CONFIG,
+    replies: ResolvedReplies = "free",
 ) -> TextQuality:
     """Ask ``model`` to rate ``answer`` on each criterion (the calls run concurrently).
 
@@ -214,25 +265,47 @@ async def judge_text_quality_async(
         mode: ``"paper"`` or ``"reference"`` (module docstring).
         criteria: Which criteria to judge, in order.
         config: Sampling settings; temperature 0 by default, as the paper and the script.
+        replies: ``"free"`` (the papers' setting) or ``"constrained"`` (a digit 1-5 by grammar).
 
     Returns:
         One :class:`CriterionScore` per criterion.
 
     Raises:
-        ConfigError: On an unknown mode or criterion.
+        ConfigError: On an unknown mode, criterion or replies setting; constrained replies
+            from a model that cannot constrain (before any call).
         ClientError, ModelError: The judge rejected the request or could not run.
     """
     rules = rules_of(mode)
     _check_criteria(criteria)
+    grammar = judge_grammar(model, replies)
     verdicts = await asyncio.gather(
-        *(_judge_one(question, knowledge_text, answer, model, c, rules, config) for c in criteria)
+        *(
+            _judge_one(question, knowledge_text, answer, model, c, rules, config, grammar)
+            for c in criteria
+        )
     )
     return TextQuality(
         mode=rules.mode,
         prompt_version=_geval()["version"],
         judge=model.name,
         scores={v.criterion: v for v in verdicts},
+        judge_replies=replies,
     )
+
+
+def judge_grammar(model: ChatModel, replies: ResolvedReplies) -> Grammar | None:
+    """The score grammar when ``replies`` is constrained (None when free).
+
+    Raises:
+        ConfigError: An unknown setting, or constrained replies from a model that cannot
+            constrain (:func:`~citegraph.models.grammar_mode_of`).
+    """
+    if replies == "free":
+        return None
+    if replies != "constrained":
+        raise ConfigError(f"judge replies {replies!r}: use 'free' or 'constrained'")
+    grammar_mode_of(model)
+    return score_grammar()
 
 
 judge_text_quality = sync_twin(judge_text_quality_async)
@@ -246,10 +319,12 @@ async def _judge_one(
     criterion: str,
     rules: KalmaRules,
     config: GenerateConfig,
+    grammar: Grammar | None = None,
 ) -> CriterionScore:
     messages = judge_messages(question, knowledge_text, answer, criterion, mode=rules)
+    request = ChatRequest(messages=tuple(messages), config=config, grammar=grammar)
     try:
-        generation = await model.generate(ChatRequest(messages=tuple(messages), config=config))
+        generation = await model.generate(request)
     except _TRANSIENT as exc:
         failed = f"{JUDGE_FAILED}: {type(exc).__name__}"
         if rules.judge_script_score:  # the script's three tries fail -> reply "" -> default 3
@@ -257,7 +332,8 @@ async def _judge_one(
                 criterion=criterion, score=3, reply="", reason=failed, defaulted=True
             )
         return CriterionScore(criterion=criterion, score=None, reply="", reason=failed)
-    parsed = parse_score(generation.text, mode=rules)
+    text = generation.text if grammar is None else choice_reply_text(generation.text, grammar)
+    parsed = parse_score(text, mode=rules)
     return CriterionScore(
         criterion=criterion,
         score=parsed.score,
@@ -287,6 +363,13 @@ class TextQualitySummary(BaseModel):
     )
     mode: str
     prompt_version: str
+    judge_replies: ResolvedReplies = Field(
+        default="free", description="'free' or 'constrained' (a score grammar); dumped if not free."
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return _drop_free(handler(self))
 
 
 def aggregate_text_quality(results: Sequence[TextQuality]) -> dict[str, TextQualitySummary]:
@@ -299,12 +382,14 @@ def aggregate_text_quality(results: Sequence[TextQuality]) -> dict[str, TextQual
         Criterion -> summary, for every criterion judged in at least one result.
 
     Raises:
-        ConfigError: If the results mix modes or prompt versions.
+        ConfigError: If the results mix modes, prompt versions or free and constrained replies.
     """
-    settings = {(r.mode, r.prompt_version) for r in results}
+    settings = {(r.mode, r.prompt_version, r.judge_replies) for r in results}
     if len(settings) > 1:
-        raise ConfigError(f"cannot aggregate results of different modes/prompts: {settings}")
-    mode, version = settings.pop() if settings else ("paper", GEVAL_VERSION)
+        raise ConfigError(
+            f"cannot aggregate results of different modes/prompts/judge replies: {settings}"
+        )
+    mode, version, replies = settings.pop() if settings else ("paper", GEVAL_VERSION, "free")
     by_criterion: dict[str, list[CriterionScore]] = {}
     for result in results:
         for name, verdict in result.scores.items():
@@ -330,6 +415,7 @@ def aggregate_text_quality(results: Sequence[TextQuality]) -> dict[str, TextQual
             ),
             mode=mode,
             prompt_version=version,
+            judge_replies=replies,
         )
     return out
 

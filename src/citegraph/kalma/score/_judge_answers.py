@@ -1,0 +1,62 @@
+"""``kalma score --text-quality``: the G-Eval judge on answers made elsewhere, as ``kalma run``.
+
+Which answers are judged is chosen once over the whole answers file (so ``--limit`` and
+``--shard`` judge the same answers as the whole run would): all of them without
+``text_quality_sample``; with it, a sample of the answers whose question has a KG, seeded
+(``random.Random(f"{seed}:text-quality")``, as ``kalma run`` draws it) or, in reference mode,
+the first N (``GPT_EVAL.py``). Over your own KG the graphs are retrieved only when an answer is
+scored, so the sample is drawn over all answers. The judge sees the question, the answer's KG
+context flattened as the default prompt shows it (:func:`flatten_kg`) and the answer.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from citegraph.kalma.generate._prompt import flatten_kg
+from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._text_quality import judge_text_quality_async, reference_subset
+from citegraph.kg import Subgraph
+from citegraph.models import ChatModel
+
+
+def judged_ids(
+    config: ScoreConfig, ids: Sequence[str], has_graph: Callable[[str], bool] | None
+) -> set[str] | None:
+    """The answers the judge sees (None: all), chosen over the whole answers file.
+
+    Args:
+        config: The scoring options (``text_quality_sample``, ``seed``, ``mode``).
+        ids: Every answer id, in file order.
+        has_graph: Whether an answer's question has a KG; None over your own KG (all count).
+    """
+    n = config.text_quality_sample
+    if not config.text_quality or n is None:
+        return None
+    flags = [True if has_graph is None else has_graph(i) for i in ids]
+    if config.rules.judge_first_n:
+        return set(reference_subset(ids, flags, n))
+    with_graph = [i for i, keep in zip(ids, flags, strict=True) if keep]
+    rng = random.Random(f"{config.seed}:text-quality")
+    return set(rng.sample(with_graph, min(n, len(with_graph))))
+
+
+async def judge_answer(
+    question: str,
+    graphs: Sequence[Subgraph],
+    answer: str,
+    judge: ChatModel,
+    config: ScoreConfig,
+) -> dict[str, Any]:
+    """One answer's ``text_quality`` record field (four criteria, the run's mode)."""
+    quality = await judge_text_quality_async(
+        question,
+        flatten_kg(graphs),
+        answer,
+        judge,
+        mode=config.rules,
+        replies=config.resolved_judge_replies(config.text_quality),
+    )
+    return quality.model_dump(mode="json")
