@@ -52,14 +52,16 @@ def test_conner_generate_dry_run(tmp_path: Path, data_dir: Path) -> None:
     assert "model: 3 calls" in result.output and not out.exists()
 
 
-def test_conner_select_refuses_dry_run(tmp_path: Path, data_dir: Path) -> None:
+def test_conner_select_dry_run_counts_every_candidates_generation(
+    tmp_path: Path, data_dir: Path
+) -> None:
     out = tmp_path / "sel"
     result = invoke(
-        "conner", "select", "--model", "mock", "--weights", "1,1,0,1", "--data-dir", data_dir,
-        "--limit", "2", "--out", out, "--dry-run",
+        "conner", "select", "--model", "openai/gpt-4o-mini", "--weights", "1,1,0,1",
+        "--candidates", "3", "--data-dir", data_dir, "--limit", "2", "--out", out, "--dry-run",
     )  # fmt: skip
-    assert result.exit_code == 2
-    assert "conner select cannot be dry-run" in result.output
+    assert result.exit_code == 0, result.output
+    assert "model: 6 calls" in result.output  # 3 candidates x 2 items, no scoring chat call
     assert not out.exists()
 
 

@@ -83,6 +83,27 @@ def test_kalma_score_on_ray_equals_local(tmp_path: Path, data_dir: Path) -> None
     assert on_ray.info["run_id"] == local.info["run_id"]  # the engine is runtime, not identity
 
 
+def test_token_totals_on_ray_equal_local(tmp_path: Path, data_dir: Path) -> None:
+    """The actors' chat calls (a mock text-quality judge: 4 answers x 4 criteria) come back
+    with their batches and are counted in metrics.json as the local engine counts them."""
+    from citegraph.kalma import ScoreConfig
+    from citegraph.kalma.score import KalmaScoreTask
+
+    def task() -> KalmaScoreTask:
+        config = ScoreConfig(text_quality="mock")
+        return KalmaScoreTask(config, DEMO / "answers.jsonl", data_dir=data_dir)
+
+    runtime = Runtime(batch_size=1, cache=False)
+    local = asyncio.run(run_task_async(task(), tmp_path / "local", runtime))
+    on_ray = asyncio.run(
+        run_task_async(
+            task(), tmp_path / "ray", RAY.model_copy(update={"batch_size": 1, "cache": False})
+        )
+    )
+    assert local.metrics["tokens"]["judge"]["calls"] == 16
+    assert on_ray.metrics["tokens"] == local.metrics["tokens"]
+
+
 def test_caqa_judge_on_ray_equals_local(tmp_path: Path, data_dir: Path) -> None:
     from click.testing import CliRunner
 

@@ -226,7 +226,8 @@ def _text_quality_rows(metrics: Mapping[str, Any], info: Mapping[str, Any]) -> l
             n_measured=s.get("n_measured"),
             unmeasured={str(k): int(v) for k, v in (s.get("unmeasured_reasons") or {}).items()},
             model=str(judge) if judge else None,
-            how=f"{s.get('mode')} mode · prompt {s.get('prompt_version')} · 1-5 scale",
+            how=f"{s.get('mode')} mode · prompt {s.get('prompt_version')} · 1-5 scale · "
+            f"{s.get('judge_replies') or 'free'} judge replies",
         )
         for name, s in quality.items()
         if isinstance(s, Mapping)

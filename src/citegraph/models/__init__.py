@@ -48,6 +48,7 @@ from citegraph.models._chat_types import (
 from citegraph.models._chat_usage import (
     DRY_RUN_TOKENS,
     UsageMeter,
+    current_meter,
     dry_run_active,
     dry_running,
     estimate_tokens,
@@ -212,6 +213,7 @@ __all__ = [
     "choice_reply_text",
     "contains_phrase",
     "converted_model_dir",
+    "current_meter",
     "date_entails",
     "default_generate_config",
     "default_response_cache",

@@ -27,6 +27,7 @@ from citegraph.models._chat_types import (
 __all__ = [
     "DRY_RUN_TOKENS",
     "UsageMeter",
+    "current_meter",
     "dry_run_active",
     "dry_running",
     "estimate_tokens",
@@ -113,10 +114,27 @@ class UsageMeter:
         if isinstance(most, int):  # a dry run: the most completion tokens the call could cost
             row["max_completion_tokens"] = row.get("max_completion_tokens", 0) + most
 
+    def merge(self, totals: dict[str, dict[str, int]]) -> None:
+        """Add another meter's :meth:`totals` (a Ray actor's) to these."""
+        for key, counts in totals.items():
+            row = self._totals.setdefault(key, dict.fromkeys(_FIELDS, 0))
+            for name, value in counts.items():
+                row[name] = row.get(name, 0) + int(value)
+
+    def take(self) -> dict[str, dict[str, int]]:
+        """The totals so far, and start again from zero (what a Ray batch reports)."""
+        totals, self._totals = self.totals(), {}
+        return totals
+
     def totals(self) -> dict[str, dict[str, int]]:
         """Role -> counts (``calls``, ``prompt_tokens``, ``completion_tokens``, ``cached_*``,
         ``calls_without_usage``), roles in order of first call."""
         return {key: dict(row) for key, row in self._totals.items()}
+
+
+def current_meter() -> UsageMeter | None:
+    """The meter of this block (:func:`metering`), if any."""
+    return _METER.get()
 
 
 def report_usage(model: object, generation: Generation) -> None:

@@ -32,10 +32,12 @@ from typing import Any
 
 from citegraph.errors import ConfigError, MissingDependency
 from citegraph.io import json_text, server_deadlines
+from citegraph.models import UsageMeter, current_meter, metering
 from citegraph.runs._pending import unfinished
 from citegraph.runs._rundir import FAILED, RunDir
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._task import Task
+from citegraph.runs._usage import assign_roles
 
 #: Ray's own retries of a dead actor and of the batches it held.
 MAX_RESTARTS = 3
@@ -121,9 +123,11 @@ class _TaskActor:
         self.task: Task[Any, Any] = pickle.loads(task_blob)
         self.loop = asyncio.new_event_loop()
         bounds = (runtime.timeout, runtime.total_timeout, runtime.max_response_bytes())
-        with server_deadlines(*bounds):  # as the local engine
+        self.meter = UsageMeter()  # this actor's chat calls; each batch sends its share back
+        with server_deadlines(*bounds), metering(self.meter):  # as the local engine
             self._context = self.task.open(runtime)
             self.models = self.loop.run_until_complete(self._context.__aenter__())
+        assign_roles(self.meter, self.models, self.task.model_role)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         ids = [str(i) for i in batch["id"]]
@@ -139,13 +143,16 @@ class _TaskActor:
                     records.append(failed_record(key, exc))
         import numpy as np
 
+        usage = [json_text(self.meter.take())] + [""] * (len(ids) - 1)
         return {
             "id": np.array(ids, dtype=object),
             "record": np.array([json_text(r) for r in records], dtype=object),
+            "usage": np.array(usage, dtype=object),
         }
 
     def _work(self, items: list[Any]) -> list[dict[str, Any]]:
-        records = self.loop.run_until_complete(self.task.work(items, self.models))
+        with metering(self.meter):
+            records = self.loop.run_until_complete(self.task.work(items, self.models))
         if len(records) != len(items):
             raise RuntimeError(f"work returned {len(records)} records for {len(items)} items")
         return records
@@ -206,6 +213,16 @@ def _map(
     return results.iter_batches(batch_size=None, batch_format="numpy")
 
 
+def _merge_usage(lines: Any) -> None:
+    """Add a batch's token totals (an actor's meter) to the driver's meter."""
+    meter = current_meter()
+    if meter is None:
+        return
+    for line in lines:
+        if str(line):
+            meter.merge(json.loads(str(line)))
+
+
 def run_pending_ray(
     task: Task[Any, Any],
     run: RunDir,
@@ -252,6 +269,7 @@ def run_pending_ray(
                               actors=session.actors):  # fmt: skip
                 for line in batch["record"]:
                     append(json.loads(str(line)))
+                _merge_usage(batch.get("usage", ()))
                 if progress is not None:
                     progress(finished, len(items))
             break

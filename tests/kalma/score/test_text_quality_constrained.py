@@ -190,3 +190,18 @@ def test_kalma_score_refuses_a_judge_that_cannot_constrain_before_any_answer(
         )
     assert judge.requests == []
     assert not (tmp_path / "run" / "samples.jsonl").exists()
+
+
+def test_the_viewer_rows_say_how_the_judge_replied() -> None:
+    from citegraph.kalma._view import _text_quality_rows
+
+    summary = {"mean": 3.0, "n_measured": 2, "mode": "paper", "prompt_version": "kalma-geval-v1"}
+    metrics = {
+        "text_quality": {
+            "fluency": summary | {"judge_replies": "constrained"},
+            "coherence": summary,
+        }
+    }
+    rows = {row.name: row.how for row in _text_quality_rows(metrics, {})}
+    assert rows["text quality: fluency"].endswith("· constrained judge replies")
+    assert rows["text quality: coherence"].endswith("· free judge replies")

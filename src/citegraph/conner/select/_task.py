@@ -49,12 +49,13 @@ from citegraph.conner.score import (
 from citegraph.conner.select._config import ConnerSelectConfig, check_select, scored_metrics
 from citegraph.conner.select._selection import select_knowledge
 from citegraph.datasets import ConnerSample
-from citegraph.errors import ConfigError
 from citegraph.io import atomic_write
 from citegraph.models import ChatModel
 from citegraph.runs import (
     FAILED,
     SAMPLES_FILE,
+    DryRunFinished,
+    DryRunReport,
     Record,
     RunDir,
     Runtime,
@@ -213,6 +214,39 @@ async def _run_candidates(
             )
 
 
+async def _dry_run_candidates(task: SelectTask, runtime: Runtime, model: ChatModel | None) -> None:
+    """A dry run of every candidate's generation (the chat calls selection makes; scoring calls
+    no chat model), summed into one report: raises :class:`~citegraph.runs.DryRunFinished`."""
+    tokens: dict[str, dict[str, int]] = {}
+    counted: dict[str, str] = {}
+    n_items = n_failed = 0
+    for i in range(task.config.candidates):
+        generate = GenerateTask(task.candidate_config(i), data_dir=task.data_dir, model=model)
+        try:
+            await run_task_async(generate, task.candidate_dirs(i)[0], runtime)
+        except DryRunFinished as done:
+            report = done.report
+        else:  # pragma: no cover - a dry run always ends in DryRunFinished
+            continue
+        n_items, n_failed = report.n_items, n_failed + report.n_items_failed
+        counted |= report.counted
+        for role, counts in report.tokens.items():
+            row = tokens.setdefault(role, {})
+            for name, value in counts.items():
+                row[name] = row.get(name, 0) + value
+    raise DryRunFinished(
+        DryRunReport(
+            task=task.name,
+            n_items=n_items,
+            n_items_failed=n_failed,
+            tokens=tokens,
+            counted=counted,
+            price_in=runtime.price_in,
+            price_out=runtime.price_out,
+        )
+    )
+
+
 async def select_run_async(
     out: str | Path,
     config: ConnerSelectConfig,
@@ -243,12 +277,9 @@ async def select_run_async(
             paragraph coherence without a model, or ``out`` holds a different run.
     """
     runtime = runtime or Runtime()
-    if runtime.dry_run:  # its sub-runs' models are opened outside the engine
-        raise ConfigError(
-            "conner select cannot be dry-run: dry-run `conner generate` with the same options "
-            "(its calls and tokens, times --candidates, are what selection's generation costs)"
-        )
     task = SelectTask(config, generate, score, root=out, data_dir=data_dir)
+    if runtime.dry_run:
+        await _dry_run_candidates(task, runtime, model)
     # refuse a directory that holds another run before any model is asked
     RunDir.open(
         out,

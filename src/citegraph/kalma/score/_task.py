@@ -69,6 +69,7 @@ from citegraph.models import (
     ChatModel,
     NLIModel,
     chat_model,
+    current_meter,
     default_response_cache,
     nli_model,
     served_options,
@@ -277,6 +278,9 @@ class KalmaScoreTask(Task[int, NLIModel]):
                 )
                 # a judge that cannot constrain its replies fails here, before any answer
                 judge_grammar(self._judge_open, config.resolved_judge_replies(spec))
+                meter = current_meter()  # the judge is no part of the opened models
+                if meter is not None:
+                    meter.assign(self._judge_open, "judge")
             if self._nli is not None:
                 yield self._nli
                 return
