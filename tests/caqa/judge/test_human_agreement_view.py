@@ -33,6 +33,7 @@ def _run(tmp_path: Path, split: Path) -> Path:  # noqa: F811
     return out
 
 
+@pytest.mark.needs("starlette", "jinja2")  # the viewer and the HTML report
 def test_human_agreement_rows_in_viewer_and_report(tmp_path: Path, split: Path) -> None:  # noqa: F811
     from starlette.testclient import TestClient
 

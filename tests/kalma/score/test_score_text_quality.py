@@ -164,6 +164,7 @@ def test_human_ids_not_among_the_answers(tmp_path: Path, data_dir: Path) -> None
     assert info.value.path == str(path)
 
 
+@pytest.mark.needs("starlette", "jinja2")  # the viewer and the HTML report
 def test_viewer_rows_and_html_report(tmp_path: Path, data_dir: Path, human: Path) -> None:
     config = ScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
     result = score_answers(ANSWERS, tmp_path / "run", config, data_dir=data_dir, judge=_judge())
@@ -227,6 +228,7 @@ def test_cli_bad_human_file_is_one_clear_error(tmp_path: Path, data_dir: Path) -
         assert needle in result.output, result.output
 
 
+@pytest.mark.needs("starlette", "jinja2")  # the viewer and the HTML report
 def test_viewer_run_page_shows_the_agreement(tmp_path: Path, data_dir: Path, human: Path) -> None:
     from starlette.testclient import TestClient
 

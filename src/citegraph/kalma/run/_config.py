@@ -17,7 +17,12 @@ from citegraph.io import ServerURL
 from citegraph.kalma.constrain import CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma.run._approx_gold import APPROX_GOLD
-from citegraph.kalma.score._config import ScoreConfig, ScoringOptions, replies_identity
+from citegraph.kalma.score._config import (
+    ScoreConfig,
+    ScoringOptions,
+    TextQualityOptions,
+    replies_identity,
+)
 from citegraph.kg import KGOptions
 from citegraph.models import GenerateConfig
 from citegraph.runs import Runtime
@@ -25,7 +30,7 @@ from citegraph.runs import Runtime
 TASK = "kalma.run"
 
 
-class RunConfig(KGOptions, ScoringOptions):
+class RunConfig(KGOptions, TextQualityOptions, ScoringOptions):
     """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring; with
     ``--retrieval ner``, how ``kg`` is opened (:class:`~citegraph.kg.KGOptions`)."""
 
@@ -97,26 +102,6 @@ class RunConfig(KGOptions, ScoringOptions):
         le=100,
         description="Retrieval ablation (§5.3): keep this percent of question graphs, replace "
         "the rest with other questions' graphs.",
-    )
-    text_quality: str | None = Field(
-        default=None,
-        description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
-        "relevance), e.g. openai/gpt-4o-mini.",
-    )
-    text_quality_sample: int | None = Field(
-        default=None,
-        ge=1,
-        description="Judge only this many questions with a KG: a seeded random sample (paper: "
-        "'100 randomly sampled outputs') or, in reference mode, the first N (GPT_EVAL.py).",
-    )
-    judge_base_url: ServerURL | None = Field(
-        default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
-    )
-    text_quality_human: str | None = Field(
-        default=None,
-        description="JSONL of human text-quality scores ({id, coherence, consistency, fluency, "
-        "relevance}, any subset, 1-5): the judge's agreement with them (Spearman, Kendall's "
-        "tau-b, Somers' D, bootstrap intervals).",
     )
 
     @model_validator(mode="after")

@@ -114,7 +114,36 @@ _UNSET_NOT_IDENTITY = (
 )
 
 
-class ScoreConfig(KGOptions, ScoringOptions):
+class TextQualityOptions(BaseModel):
+    """The G-Eval text-quality judge and its human check; ``kalma run`` and ``kalma score``
+    take the same options."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text_quality: str | None = Field(
+        default=None,
+        description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
+        "relevance), e.g. openai/gpt-4o-mini.",
+    )
+    text_quality_sample: int | None = Field(
+        default=None,
+        ge=1,
+        description="Judge only this many answers with a KG: a seeded random sample over the "
+        "whole run (paper: '100 randomly sampled outputs') or, in reference mode, the first N "
+        "(GPT_EVAL.py).",
+    )
+    judge_base_url: ServerURL | None = Field(
+        default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
+    )
+    text_quality_human: str | None = Field(
+        default=None,
+        description="JSONL of human text-quality scores ({id, coherence, consistency, fluency, "
+        "relevance}, any subset, 1-5): the judge's agreement with them (Spearman, Kendall's "
+        "tau-b, Somers' D, bootstrap intervals).",
+    )
+
+
+class ScoreConfig(KGOptions, TextQualityOptions, ScoringOptions):
     """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``.
 
     Answers are scored either against a benchmark's entries (``dataset`` and ``split``: their ids
@@ -141,26 +170,6 @@ class ScoreConfig(KGOptions, ScoringOptions):
     )
     batch_size: int = Field(default=32, ge=1, description="Answers scored per batch.")
     seed: int = Field(default=0, description="Seed of the bootstrap.")
-    text_quality: str | None = Field(
-        default=None,
-        description="Judge model for G-Eval text quality (coherence, consistency, fluency, "
-        "relevance), e.g. openai/gpt-4o-mini; as kalma run's.",
-    )
-    text_quality_sample: int | None = Field(
-        default=None,
-        ge=1,
-        description="Judge only this many answers with a KG: a seeded random sample over the "
-        "whole answers file or, in reference mode, the first N (GPT_EVAL.py).",
-    )
-    judge_base_url: ServerURL | None = Field(
-        default=None, description="Server URL of the text-quality judge (OpenAI-compatible)."
-    )
-    text_quality_human: str | None = Field(
-        default=None,
-        description="JSONL of human text-quality scores ({id, coherence, consistency, fluency, "
-        "relevance}, any subset, 1-5): the judge's agreement with them (Spearman, Kendall's "
-        "tau-b, Somers' D, bootstrap intervals).",
-    )
 
     @model_validator(mode="after")
     def _kg_options_need_a_kg(self) -> ScoreConfig:
