@@ -298,5 +298,5 @@ def test_run_metrics_read_each_record_once(data_dir: Path, tmp_path: Path) -> No
     assert metrics["generation"] == _report._generation(full)
     assert metrics["experiment"] == _report._experiment(full, config)
     assert metrics["experiment"]["n_facts_removed"] >= 1
-    assert metrics["text_quality"] == _report._text_quality(full) is not None
+    assert metrics["text_quality"] == _report.text_quality_block(full) is not None
     assert metrics["n_answers"] == 3

@@ -198,7 +198,7 @@ def test_a_bad_retrieved_field_stops_the_run_naming_the_line(
 
 @pytest.mark.needs("spacy")
 def test_the_sample_page_says_where_the_graphs_came_from(tmp_path: Path) -> None:
-    from citegraph.kalma._view_sample import retrieval_fields
+    from citegraph.kalma._view_run_fields import retrieval_fields
 
     code, output, out = _run(tmp_path, ANSWERS)
     assert code == 0, output

@@ -6,7 +6,6 @@ what the whole run would.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -26,8 +25,8 @@ from citegraph.kalma.run._ablations import corrupt_retrieval
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, question_match_gold
 from citegraph.kalma.run._config import RunConfig, gold_source
 from citegraph.kalma.score._inputs import with_subjects
+from citegraph.kalma.score._judge_answers import judged_ids
 from citegraph.kalma.score._resolve import Reference, resolve_in_kg
-from citegraph.kalma.score._text_quality import reference_subset
 from citegraph.kg import KnowledgeGraph, Subgraph
 from citegraph.runs import sha256_file
 
@@ -218,16 +217,7 @@ async def resolve_questions(
 
 def _judged_ids(config: RunConfig, split: KalmaSplit | QuestionsFile) -> set[str] | None:
     """The questions the text-quality judge sees (None: all), chosen over the whole split."""
-    n = config.text_quality_sample
-    if not config.text_quality or n is None:
-        return None
-    ids = split.ids
-    if config.rules.judge_first_n:
-        return set(reference_subset(ids, [split.has_graph(i) for i in ids], n))
-    with_graph = [i for i in ids if split.has_graph(i)]
-    return set(
-        random.Random(f"{config.seed}:text-quality").sample(with_graph, min(n, len(with_graph)))
-    )
+    return judged_ids(config, split.ids, split.has_graph)
 
 
 def _context_graphs(

@@ -75,7 +75,7 @@ def build_run_metrics(records: Sequence[dict[str, Any]], info: dict[str, Any]) -
     metrics["generation"] = _generation(slim)
     metrics["retrieval"] = _retrieval(slim, config)
     metrics["experiment"] = _experiment(slim, config)
-    metrics["text_quality"] = _text_quality(slim)
+    metrics["text_quality"] = text_quality_block(slim)
     if config.text_quality_human is not None:  # only then: other runs keep their metrics.json
         metrics["text_quality_agreement"] = text_quality_agreement(
             slim, bootstrap=config.bootstrap, seed=config.seed
@@ -127,10 +127,6 @@ def _constraint(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "grammar_share": grammar_s / latency_s if timed and latency_s else None,
         "grammar_share_note": None if timed else "not timed: the grammar ran on the server",
     }
-
-
-def _text_quality(records: Sequence[dict[str, Any]]) -> dict[str, Any] | None:
-    return text_quality_block(records)
 
 
 def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:

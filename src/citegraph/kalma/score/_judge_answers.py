@@ -11,24 +11,41 @@ context flattened as the default prompt shows it (:func:`flatten_kg`) and the an
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
+from citegraph.kalma._rules import KalmaRules
 from citegraph.kalma.generate._prompt import flatten_kg
 from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._item import ScoreItem
 from citegraph.kalma.score._text_quality import judge_text_quality_async, reference_subset
 from citegraph.kg import Subgraph
 from citegraph.models import ChatModel
 
 
+class JudgeSampling(Protocol):
+    """What draws the judged answers: ``kalma score``'s and ``kalma run``'s configs."""
+
+    @property
+    def text_quality(self) -> str | None: ...
+    @property
+    def text_quality_sample(self) -> int | None: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def rules(self) -> KalmaRules: ...
+
+
 def judged_ids(
-    config: ScoreConfig, ids: Sequence[str], has_graph: Callable[[str], bool] | None
+    config: JudgeSampling, ids: Sequence[str], has_graph: Callable[[str], bool] | None
 ) -> set[str] | None:
-    """The answers the judge sees (None: all), chosen over the whole answers file.
+    """The answers the judge sees (None: all), chosen over the whole answers file or split
+    (``kalma score`` and ``kalma run`` draw them alike).
 
     Args:
-        config: The scoring options (``text_quality_sample``, ``seed``, ``mode``).
+        config: The options (``text_quality_sample``, ``seed``, ``mode``).
         ids: Every answer id, in file order.
         has_graph: Whether an answer's question has a KG; None over your own KG (all count).
     """
@@ -60,3 +77,27 @@ async def judge_answer(
         replies=config.resolved_judge_replies(config.text_quality),
     )
     return quality.model_dump(mode="json")
+
+
+async def judge_records(
+    scored: Sequence[dict[str, Any]],
+    items: Sequence[ScoreItem],
+    judge: ChatModel,
+    judged: set[str] | None,
+    config: ScoreConfig,
+) -> None:
+    """Add the judge's ``text_quality`` to the records of the judged answers (in place):
+    those with an answer and, with a sample, in ``judged``."""
+    chosen = [
+        (record, item)
+        for record, item in zip(scored, items, strict=True)
+        if item.answer is not None and (judged is None or item.id in judged)
+    ]
+    verdicts = await asyncio.gather(
+        *(
+            judge_answer(item.question, item.graphs, item.answer or "", judge, config)
+            for _, item in chosen
+        )
+    )
+    for (record, _), verdict in zip(chosen, verdicts, strict=True):
+        record["text_quality"] = verdict

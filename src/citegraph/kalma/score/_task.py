@@ -21,45 +21,29 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from citegraph.datasets import (
     MAX_ANSWER_CHARS,
     AnswerRecord,
-    GoldRecord,
-    KalmaSplit,
-    index_answers,
-    index_gold,
 )
 from citegraph.errors import ConfigError
-from citegraph.io import JsonlIndex
 from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
-from citegraph.kalma.score._inputs import (
-    InputWarnings,
-    SubjectMap,
-    check_dataset_answers,
-    check_gold_ids,
-    resolve_dataset_gold,
-    with_subjects,
-)
 from citegraph.kalma.score._item import ScoreItem, score_items_async
-from citegraph.kalma.score._judge_answers import judge_answer, judged_ids
+from citegraph.kalma.score._judge_answers import judge_records
 from citegraph.kalma.score._own_kg import (
     FoundGraphs,
     OwnKG,
-    check_questions,
     graph_fields,
     graphs_of,
     prepare_own_kg,
 )
 from citegraph.kalma.score._report import METRICS, build_metrics
+from citegraph.kalma.score._score_inputs import ScoreInputs, gold_of, read_score_inputs
 from citegraph.kalma.score._text_quality import judge_grammar
 from citegraph.kalma.score._text_quality_agreement import (
     HUMAN_FIELD,
-    HumanScores,
-    check_human_ids,
-    read_human_scores,
     text_quality_agreement,
     text_quality_block,
 )
@@ -89,7 +73,6 @@ from citegraph.runs import (
     recorded_config,
     register_task,
     run_task_async,
-    sha256_file,
 )
 
 
@@ -102,23 +85,6 @@ class ScoreResult(TaskResult):
     def own_fields(cls, outcome: RunOutcome[Any]) -> dict[str, Any]:
         """``n_scored_now``: answers scored in this call."""
         return {"n_scored_now": outcome.n_done_now}
-
-
-class _Inputs(BaseModel):
-    """Where the answers, their questions and their gold are in their files (checked once; a
-    batch's are read again when it is scored), the files' hashes, the warnings the checks gave,
-    and (dataset mode) the gold subjects given as names with the ids they stand for."""
-
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
-    answers: JsonlIndex[AnswerRecord]
-    split: KalmaSplit | None = Field(description="The dataset split; None over your own KG.")
-    gold: JsonlIndex[GoldRecord] | None
-    data: dict[str, str]
-    warnings: InputWarnings
-    gold_subjects: SubjectMap
-    judged: set[str] | None = Field(default=None, description="Answers judged (None: all).")
-    human: HumanScores = Field(default={}, description="Human text-quality scores by id.")
 
 
 @register_task
@@ -203,45 +169,11 @@ class KalmaScoreTask(Task[int, NLIModel]):
         return self.__dict__ | {"_own": None, "_entities": None, "_judge_open": None}
 
     @cached_property
-    def inputs(self) -> _Inputs:
-        """The answers, the split and the gold, checked, and their hashes (on first use).
-
-        Raises:
-            DataError: an input file is malformed or names an id the split does not have (see
-                :mod:`._inputs` for what is checked).
-        """
-        config = self.config
-        warnings = InputWarnings()
-        answers = index_answers(self.answers_path, max_answer_chars=self.max_answer_chars)
-        gold = index_gold(self.gold_path) if self.gold_path is not None else None
-        data = {"answers": sha256_file(self.answers_path)}
-        split, subjects = None, {}
-        if config.kg is None:
-            split = KalmaSplit(config.dataset, config.split, self.data_dir)
-            check_dataset_answers(answers, split, warnings)
-            data["dataset"] = sha256_file(split.path)
-        else:
-            check_questions(answers)
-        if gold is not None:
-            check_gold_ids(gold, answers, warnings)
-            if split is not None:
-                subjects = resolve_dataset_gold(gold, split, warnings)
-            data["gold"] = sha256_file(gold.path)
-        human: HumanScores = {}
-        if config.text_quality_human is not None:
-            human = read_human_scores(config.text_quality_human)
-            check_human_ids(human, answers.ids, config.text_quality_human)
-            data["text_quality_human"] = sha256_file(config.text_quality_human)
-        has_graph = split.has_graph if split is not None else None
-        return _Inputs(
-            answers=answers,
-            split=split,
-            gold=gold,
-            data=data,
-            warnings=warnings,
-            gold_subjects=subjects,
-            judged=judged_ids(config, answers.ids, has_graph),
-            human=human,
+    def inputs(self) -> ScoreInputs:
+        """The answers, the split and the gold, checked, and their hashes (on first use:
+        :func:`._score_inputs.read_score_inputs`)."""
+        return read_score_inputs(
+            self.config, self.answers_path, self.gold_path, self.data_dir, self.max_answer_chars
         )
 
     def items(self) -> list[tuple[str, int]]:
@@ -326,7 +258,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
         records = [r for r in records if r.error is None]
         if not records:
             return failed
-        gold = _gold_of(inputs, own, [r.id for r in records])
+        gold = gold_of(inputs, own, [r.id for r in records])
         if inputs.split is None:
             assert own is not None
             found = list(await asyncio.gather(*(graphs_of(r, own) for r in records)))
@@ -356,27 +288,9 @@ class KalmaScoreTask(Task[int, NLIModel]):
                 record | graph_fields(graphs.graphs, graphs.retrieval)
                 for record, graphs in zip(scored, found, strict=True)
             ]
-        await self._judge_batch(scored, items)
+        if self._judge_open is not None:
+            await judge_records(scored, items, self._judge_open, self.inputs.judged, self.config)
         return [self._with_human(r) for r in failed + scored]
-
-    async def _judge_batch(self, scored: list[Record], items: Sequence[ScoreItem]) -> None:
-        """Add the judge's ``text_quality`` to the judged answers' records (in place)."""
-        judge, judged = self._judge_open, self.inputs.judged
-        if judge is None:
-            return
-        chosen = [
-            (record, item)
-            for record, item in zip(scored, items, strict=True)
-            if item.answer is not None and (judged is None or item.id in judged)
-        ]
-        verdicts = await asyncio.gather(
-            *(
-                judge_answer(item.question, item.graphs, item.answer or "", judge, self.config)
-                for _, item in chosen
-            )
-        )
-        for (record, _), verdict in zip(chosen, verdicts, strict=True):
-            record["text_quality"] = verdict
 
     def _with_human(self, record: Record) -> Record:
         """The record with its human text-quality scores, when the human file has them."""
@@ -423,19 +337,6 @@ def _failed(answer: AnswerRecord) -> Record:
         "status": FAILED,
         "error": f"the answer's model call failed: {answer.error}",
         "question": answer.question,
-    }
-
-
-def _gold_of(inputs: _Inputs, own: OwnKG | None, ids: Sequence[str]) -> dict[str, GoldRecord]:
-    """The gold records of ``ids`` that the gold file has (none without a gold file), their
-    subjects given as names or short ids replaced by entity ids."""
-    if inputs.gold is None:
-        return {}
-    subjects = own.gold_subjects if own is not None else inputs.gold_subjects
-    positions = [p for p in map(inputs.gold.position, ids) if p is not None]
-    return {
-        record.id: with_subjects(record, subjects.get(record.id))
-        for record in inputs.gold.read(positions)
     }
 
 
