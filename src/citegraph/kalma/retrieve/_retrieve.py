@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -94,6 +95,15 @@ class Retrieval(BaseModel):
     def qids(self) -> list[str]:
         """Centre ids of the retrieved graphs."""
         return [g.center.id for g in self.graphs]
+
+    def ner_fields(self) -> dict[str, list[Any]]:
+        """What a record keeps of NER: its ``mentions`` and the ``unresolved`` ones, why."""
+        return {
+            "mentions": [m.text for m in self.mentions],
+            "unresolved": [
+                {"mention": u.mention.text, "reason": u.reason} for u in self.unresolved
+            ],
+        }
 
 
 # ---------------------------------------------------------------- re-ranking (§3.2)

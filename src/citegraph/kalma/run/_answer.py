@@ -139,14 +139,7 @@ async def _own_context(
         return graphs, {"source": "entities", "entities": list(sample.entities), "qids": ids}
     retrieval = await models.retriever(sample.question, models.kg)
     graphs = tuple(retrieval.graphs)
-    info = {
-        "source": "ner",
-        "qids": [g.center.id for g in graphs],
-        "mentions": [m.text for m in retrieval.mentions],
-        "unresolved": [
-            {"mention": u.mention.text, "reason": u.reason} for u in retrieval.unresolved
-        ],
-    }
+    info = {"source": "ner", "qids": retrieval.qids, **retrieval.ner_fields()}
     if not graphs:
         info["found_none"] = "retrieval found no entity"
     return graphs, info

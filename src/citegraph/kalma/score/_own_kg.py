@@ -261,13 +261,7 @@ async def graphs_of(record: AnswerRecord, own: OwnKG) -> FoundGraphs:
         found = list(result.graphs)
         retrieved = tuple(found)
         ids = list(result.qids)
-        info = {
-            "source": "ner",
-            "mentions": [m.text for m in result.mentions],
-            "unresolved": [
-                {"mention": u.mention.text, "reason": u.reason} for u in result.unresolved
-            ],
-        }
+        info = {"source": "ner", **result.ner_fields()}
     for centre in ids:
         sources.setdefault(centre, []).append(info["source"])
     names = await own.named(subject_references(record.answer or ""))
