@@ -34,7 +34,7 @@ from citegraph.kalma.generate._prompt import build_messages
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kg import open_kg
 from citegraph.models import GenerateConfig, local_chat, local_generate_config
-from citegraph.models._chat_local import locate_smollm2_gguf
+from citegraph.models.chat._local import locate_smollm2_gguf
 
 QUESTIONS = (
     "Who was Stephen Crane and what shaped his writing?",

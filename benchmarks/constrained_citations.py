@@ -47,7 +47,7 @@ from citegraph.datasets import BioKaLMASample, load_biokalma
 from citegraph.kalma import RunConfig, run_kalma
 from citegraph.kalma.constrain import CitationChoices, citation_grammar
 from citegraph.models import ChatRequest, Generation, HFChat, MockChat, local_chat
-from citegraph.models._grammar_llg import compile_grammar, hf_tokenizer
+from citegraph.models.grammar._llg import compile_grammar, hf_tokenizer
 from citegraph.runs import Runtime
 
 MODES = ("free", "constrained")

@@ -83,11 +83,11 @@ def main() -> None:
     from citegraph.kalma.generate import generate_answer_async
     from citegraph.kalma.parse import parse_answer
     from citegraph.models import GenerateConfig
-    from citegraph.models._grammar_llg import compile_grammar, hf_tokenizer
+    from citegraph.models.grammar._llg import compile_grammar, hf_tokenizer
 
     tokenizer_dir = args.tokenizer
     if tokenizer_dir is None:
-        from citegraph.models._chat_local import converted_model_dir
+        from citegraph.models.chat._local import converted_model_dir
 
         tokenizer_dir = converted_model_dir()
     started = time.perf_counter()

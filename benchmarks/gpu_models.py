@@ -64,8 +64,8 @@ from citegraph.models import (
     embedding_model,
     locate_minilm,
 )
-from citegraph.models._embeddings import CPU_EMBEDDING_PLAN
-from citegraph.models._hf_batching import batch_plan_for
+from citegraph.models.embed._embeddings import CPU_EMBEDDING_PLAN
+from citegraph.models.hf._batching import batch_plan_for
 
 BACKENDS = ("nli", "t5-nli", "t5-generate", "lm", "reranker", "embed")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import torch
 
 from citegraph.datasets import load_biokalma
-from citegraph.models._lm_scorer import TokenScores, causal_lm_scorer
+from citegraph.models.lm._scorer import TokenScores, causal_lm_scorer
 
 
 def candidates(n: int, paragraph_facts: int, data_dir: str | None) -> list[tuple[str, str]]:

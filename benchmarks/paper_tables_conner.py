@@ -40,13 +40,13 @@ from citegraph.conner import (
     generate_knowledge_async,
     load_score_models,
     paragraph_coherence_async,
+    punkt_sentences,
     relevance_async,
     score_batch_async,
     score_summary,
     select_best_demonstrations,
     select_knowledge,
     sentence_coherence_async,
-    split_sentences,
 )
 from citegraph.datasets import NO_PASSAGE, ConnerSample, load_conner
 from citegraph.errors import CitegraphError, ModelError
@@ -106,7 +106,7 @@ def _sent_ppl_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obje
     def one_token(sentence: str) -> bool:
         return (sentence.isdigit() and len(sentence) <= 3) or sentence in {"''", "!", ".", "?"}
 
-    flagged = [i for i, t in enumerate(texts) if any(map(one_token, split_sentences(t)))]
+    flagged = [i for i, t in enumerate(texts) if any(map(one_token, punkt_sentences(t)))]
     return [
         [
             "`nq_ref_avg_sent_ppl` line 2",
@@ -415,7 +415,7 @@ def tables_7_8(n: int = 8, data_dir: str | Path | None = None) -> str:
         ),
         answer_model="local",
     )
-    models = load_score_models(config, load_conner("nq", root), cache=False)
+    models = load_score_models(config, load_conner("nq", root))
     chat = chat_model("local")
 
     async def both() -> tuple[tuple[str, float], tuple[str, float]]:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import httpx2
 import pyoxigraph as ox
 
 
@@ -67,3 +68,46 @@ def serving(path: Path, fmt: ox.RdfFormat = ox.RdfFormat.TURTLE) -> Iterator[Spa
     finally:
         server.httpd.shutdown()
         server.httpd.server_close()
+
+
+class RecordingTransport(httpx2.MockTransport):
+    """An HTTP transport that answers SPARQL from ``store`` (no network) and records whether
+    the client that used it was closed (``httpx2.AsyncClient.aclose`` closes its transport)."""
+
+    def __init__(self, store: ox.Store) -> None:
+        self.store = store
+        self.queries: list[str] = []
+        self.closed = False
+        super().__init__(self._answer)
+
+    def _answer(self, request: httpx2.Request) -> httpx2.Response:
+        text = request.content.decode() if request.method == "POST" else request.url.query
+        query = parse_qs(text if isinstance(text, str) else text.decode())["query"][0]
+        self.queries.append(query)
+        results = self.store.query(query)
+        assert isinstance(results, ox.QuerySolutions | ox.QueryBoolean)
+        body = results.serialize(format=ox.QueryResultsFormat.JSON) or b""
+        return httpx2.Response(
+            200, content=body, headers={"Content-Type": "application/sparql-results+json"}
+        )
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await super().aclose()
+
+
+def record_opened_clients(monkeypatch: Any, store: ox.Store) -> list[RecordingTransport]:
+    """Make every SPARQL KG that ``open_kg`` opens from now on ask ``store`` through a
+    :class:`RecordingTransport`; returns those transports, in the order the KGs were opened."""
+    from citegraph.kg import _spec
+    from citegraph.kg._sparql_client import SparqlClient
+
+    made: list[RecordingTransport] = []
+
+    class Recorded(SparqlClient):
+        def __init__(self, config: Any, **options: Any) -> None:
+            made.append(RecordingTransport(store))
+            super().__init__(config, **options, transport=made[-1])
+
+    monkeypatch.setattr(_spec, "SparqlClient", Recorded)
+    return made

@@ -1,8 +1,8 @@
 """The Python API's one naming rule, checked on the live public surface.
 
 Every coroutine function that a public package exports (its ``__all__``) is named ``..._async``,
-and every exported ``x_async`` has a blocking twin ``x`` exported beside it. Names that used to
-be coroutine functions keep working inside an event loop for one release (``runs.sync_twin``).
+and every exported ``x_async`` has a blocking twin ``x`` exported beside it (``runs.blocking``),
+which raises inside a running event loop, whatever the name was before.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ import importlib
 import inspect
 import pkgutil
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 import citegraph
 from citegraph.kalma import score_na, score_na_async
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 
 def public_modules() -> Iterator[object]:
@@ -71,23 +71,39 @@ async def _double(x: int) -> int:
 
 _double_async = _double
 _double_async.__name__ = "double_async"
-double = sync_twin(_double_async)
+double = blocking(_double_async)
 
 
-def test_sync_twin_runs_to_completion_outside_a_loop() -> None:
+def test_the_twin_runs_to_completion_outside_a_loop() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert double(21) == 42
     assert double.__name__ == "double"
 
 
-def test_sync_twin_inside_a_loop_returns_the_awaitable_with_a_deprecation_warning() -> None:
+def test_the_twin_inside_a_loop_raises_and_leaves_no_coroutine_unawaited() -> None:
     async def old_code() -> int:
-        with pytest.warns(DeprecationWarning, match="double is now synchronous; await double_as"):
-            awaitable = double(5)
-        return await awaitable  # type: ignore[misc]
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a coroutine never awaited would warn
+            with pytest.raises(RuntimeError, match="await its \\*_async form"):
+                double(5)
+        return await _double_async(5)
 
     assert asyncio.run(old_code()) == 10
+
+
+@pytest.mark.parametrize(
+    ("twin", "args"), [(score_na, (None, [], None)), (double, (1,))], ids=["score_na", "double"]
+)
+def test_every_twin_raises_alike_inside_a_loop(
+    twin: Callable[..., object], args: tuple[object, ...]
+) -> None:
+    # score_na used to be the coroutine function itself: its twin raises like any other
+    async def inside() -> None:
+        twin(*args)
+
+    with pytest.raises(RuntimeError, match="inside a running event loop"):
+        asyncio.run(inside())
 
 
 def test_score_na_plain_name_is_no_coroutine_function() -> None:

@@ -1,7 +1,11 @@
 """The layout's rules, read from the source with ``ast``:
 
-- a package's private modules (``citegraph.X._y``, or ``citegraph.X.sub._y``) are imported only
-  from inside that top-level package X; other packages use X's face;
+- a private module is imported only from inside the package that directly holds its private
+  part: ``citegraph.a.b._m`` (and ``citegraph.a.b._m.x``) only by ``citegraph.a.b`` (its
+  ``__init__``, the face) and the modules under ``citegraph/a/b/``; at every level, so a sibling
+  stage (``citegraph.a.c._n``) and the parent (``citegraph.a._p``) use ``citegraph.a.b``'s face,
+  and ``citegraph.a.b._m`` may not import ``citegraph.a.b.c._n`` (private to ``c``); tests may
+  import private modules;
 - no import circles between modules (every import counts, function-level ones too, except those
   under ``if TYPE_CHECKING:``); a package's ``__init__`` is a module like the others, so a module
   that imports its own package's face from inside it makes a circle;
@@ -119,16 +123,61 @@ def top_package(name: str) -> str:
     return ".".join(parts[:2])
 
 
-def test_private_modules_are_imported_only_inside_their_package() -> None:
+def private_owner(target: str) -> str | None:
+    """The package that may import ``target``: the one directly holding its last private part
+    (``citegraph.a.b`` for ``citegraph.a.b._m`` and for ``citegraph.a._p.b._m``), or ``None``
+    when no part of ``target`` is private."""
+    parts = target.split(".")
+    private = [i for i, part in enumerate(parts) if part.startswith("_") and part != "__init__"]
+    return ".".join(parts[: private[-1]]) if private else None
+
+
+def inside(name: str, package: str) -> bool:
+    """Whether module ``name`` is ``package`` (its ``__init__``) or lies under it."""
+    return name == package or name.startswith(f"{package}.")
+
+
+def private_import_offences(src: Path = SRC) -> list[str]:
+    """``path:line imports target`` for each import of a private module from outside the
+    package that holds it (:func:`private_owner`), for the ``citegraph`` package under ``src``."""
+    modules = MODULES if src == SRC else modules_under(src)
     offences = []
-    for name, path in MODULES.items():
-        own = top_package(name)
-        for target, line in imports_of(name):
-            parts = target.split(".")
-            private = any(p.startswith("_") and p != "__init__" for p in parts[2:])
-            if target.startswith("citegraph.") and private and top_package(target) != own:
-                offences.append(f"{path.relative_to(SRC)}:{line} imports {target}")
-    assert offences == []
+    for name, path in modules.items():
+        for target, line in imports_of(name, modules):
+            owner = private_owner(target) if target.startswith("citegraph.") else None
+            if owner is not None and not inside(name, owner):
+                offences.append(f"{path.relative_to(src).as_posix()}:{line} imports {target}")
+    return sorted(set(offences))
+
+
+def test_private_modules_are_imported_only_inside_their_package() -> None:
+    assert private_import_offences() == []
+
+
+def test_the_private_rule_holds_at_every_level(tmp_path: Path) -> None:
+    assert private_owner("citegraph.kalma.score._item") == "citegraph.kalma.score"
+    assert private_owner("citegraph.kalma._rules") == "citegraph.kalma"
+    assert private_owner("citegraph.a._p.b._m") == "citegraph.a._p.b"
+    assert private_owner("citegraph.kalma.score") is None
+    files = {
+        "a/__init__.py": "from citegraph.a.b import m\n",  # a face: allowed
+        "a/_p.py": "from citegraph.a.b._m import m\n",  # the parent, past b's face
+        "a/b/__init__.py": "from citegraph.a.b._m import m\n",  # b's own face: allowed
+        "a/b/_m.py": "from citegraph.a.b.c._n import n\nm = 1\n",  # c's private module
+        "a/b/c/__init__.py": "",
+        "a/b/c/_n.py": "from citegraph.a.b._m import m\nfrom citegraph.a import _p\nn = 1\n",
+        "a/d/__init__.py": "",
+        "a/d/_q.py": "from citegraph.a.b import _m\nfrom citegraph.a.b import m\n",
+    }
+    for name, text in files.items():
+        path = tmp_path / "citegraph" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert private_import_offences(tmp_path) == [
+        "citegraph/a/_p.py:1 imports citegraph.a.b._m",
+        "citegraph/a/b/_m.py:1 imports citegraph.a.b.c._n",
+        "citegraph/a/d/_q.py:1 imports citegraph.a.b._m",
+    ]
 
 
 def test_no_import_circles_between_modules() -> None:

@@ -5,6 +5,7 @@ retry logic) key off these types, never off message strings::
 
     CitegraphError
     ├── ConfigError             bad option or combination of options
+    ├── RunBusy                 another process is writing the run directory (holds its lock)
     ├── DataError               bad input data; names the file, line and field
     │   └── DataNotFoundError   a dataset directory or file is missing (says how to get it)
     ├── KGError                 knowledge-graph layer
@@ -18,10 +19,16 @@ retry logic) key off these types, never off message strings::
     └── ModelError              a scoring or generation model failed to load or run
         ├── PromptTooLong       the prompt does not fit the model's context (not retryable)
         └── MissingDependency   an optional extra is not installed (names the pip extra)
+
+Each class has an exit status (:data:`EXIT_STATUSES`, found along the error's MRO by
+:func:`exit_status_of`): 2 for a usage or input error, 3 for a model or endpoint failure. It
+decides both how a command stopped by the error exits and how a run whose items failed with it
+exits; a failed record stores its error's type (:func:`error_type_name`) for that.
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 
@@ -31,6 +38,12 @@ class CitegraphError(Exception):
 
 class ConfigError(CitegraphError):
     """An option, or a combination of options, is invalid."""
+
+
+class RunBusy(CitegraphError):
+    """Another process is writing the run directory (it holds the directory's lock); the message
+    names its pid and what to do. Not a :class:`ConfigError`: the options are fine, the
+    directory is taken."""
 
 
 class DataError(CitegraphError):
@@ -152,3 +165,63 @@ class MissingDependency(ModelError, ImportError):
         self.msg = message  # ImportError.__str__ reads msg
         self.package = package
         self.extra = extra
+
+
+#: Exit status 2: a usage or input error (bad options or data, a busy run directory, a missing
+#: optional dependency).
+USAGE_STATUS = 2
+#: Exit status 3: a model or endpoint failure.
+FAILURE_STATUS = 3
+
+#: The exit status of each citegraph error class; an error gets the status of the first class of
+#: its MRO listed here (:func:`exit_status_of`), so a new subclass inherits its parent's.
+EXIT_STATUSES: dict[type[CitegraphError], int] = {
+    CitegraphError: USAGE_STATUS,
+    ConfigError: USAGE_STATUS,
+    RunBusy: USAGE_STATUS,
+    DataError: USAGE_STATUS,
+    KGError: USAGE_STATUS,
+    EndpointError: FAILURE_STATUS,
+    ModelError: FAILURE_STATUS,
+    MissingDependency: USAGE_STATUS,  # a setup problem, though a ModelError
+}
+
+
+def exit_status_of(error: BaseException | type[BaseException]) -> int | None:
+    """The exit status of a citegraph error (an instance or a class): that of the first class of
+    its MRO in :data:`EXIT_STATUSES`; ``None`` for an error that is not citegraph's."""
+    cls = error if isinstance(error, type) else type(error)
+    return next((EXIT_STATUSES[c] for c in cls.__mro__ if c in EXIT_STATUSES), None)
+
+
+def error_type_name(error: BaseException) -> str:
+    """The module-qualified name of ``error``'s class (``citegraph.errors.DataError``,
+    ``builtins.ValueError``): what a failed record stores as its ``error_type``."""
+    cls = type(error)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def error_class(name: object) -> type[CitegraphError] | None:
+    """The citegraph error class an ``error_type`` (:func:`error_type_name`) names, or ``None``
+    when it names none (not a :class:`CitegraphError`, or not known here).
+
+    A name is looked up in the modules already imported, never by importing one (a record is
+    data, not code to run), so a task's own subclass (of :class:`DataError`, say) is found while
+    its task runs; a class of a module not imported here is found by its bare name when this
+    module defines one of that name."""
+    if not isinstance(name, str) or "." not in name:
+        return None
+    parts = name.split(".")
+    found: object = None
+    for cut in range(len(parts) - 1, 0, -1):  # the longest imported module the name starts with
+        module = sys.modules.get(".".join(parts[:cut]))
+        if module is not None:
+            found = module
+            for part in parts[cut:]:
+                found = getattr(found, part, None)
+            break
+    if not (isinstance(found, type) and issubclass(found, CitegraphError)):
+        found = globals().get(parts[-1])
+    if isinstance(found, type) and issubclass(found, CitegraphError):
+        return found
+    return None

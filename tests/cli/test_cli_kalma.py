@@ -12,6 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from citegraph.cli import main
+from citegraph.models import ModelOptions
 from citegraph.runs import finalize, merge_runs, task_type
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
@@ -96,12 +97,12 @@ def test_score_with_a_real_hf_cross_encoder_path(tmp_path: Path, data_dir: Path)
     never = build_tiny_nli_classifier(tmp_path / "never", entail_bias=-10.0)
     # Every one of the 22 sentence-citation pairs entailed; both [NA] sentences entail their
     # absent fact, so [NA] precision and recall are 1.
-    metrics = _score_demo(tmp_path, data_dir, f"hf:{always}")
+    metrics = _score_demo(tmp_path, data_dir, f"hf/{always}")
     assert metrics["alignment"] == {"micro": 1.0, "macro": 1.0}
     assert metrics["na_precision"]["micro"] == 1.0
     assert metrics["config"]["nli_name"] == f"hf:{always}"
     # Model never entails: the cascade keeps exactly the lexical matcher's decisions (21/22).
-    cascade = _score_demo(tmp_path, data_dir, f"lexical+hf:{never}")
+    cascade = _score_demo(tmp_path, data_dir, f"lexical+hf/{never}")
     assert cascade["alignment"]["micro"] == 21 / 22
     assert set(cascade["config"]["alignment_sources"]) == {"lexical", f"hf:{never}"}
 
@@ -251,7 +252,7 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
     repetition penalty reach the model call; the progress callback is handed to the model."""
     from citegraph.cli import _ask as ask_cli
     from citegraph.models import GenerationProgress, MockChat
-    from citegraph.models._chat_local import LOCAL_STOP, local_generate_config
+    from citegraph.models.chat._local import LOCAL_STOP, local_generate_config
 
     class ReportingMock(MockChat):
         progress = None
@@ -267,8 +268,8 @@ def test_ask_sends_the_local_defaults_and_reports_progress(
     real_line = ask_cli.progress_line
     opened: list[dict[str, Any]] = []
 
-    def fake_chat_model(spec: str, **options: Any) -> MockChat:
-        opened.append({"spec": spec, **options})
+    def fake_chat_model(spec: str, options: ModelOptions) -> MockChat:
+        opened.append({"spec": spec, **options.placement(), "base_url": options.base_url})
         mock.default_config = local_generate_config()  # as chat_model("local") builds it
         return mock
 

@@ -86,12 +86,12 @@ def test_cli_retrieve_then_score(data_dir: Path, tmp_path: Path) -> None:
     result = runner.invoke(main, [*args, *common])
     assert result.exit_code == 0, result.output
     assert "note (nli): lexical: a word-overlap stand-in" in result.output
-    assert "note (reranker): embedding:minilm" in result.output
+    assert "note (reranker): embedding/minilm" in result.output
     warned = [line for line in result.output.splitlines() if line.startswith("warning:")]
     assert warned == [
         "warning: paper-mode metrics decided by stand-ins: factuality by the lexical word-overlap "
-        "stand-in (pass --nli hf:<MNLI model>); relevance by embedding:minilm cosine similarity "
-        "(pass --reranker hf:<cross-encoder>)"
+        "stand-in (pass --nli hf/<MNLI model>); relevance by embedding/minilm cosine similarity "
+        "(pass --reranker hf/<cross-encoder>)"
     ]
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["metrics"]["factuality"]["n"] == 3

@@ -11,10 +11,10 @@ import pytest
 
 from _conner_stubs import StubLM, StubRelevance, SubstringNLI, WordCount
 from citegraph.conner import ConnerScoreConfig, ScoreModels, score_knowledge
-from citegraph.conner._view import LABEL_MARKS, ConnerScorePresenter
-from citegraph.conner._view_charts import histogram
 from citegraph.conner.acquire._view import KnowledgePresenter
 from citegraph.conner.metrics import SENTENCE_LABELS
+from citegraph.conner.score._view import LABEL_MARKS, ConnerScorePresenter
+from citegraph.conner.score._view_charts import histogram
 from citegraph.runs import (
     FieldsBlock,
     RawBlock,

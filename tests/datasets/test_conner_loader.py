@@ -159,5 +159,7 @@ def test_the_records_live_in_datasets_and_conner_re_exports_them() -> None:
     from citegraph.datasets import CONNER_TASKS, ConnerSample
 
     assert conner.ConnerSample is ConnerSample and CONNER_TASKS == ("nq", "wow")
-    assert conner.TASKS == CONNER_TASKS  # the older name of the task literal's values
+    assert conner.CONNER_TASKS is CONNER_TASKS
+    # one name per concept: no ``Task`` / ``TASKS`` aliases beside the engine's ``runs.Task``
+    assert not hasattr(conner, "Task") and not hasattr(conner, "TASKS")
     assert ConnerSample.__module__.startswith("citegraph.datasets")

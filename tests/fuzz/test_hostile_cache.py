@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from citegraph.io import CacheWarning
-from citegraph.models._chat_cache import CachedChatModel
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_types import ChatRequest, GenerateConfig
+from citegraph.models.chat._cache import CachedChatModel
+from citegraph.models.chat._factory import chat_model
+from citegraph.models.chat._types import ChatRequest, GenerateConfig
 
 SEED = 27
 PAGE = 4096

@@ -13,6 +13,7 @@ import pytest
 from citegraph.errors import DataError
 from citegraph.io import (
     JsonlIndex,
+    JsonlRules,
     SurrogateTally,
     TextWarning,
     iter_unique,
@@ -49,6 +50,9 @@ def _id(obj: dict[str, Any]) -> str:
     return str(obj["id"])
 
 
+_RULES = JsonlRules(_parse, _id, empty="none")
+
+
 def _write(path: Path, *records: str) -> Path:
     path.write_text("".join(f"{r}\n" for r in records), encoding="utf-8")
     return path
@@ -65,7 +69,7 @@ def test_a_checked_file_warns_once_with_the_count_and_the_first_line_and_field(
         '{"id": "d", "answer": "pair \\ud83d\\ude00 stays"}',
     )
     with pytest.warns(TextWarning) as caught:
-        index = JsonlIndex(path, _parse, _id, empty="none")
+        index = JsonlIndex(path, _RULES)
     assert len(caught) == 1
     assert str(caught[0].message) == (
         f"{path}: 2 lines held text UTF-8 cannot encode (a lone surrogate, such as JSON's "
@@ -81,16 +85,14 @@ def test_a_checked_file_warns_once_with_the_count_and_the_first_line_and_field(
 def test_ids_are_compared_after_the_replacement(tmp_path: Path) -> None:
     path = _write(tmp_path / "gold.jsonl", '{"id": "a\\ud800"}', '{"id": "a\\udfff"}')
     with pytest.raises(DataError, match="duplicate id 'a\ufffd' \\(first on line 1\\)"):
-        list(iter_unique(path, _parse, _id, empty="none"))
+        list(iter_unique(path, _RULES))
 
 
 def test_a_clean_file_gives_no_warning(tmp_path: Path) -> None:
     path = _write(tmp_path / "a.jsonl", json.dumps({"id": "a", "answer": "é 😀"}))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert [r for _, _, r in iter_unique(path, _parse, _id, empty="none")] == [
-            {"id": "a", "answer": "é 😀"}
-        ]
+        assert [r for _, _, r in iter_unique(path, _RULES)] == [{"id": "a", "answer": "é 😀"}]
 
 
 def test_a_tally_of_entries(tmp_path: Path) -> None:

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from citegraph.io import CacheWarning, SQLiteCache, cache_key
-from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_types import ChatRequest, GenerateConfig
+from citegraph.models.chat._cache import CachedChatModel, chat_cache_key
+from citegraph.models.chat._factory import chat_model
+from citegraph.models.chat._types import ChatRequest, GenerateConfig
 
 QUESTIONS = [f"question {i} " + "x" * 300 for i in range(40)]
 

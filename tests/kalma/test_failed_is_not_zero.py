@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.kalma import RunConfig, ScoreConfig, run_kalma, score_answers
-from citegraph.kalma._view import KalmaPresenter
+from citegraph.kalma.view._presenter import KalmaPresenter
 from citegraph.runs import Runtime, export_run
 from citegraph.testing import FakeOpenAIServer, FakeReply
 

@@ -14,12 +14,12 @@ import pytest
 
 from citegraph.datasets import GoldRecord
 from citegraph.kalma import RunConfig, RunRuntime, run_kalma
-from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.run._task import KalmaRunTask
 from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
 from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._report import build_metrics
 from citegraph.kalma.score._task import KalmaScoreTask
+from citegraph.kalma.view._presenter import KalmaPresenter
 from citegraph.kg import Subgraph, Triple, load_rdf_kg
 from citegraph.models import MockChat, nli_model
 from citegraph.runs import FieldsBlock, RunData, TableBlock, TextBlock

@@ -13,11 +13,11 @@ import pytest
 from _chat_helpers import generate_all as run
 from citegraph.errors import ServerError
 from citegraph.io import SQLiteCache
-from citegraph.models import _chat_cache
-from citegraph.models._chat_cache import CachedChatModel, chat_cache_key
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_mock import MockChat
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models.chat import _cache as _chat_cache
+from citegraph.models.chat._cache import CachedChatModel, chat_cache_key
+from citegraph.models.chat._factory import chat_model
+from citegraph.models.chat._mock import MockChat
+from citegraph.models.chat._types import ChatModel, ChatRequest, GenerateConfig, Generation
 from citegraph.testing import FakeOpenAIServer
 
 

@@ -17,7 +17,7 @@ from _chat_helpers import generate_all
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
 from citegraph.models import CachedChatModel, ChatRequest, GenerateConfig, Grammar, forget_cached
-from citegraph.models._chat_openai import OpenAICompatibleChat, grammar_fields
+from citegraph.models.chat._openai import OpenAICompatibleChat, grammar_fields
 from citegraph.testing import FakeOpenAIServer
 
 pytest.importorskip("openai")

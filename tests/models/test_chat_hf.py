@@ -22,8 +22,8 @@ pytest.importorskip("tokenizers")
 
 from _tiny_models import build_tiny_causal_lm  # noqa: E402
 from citegraph.errors import ConfigError, MissingDependency, ModelError, PromptTooLong  # noqa: E402
-from citegraph.models._chat_hf import HFChat, cut_at_stop, format_plain  # noqa: E402
-from citegraph.models._chat_types import (  # noqa: E402
+from citegraph.models.chat._hf import HFChat, cut_at_stop, format_plain  # noqa: E402
+from citegraph.models.chat._types import (  # noqa: E402
     ChatMessage,
     ChatModel,
     ChatRequest,

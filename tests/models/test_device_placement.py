@@ -45,8 +45,8 @@ from citegraph.models import (  # noqa: E402
     NLIPair,
     TrueT5NLI,
 )
-from citegraph.models._chat_hf import _StopOnText  # noqa: E402
-from citegraph.models._hf_generation import ProgressReporter, ReplyRepetitionPenalty  # noqa: E402
+from citegraph.models.chat._generation import ProgressReporter, ReplyRepetitionPenalty  # noqa: E402
+from citegraph.models.chat._hf import _StopOnText  # noqa: E402
 from citegraph.testing import (  # noqa: E402
     build_tiny_encoder,
     save_model,

@@ -18,8 +18,8 @@ import torch
 import transformers
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError
-from citegraph.models import _embeddings
-from citegraph.models._embeddings import (
+from citegraph.models.embed import _embeddings
+from citegraph.models.embed._embeddings import (
     MINILM_NAME,
     HFEmbeddingModel,
     embedding_model,

@@ -25,7 +25,7 @@ from citegraph.models import (  # noqa: E402
     TrueT5NLI,
     embedding_model,
 )
-from citegraph.models._hf_batching import (  # noqa: E402
+from citegraph.models.hf._batching import (  # noqa: E402
     ACCELERATOR_PLAN,
     CPU_PLAN,
     BatchPlan,
@@ -266,7 +266,7 @@ def test_token_budget_batches_equal_one_at_a_time(
 
 def test_the_auto_device_plans_for_where_auto_puts_the_model() -> None:
     torch = pytest.importorskip("torch")
-    from citegraph.models._hf_batching import batch_plan_for
+    from citegraph.models.hf._batching import batch_plan_for
 
     expected = batch_plan_for("cuda:0" if torch.cuda.is_available() else "cpu")
     assert batch_plan_for("auto") == expected

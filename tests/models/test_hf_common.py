@@ -13,7 +13,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from citegraph.models import HFClassifierNLI, NLIPair  # noqa: E402
-from citegraph.models._hf_common import FAST_ATTENTION, fast_attention  # noqa: E402
+from citegraph.models.hf._common import FAST_ATTENTION, fast_attention  # noqa: E402
 from citegraph.testing import NLI_LABELS, NLI_VOCAB, nli_tokenizer, save_model  # noqa: E402
 
 

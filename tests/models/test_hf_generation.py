@@ -23,17 +23,17 @@ from citegraph.models import (  # noqa: E402
     GenerationProgress,
     default_generate_config,
 )
-from citegraph.models._chat_cache import chat_cache_key  # noqa: E402
-from citegraph.models._chat_hf import HFChat, _StopOnText  # noqa: E402
-from citegraph.models._chat_local import LOCAL_STOP  # noqa: E402
-from citegraph.models._chat_types import ChatRequest, GenerateConfig  # noqa: E402
-from citegraph.models._hf_generation import (  # noqa: E402
+from citegraph.models.chat._cache import chat_cache_key  # noqa: E402
+from citegraph.models.chat._generation import (  # noqa: E402
     GenerationCancelled,
     ProgressReporter,
     ReplyRepetitionPenalty,
     StopOnCancel,
     torch_threads,
 )
+from citegraph.models.chat._hf import HFChat, _StopOnText  # noqa: E402
+from citegraph.models.chat._local import LOCAL_STOP  # noqa: E402
+from citegraph.models.chat._types import ChatRequest, GenerateConfig  # noqa: E402
 
 HELLO = ({"role": "user", "content": "hello"},)
 

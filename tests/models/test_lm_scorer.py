@@ -287,7 +287,7 @@ def test_local_smollm2_prefers_fluent_text(smollm2_cache: Path) -> None:
 
 
 def test_plan_batches_cut_by_count_budget_and_padding() -> None:
-    from citegraph.models._lm_inputs import plan_batches
+    from citegraph.models.lm._inputs import plan_batches
 
     # widths sorted longest first; batch_size 3, budget 100 padded positions, 16 free padding
     widths = [120, 60, 40, 30, 30, 10, 10, 10, 10]
@@ -301,7 +301,7 @@ def test_plan_batches_cut_by_count_budget_and_padding() -> None:
 
 
 def test_prefix_groups_share_long_prefixes_of_neighbours() -> None:
-    from citegraph.models._lm_inputs import ScoreItem, prefix_groups
+    from citegraph.models.lm._inputs import ScoreItem, prefix_groups
 
     p = list(range(100, 140))  # 40 shared tokens
     items = [

@@ -16,7 +16,7 @@ import pytest
 from citegraph.errors import ClientError, ConfigError, ResponseFormatError
 from citegraph.io import SQLiteCache
 from citegraph.models import LMScorer, ServerLMScorer, causal_lm_scorer
-from citegraph.models._lm_inputs import FIRST_TOKEN
+from citegraph.models.lm._inputs import FIRST_TOKEN
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 pytest.importorskip("openai")

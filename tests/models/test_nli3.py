@@ -72,7 +72,7 @@ def test_lexical_three_way_is_labelled_lexical() -> None:
 def test_factory_errors() -> None:
     with pytest.raises(ConfigError, match="unknown three-way NLI spec"):
         nli3_model("t5:some/model")
-    with pytest.raises(ConfigError, match="no model path"):
+    with pytest.raises(ConfigError, match="no model name"):
         nli3_model("hf: ")
     with pytest.raises(ConfigError, match="unknown option"):
         nli3_model("lexical", batch_size=2)

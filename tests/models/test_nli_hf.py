@@ -227,7 +227,7 @@ def test_factory_and_cascade(biased_dirs: dict[str, Path]) -> None:
     assert isinstance(nli_model("lexical"), LexicalNLI)
     with pytest.raises(ConfigError, match="unknown NLI spec"):
         nli_model("bert:x")
-    with pytest.raises(ConfigError, match="no model path"):
+    with pytest.raises(ConfigError, match="no model name"):
         nli_model("hf:")
     with pytest.raises(ConfigError, match="unknown option"):
         nli_model(f"hf:{path}", batchsize=2)

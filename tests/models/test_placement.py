@@ -237,7 +237,7 @@ def test_running_out_of_memory_in_a_forward_pass_names_the_device_and_its_memory
 
 
 def test_other_forward_failures_keep_their_message() -> None:
-    from citegraph.models._placement import run_error
+    from citegraph.models.hf._placement import run_error
 
     error = run_error(torch, "m", "cpu", ValueError("shapes (2,3) and (4,5)"), "generation")
     assert str(error) == "m: generation failed: shapes (2,3) and (4,5)"
@@ -273,7 +273,8 @@ def test_the_loaders_pass_the_device_as_asked_so_auto_can_spread(
     read as one GPU named and never spread a model over several."""
     import sys
 
-    from citegraph.models import _chat_hf, _hf_common
+    from citegraph.models.chat import _hf as _chat_hf
+    from citegraph.models.hf import _common as _hf_common
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from _tiny_models import build_random_causal_lm

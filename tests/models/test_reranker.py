@@ -22,7 +22,7 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
-from citegraph.models._reranker import (  # noqa: E402
+from citegraph.models.rerank._reranker import (  # noqa: E402
     CrossEncoderReranker,
     HFTextScorer,
     reranker_model,

@@ -15,6 +15,7 @@ import pytest
 from citegraph.errors import ClientError, ConfigError, ModelError, ResponseFormatError
 from citegraph.io import SQLiteCache
 from citegraph.models import (
+    ModelOptions,
     NLI3Model,
     NLIModel,
     NLIPair,
@@ -242,7 +243,7 @@ def test_conner_score_config_urls_reach_the_served_scorers() -> None:
         reranker="tei/rr",
         reranker_base_url="http://rr.example:8080",
     )
-    models = load_score_models(config, [], cache=False)
+    models = load_score_models(config, [], ModelOptions())
     assert models.names() == {
         "lm": "vllm/lm",
         "nli": "vllm/nli",

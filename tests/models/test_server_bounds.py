@@ -15,11 +15,12 @@ import pytest
 
 from _chat_helpers import generate_all as generate
 from citegraph.errors import ConfigError, RateLimited, ResponseFormatError, ServerError
-from citegraph.io import ServerWaitWarning, server_deadlines
-from citegraph.models import reranker_model
-from citegraph.models._chat_openai import OpenAICompatibleChat
-from citegraph.models._chat_types import MAX_REPLY_CHARS, ChatRequest
-from citegraph.models._server_http import DEFAULT_MAX_RESPONSE_BYTES
+from citegraph.io import Deadlines, ServerWaitWarning
+from citegraph.models import ModelOptions, chat_model, reranker_model
+from citegraph.models.chat._openai import OpenAICompatibleChat
+from citegraph.models.chat._types import ChatRequest
+from citegraph.models.server import MAX_REPLY_CHARS
+from citegraph.models.server._http import DEFAULT_MAX_RESPONSE_BYTES
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 pytest.importorskip("openai")
@@ -47,11 +48,13 @@ def completion(text: str) -> bytes:
 # -- the body cap ---------------------------------------------------------------------------------
 
 
-def test_the_default_cap_is_documented_and_a_block_raises_it() -> None:
+def test_the_default_cap_is_documented_and_the_options_raise_it() -> None:
     with FakeOpenAIServer() as server:
         assert local(server).max_response_bytes == DEFAULT_MAX_RESPONSE_BYTES == 32 * MIB
-        with server_deadlines(max_response_bytes=64 * MIB):
-            assert local(server).max_response_bytes == 64 * MIB
+        options = ModelOptions(deadlines=Deadlines(max_response_bytes=64 * MIB))
+        raised = chat_model("vllm/m", options.serving(server.base_url))
+        assert isinstance(raised, OpenAICompatibleChat)
+        assert raised.max_response_bytes == 64 * MIB
         assert local(server, max_response_bytes=MIB).max_response_bytes == MIB
     with pytest.raises(ConfigError, match="max_response_bytes"):
         OpenAICompatibleChat("m", provider="vllm", max_response_bytes=0)
@@ -106,13 +109,13 @@ def test_a_huge_error_body_is_cut_too() -> None:
         assert len(server.received) == 1
 
 
-def test_a_scorer_server_is_capped_by_the_block() -> None:
+def test_a_scorer_server_is_capped_by_its_options() -> None:
     reply = FakeReply(filler=64 * MIB)  # the route's numbers, then spaces
     with FakeOpenAIServer(lambda _b: reply) as server:
 
         async def score() -> list[float]:
-            with server_deadlines(timeout=20, max_response_bytes=MIB):
-                model = reranker_model("vllm/fake-reranker", base_url=server.base_url)
+            options = ModelOptions(deadlines=Deadlines(timeout=20, max_response_bytes=MIB))
+            model = reranker_model("vllm/fake-reranker", options.serving(server.base_url))
             try:
                 return await model.score([("q", "d")])
             finally:

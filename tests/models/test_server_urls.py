@@ -11,9 +11,9 @@ import pytest
 from citegraph.errors import ClientError
 from citegraph.io import redact_url, redact_urls_in, split_query
 from citegraph.models import chat_cache_key
-from citegraph.models._chat_factory import chat_model
-from citegraph.models._chat_openai import OpenAICompatibleChat
-from citegraph.models._chat_types import ChatRequest
+from citegraph.models.chat._factory import chat_model
+from citegraph.models.chat._openai import OpenAICompatibleChat
+from citegraph.models.chat._types import ChatRequest
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 

@@ -89,9 +89,10 @@ VOLATILE_KEYS = frozenset(
 
 #: Top-level keys of run.json that say how a run ran, not what it computed, and that the task
 #: engine records in its own way (the fixtures predate it): ``runtime`` (limit, shard,
-#: concurrency, batch size; never part of a run's identity) and ``task`` (the registered task's
-#: name, which the engine adds beside the config).
-RUN_FILE_HOW_KEYS = frozenset({"runtime", "task"})
+#: concurrency, batch size; never part of a run's identity), ``task`` (the registered task's
+#: name, which the engine adds beside the config) and ``schema_version`` (the layout of
+#: run.json; ``tests/runs/test_schema.py`` pins it).
+RUN_FILE_HOW_KEYS = frozenset({"runtime", "task", "schema_version"})
 
 #: Text files kept as lines in the snapshot (other files are only listed).
 TEXT_SUFFIXES = (".md", ".csv", ".txt")

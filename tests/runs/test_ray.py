@@ -133,6 +133,7 @@ def test_a_poisoned_item_is_one_failed_record(tmp_path: Path) -> None:
     failed = [k for k, r in by_id.items() if r.get("status") == "failed"]
     assert failed == ["e-3"]
     assert "ValueError: poisoned item e-3" in by_id["e-3"]["error"]
+    assert by_id["e-3"]["error_type"] == "builtins.ValueError"  # a model failure: exit 3
     assert by_id["e-2"]["double"] == 4  # its batch partner, worked again alone
     progress = {"n_done": 9, "n_failed": 1, "n_asked": 10, "n_total": 10, "limit": None}
     progress |= {"shard": None, "partial": True}

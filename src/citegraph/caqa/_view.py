@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from citegraph.caqa._types import StructuredAttribution
+from citegraph.io import json_text
 from citegraph.runs import (
     Block,
     FieldsBlock,
@@ -23,7 +24,6 @@ from citegraph.runs import (
     Segment,
     TableBlock,
     field_text,
-    json_text,
 )
 
 #: How a fact row is marked: the citation's own facts, or facts removed from it.
@@ -214,8 +214,8 @@ class CaqaBuildPresenter(Presenter):
             blocks += _sample_blocks(sample)
         if record.get("query") is not None:
             query = {"query": record.get("query"), "original_query": record.get("original_query")}
-            blocks.append(RawBlock(title="Query (JSON)", text=json_text(query)))
-        blocks.append(RawBlock(title="JSON record", text=json_text(record)))
+            blocks.append(RawBlock(title="Query (JSON)", text=json_text(query, indent=2)))
+        blocks.append(RawBlock(title="JSON record", text=json_text(record, indent=2)))
         return blocks
 
     @classmethod

@@ -12,6 +12,7 @@ from citegraph.cli._data import data_group
 from citegraph.cli._demo import demo
 from citegraph.cli._exit import EXIT_CODES_HELP
 from citegraph.cli._kalma import kalma_group
+from citegraph.cli._models import models_command
 from citegraph.cli._run import build_command, run_command
 from citegraph.cli._runs import runs_group
 from citegraph.cli._view import report_command, view_command
@@ -34,6 +35,7 @@ main.add_command(kalma_group)
 main.add_command(caqa_group)
 main.add_command(conner_group)
 main.add_command(demo)
+main.add_command(models_command)
 main.add_command(runs_group)
 main.add_command(view_command)
 main.add_command(report_command)

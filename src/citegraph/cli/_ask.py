@@ -36,13 +36,14 @@ from citegraph.kalma.constrain import CitationsMode
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
     ChatModel,
+    Deadlines,
     GenerateConfig,
     GenerationProgress,
+    ModelOptions,
     ProgressCallback,
     chat_model,
     generate_config_for,
     parse_model_spec,
-    server_deadlines,
 )
 
 
@@ -132,8 +133,10 @@ def ask_command(
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options)
         max_bytes = None if max_response_mb is None else max(1, int(max_response_mb * 2**20))
-        with server_deadlines(timeout, total_timeout, max_bytes):  # a server's client takes them
-            chat = chat_model(model, base_url=base_url, device=device, dtype=dtype)
+        options = ModelOptions(
+            device=device, dtype=dtype, deadlines=Deadlines(timeout, total_timeout, max_bytes)
+        )
+        chat = chat_model(model, options.serving(base_url))
     config = generate_config_for(
         chat,
         {
@@ -204,7 +207,10 @@ async def _ask(
             citations=citations,
         )
     finally:
-        await chat.aclose()
+        try:
+            await chat.aclose()
+        finally:
+            await kg.aclose()  # the command opened it (a remote endpoint's connections)
 
 
 def show_answer(result: AskResult) -> None:

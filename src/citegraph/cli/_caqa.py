@@ -24,12 +24,10 @@ from citegraph.caqa import (
 )
 from citegraph.cli._console import console, note_failed, progress_bar, reports_errors
 from citegraph.cli._options import (
-    data_dir_option,
-    engine_options,
     options_from_model,
-    run_dir_options,
     runtime_from,
     showing_progress,
+    task_options,
 )
 
 
@@ -40,9 +38,7 @@ def caqa_group() -> None:
 
 @caqa_group.command("build")
 @options_from_model(CaqaBuildConfig, exclude=("categories",))
-@engine_options
-@data_dir_option
-@run_dir_options
+@task_options
 @reports_errors
 def build_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Build a CAQA benchmark: extended queries, four attribution categories, text, splits.
@@ -69,9 +65,7 @@ def build_command(data_dir: Path | None, out: Path, overwrite: bool, **options: 
 @caqa_group.command("judge")
 @click.argument("data")
 @options_from_model(CaqaJudgeConfig, exclude=("data",))
-@engine_options
-@data_dir_option
-@run_dir_options
+@task_options
 @reports_errors
 def judge_command(
     data: str, data_dir: Path | None, out: Path, overwrite: bool, **options: Any

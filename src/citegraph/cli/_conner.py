@@ -12,12 +12,10 @@ import click
 from citegraph.cli._console import console, note_failed, reports_errors, warn
 from citegraph.cli._options import (
     EXISTING_FILE,
-    data_dir_option,
-    engine_options,
     options_from_model,
-    run_dir_options,
     runtime_from,
     showing_progress,
+    task_options,
 )
 from citegraph.conner import (
     AcquireResult,
@@ -60,9 +58,7 @@ def _report_acquired(result: AcquireResult) -> None:
 
 @conner_group.command("generate")
 @options_from_model(ConnerGenerateConfig)
-@engine_options
-@data_dir_option
-@run_dir_options
+@task_options
 @reports_errors
 def generate_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Generate knowledge for a task's test items with a chat model (Tables 11-12 prompts)."""
@@ -75,9 +71,7 @@ def generate_command(data_dir: Path | None, out: Path, overwrite: bool, **option
 
 @conner_group.command("retrieve")
 @options_from_model(ConnerRetrieveConfig)
-@engine_options
-@data_dir_option
-@run_dir_options
+@task_options
 @reports_errors
 def retrieve_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Retrieve knowledge for a task's test items from a passage corpus (dense embeddings)."""
@@ -96,9 +90,7 @@ def retrieve_command(data_dir: Path | None, out: Path, overwrite: bool, **option
     help="Comma-separated metrics, or 'all': factuality, relevance, coherence_sent, "
     "coherence_para, informativeness, helpfulness, validity.",
 )
-@engine_options
-@data_dir_option
-@run_dir_options
+@task_options
 @reports_errors
 def score_command(
     knowledge: str,
@@ -155,9 +147,7 @@ _SELECT_SCORE_EXCLUDE = (
 @click.option("--temperature", type=float, default=1.0, show_default=True, help="Sampling.")
 @click.option("--top-p", "top_p", type=float, default=0.9, show_default=True, help="Paper: 0.9.")
 @options_from_model(ConnerScoreConfig, exclude=_SELECT_SCORE_EXCLUDE)
-@engine_options
-@data_dir_option
-@run_dir_options
+@task_options
 @reports_errors
 def select_command(data_dir: Path | None, out: Path, overwrite: bool, **options: Any) -> None:
     """Sample --candidates knowledge texts per item, score them, keep the best by Eq. 9 (§5).

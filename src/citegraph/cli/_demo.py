@@ -133,8 +133,7 @@ def demo(
         text_quality=model,
         judge_replies=judge_replies,  # type: ignore[arg-type]
     )
-    placed = RunRuntime(device=device, dtype=dtype).model_options()
-    run_runtime = RunRuntime(limit=questions, **placed)
+    run_runtime = RunRuntime(limit=questions, device=device, dtype=dtype)
     run = run_one(out / "kalma-run", run_config, run_runtime, data_dir, None, overwrite=True)
     print_metrics(run.metrics)
     print_run_extras(run)
@@ -152,7 +151,7 @@ def demo(
     )
     built = build_caqa(
         out / "caqa", CaqaBuildConfig(questions="simplequestions-wd"), data_dir=data_dir,
-        runtime=Runtime(overwrite=True, **placed),
+        runtime=Runtime(overwrite=True, device=device, dtype=dtype),
     )  # fmt: skip
     console.print(render_statistics(built.metrics["statistics"]), markup=False, soft_wrap=True)
     judge_config = CaqaJudgeConfig(
@@ -164,7 +163,9 @@ def demo(
     )
     with err_console.status(literal(f"Judging {judge} CAQA samples with {model}...")):
         judged = judge_caqa(
-            out / "caqa-judge", judge_config, runtime=Runtime(limit=judge, overwrite=True, **placed)
+            out / "caqa-judge",
+            judge_config,
+            runtime=Runtime(limit=judge, overwrite=True, device=device, dtype=dtype),
         )
     console.print(render_report(judged.report), markup=False, highlight=False, soft_wrap=True)
     replies = judged.metrics.get("setup", {}).get("judge_replies", "free")
@@ -190,7 +191,7 @@ def demo(
             out / "conner",
             conner_config,
             data_dir=data_dir,
-            runtime=Runtime(limit=conner, overwrite=True, **placed),
+            runtime=Runtime(limit=conner, overwrite=True, device=device, dtype=dtype),
         )
     console.print(render_score(scored.metrics), markup=False, highlight=False, soft_wrap=True)
 

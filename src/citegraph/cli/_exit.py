@@ -4,9 +4,9 @@
 0      success (``--allow-failures``: also when items failed)
 1      internal error (a bug: the traceback is printed)
 2      usage or input error: bad options, unreadable data (``DataError``, ``ConfigError``), items
-       that failed on their input, a missing optional dependency, a ``--fail-under`` gate that
-       names no metric of the task or cannot be reached (``precision=60``): refused before any
-       work
+       that failed on their input, a missing optional dependency, a run directory another
+       process is writing (``RunBusy``), a ``--fail-under`` gate that names no metric of the
+       task or cannot be reached (``precision=60``): refused before any work
 3      model or endpoint failure: items failed because a model call failed (``ModelError``,
        ``EndpointUnavailable`` and the other endpoint errors), or ``ask`` got no answer
 4      a CI gate fell short: a ``--fail-under`` metric is below its threshold or unmeasured
@@ -15,7 +15,10 @@
 =====  ==========================================================================================
 
 When several apply, the first in this order wins: 130, 2 or 3 (failed items), 4. Every non-zero
-status is explained by one line on stderr.
+status is explained by one line on stderr. Whether an error is 2 or 3 is its type's
+(:data:`citegraph.errors.EXIT_STATUSES`, along the class's MRO), whether it stopped the command
+or failed items (their records store it as ``error_type``; records without one are judged by the
+error type their text names, as before types were stored).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import click
 from pydantic import ValidationError
 
 from citegraph.cli._streams import console, err_console, markup_escaped
-from citegraph.errors import CitegraphError, EndpointError, MissingDependency, ModelError
+from citegraph.errors import FAILURE_STATUS, USAGE_STATUS, CitegraphError, exit_status_of
 from citegraph.io import redact_args
 from citegraph.runs import (
     CommandRuns,
@@ -51,8 +54,8 @@ from citegraph.runs import (
 
 OK = 0
 INTERNAL = 1
-USAGE = 2
-MODEL = 3
+USAGE = USAGE_STATUS
+MODEL = FAILURE_STATUS
 GATE = 4
 INTERRUPTED = 130
 
@@ -115,13 +118,11 @@ def gated_task(options: Mapping[str, Any]) -> str | None:
 
 
 def code_for_error(exc: CitegraphError) -> int:
-    """The exit status of a command stopped by ``exc``: 3 for a model or endpoint failure, 2 for
-    everything else (a missing optional dependency is a setup problem: 2)."""
-    if isinstance(exc, MissingDependency):
-        return USAGE
-    if isinstance(exc, EndpointError | ModelError):
-        return MODEL
-    return USAGE
+    """The exit status of a command stopped by ``exc``: its class's in
+    :data:`citegraph.errors.EXIT_STATUSES` (along its MRO): 3 for a model or endpoint failure,
+    2 for everything else (a missing optional dependency is a setup problem, a busy run
+    directory is taken: 2)."""
+    return exit_status_of(exc) or USAGE
 
 
 def _say(line: str) -> None:

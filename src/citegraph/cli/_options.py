@@ -348,6 +348,13 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return limit_option(func)
 
 
+def task_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The options every command that runs a task into a run directory takes after its
+    config's: the engine's (:func:`engine_options`), ``--data-dir`` (:data:`data_dir_option`),
+    then ``--out`` and ``--overwrite`` (:func:`run_dir_options`), in that order in ``--help``."""
+    return engine_options(data_dir_option(run_dir_options(func)))
+
+
 def runtime_from(
     options: dict[str, Any],
     *,

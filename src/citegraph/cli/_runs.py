@@ -14,6 +14,7 @@ import click
 from citegraph.cli._console import console, note_progress, reports_errors, warn
 from citegraph.cli._options import EXISTING_DIR, outcome_options
 from citegraph.cli._streams import shown
+from citegraph.kalma.view import KalmaPresenter
 from citegraph.runs import (
     EXPORT_FORMATS,
     FinishedRun,
@@ -179,8 +180,6 @@ def _number(value: float | int | None) -> str:
     return str(value) if isinstance(value, int) else f"{value:.4g}"
 
 
-_COMPARE = ("alignment", "correctness", "precision", "recall", "f1", "na_precision", "na_recall")
-_QUALITY = ("coherence", "consistency", "fluency", "relevance")
 _COMPARE_FORMATS = ("table", "markdown", "csv", "json")
 _LAYOUTS = ("auto", "runs-as-rows", "runs-as-columns")
 
@@ -267,7 +266,11 @@ def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
         metrics.append(json.loads(metrics_file.read_text(encoding="utf-8")))
     kalma = all(task.startswith("kalma.") for task in tasks)
     configs = [
-        (_kalma_settings(i.get("config") or {}, m) if kalma else dict(i.get("config") or {}))
+        (
+            KalmaPresenter.compare_settings(i.get("config") or {}, m)
+            if kalma
+            else dict(i.get("config") or {})
+        )
         | input_settings(i.get("data"))
         for i, m in zip(infos, metrics, strict=True)
     ]
@@ -276,10 +279,9 @@ def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
     common = dict.fromkeys(tasks)
     task_note = f"{', '.join(common)}: " if len(common) == 1 else ""
     if kalma:
-        values, cells = _kalma_figures(metrics, kind)
-        judged = "; text quality 1-5" if any(n in values for n in _QUALITY) else ""
-        title = f"{task_note}{kind} metrics (%){judged}"
-        extra = [{"setting": _setting(m)} for m in metrics]
+        presented = KalmaPresenter.compare_figures(metrics, kind)
+        values, cells, extra = presented.values, presented.cells, presented.extra
+        title = f"{task_note}{presented.title}"
     else:
         figures = [scalar_figures(m, kind) for m in metrics]
         names = list(dict.fromkeys(name for f in figures for name in f))
@@ -288,41 +290,6 @@ def _comparison(run_dirs: Sequence[Path], kind: str) -> _Comparison:
         title = f"{task_note}{kind} where a metric has micro and macro; '-' where a run lacks it"
         extra = [{} for _ in metrics]
     return _Comparison(paths, _labels(paths), tasks, title, settings, values, cells, extra)
-
-
-def _kalma_settings(config: dict[str, Any], m: dict[str, Any]) -> dict[str, Any]:
-    """run.json's config plus what :func:`_setting` reads from metrics.json, where the config
-    lacks it (a ``kalma score`` run's config has no model, for one)."""
-    out = dict(config)
-    exp = m.get("experiment") or {}
-    recorded = {
-        "split": (m.get("config") or {}).get("split"),
-        "model": (m.get("setup") or {}).get("model"),
-        "remove_knowledge": exp.get("remove_knowledge"),
-        "retrieval_accuracy": exp.get("retrieval_accuracy_requested"),
-    }
-    for key, value in recorded.items():
-        if key not in out and not (key == "model" and "model_name" in out):
-            out[key] = value
-    return out
-
-
-def _kalma_figures(
-    metrics: list[dict[str, Any]], kind: str
-) -> tuple[dict[str, list[Any]], dict[str, list[str]]]:
-    """The citation and [NA] metrics (fractions; shown as %) and the text-quality means (shown
-    only when some run was judged)."""
-    values: dict[str, list[Any]] = {
-        name: [(m.get(name) or {}).get(kind) for m in metrics] for name in _COMPARE
-    }
-    cells = {name: [_cell(v) for v in column] for name, column in values.items()}
-    quality = [m.get("text_quality") or {} for m in metrics]
-    for name in _QUALITY:
-        means = [(q.get(name) or {}).get("mean") for q in quality]
-        if any(v is not None for v in means):
-            values[name] = means
-            cells[name] = [_mean(q.get(name)) for q in quality]
-    return values, cells
 
 
 def _labels(paths: Sequence[Path]) -> list[str]:
@@ -422,24 +389,3 @@ def _print_comparison(c: _Comparison, out: Console, layout: str) -> None:
     for label, path in zip(c.labels, c.paths, strict=True):
         if label != str(path):
             out.print(f"{label} = {path}", highlight=False, markup=False, soft_wrap=True)
-
-
-def _setting(m: dict[str, Any]) -> str:
-    """What tells runs apart: split, model, removed facts, retrieval accuracy."""
-    exp = m.get("experiment") or {}
-    parts = [m.get("config", {}).get("split"), (m.get("setup") or {}).get("model")]
-    if exp.get("remove_knowledge"):
-        parts.append(f"-{exp['remove_knowledge']} facts")
-    if exp.get("retrieval_accuracy_requested", 100) < 100:
-        parts.append(f"ret {exp['retrieval_accuracy_requested']}%")
-    return " ".join(p for p in parts if p)
-
-
-def _cell(value: float | None) -> str:
-    return "-" if value is None else f"{100 * value:.1f}"
-
-
-def _mean(summary: dict[str, Any] | None) -> str:
-    if not summary or summary.get("mean") is None:
-        return "-"
-    return f"{summary['mean']:.2f}"

@@ -1,6 +1,7 @@
 """citegraph's own warnings (:class:`~citegraph.io.CacheWarning`: a cache file given up, or no
 longer written; :class:`~citegraph.io.TextWarning`: an input file's lone surrogates;
-:class:`~citegraph.io.ServerWaitWarning`: a server's Retry-After capped) shown to the user
+:class:`~citegraph.io.ServerWaitWarning`: a server's Retry-After capped;
+:class:`~citegraph.models.SpecSpellingWarning`: a model spec in an old spelling) shown to the user
 as the CLI's ``warning: ...`` lines, not as Python's ``file:line: Category: message`` text;
 other warnings are shown as Python shows them."""
 
@@ -13,12 +14,16 @@ from typing import Any, TextIO
 
 from citegraph.cli._console import warn
 from citegraph.io import CacheWarning, ServerWaitWarning, TextWarning
+from citegraph.models import SpecSpellingWarning
+
+_AS_LINES = (CacheWarning, TextWarning, ServerWaitWarning, SpecSpellingWarning)
 
 
 @contextmanager
 def warnings_as_lines() -> Iterator[None]:
-    """While the block runs, every :class:`CacheWarning`, :class:`TextWarning` and
-    :class:`ServerWaitWarning` is printed once as ``warning: ...``."""
+    """While the block runs, every warning of :data:`_AS_LINES` (:class:`CacheWarning`,
+    :class:`TextWarning`, :class:`ServerWaitWarning`, :class:`SpecSpellingWarning`) is printed
+    once as ``warning: ...``."""
     shown = warnings.showwarning
 
     def show(
@@ -29,7 +34,9 @@ def warnings_as_lines() -> Iterator[None]:
         file: TextIO | None = None,
         line: str | None = None,
     ) -> None:
-        if issubclass(category, CacheWarning | TextWarning | ServerWaitWarning):
+        if issubclass(
+            category, CacheWarning | TextWarning | ServerWaitWarning | SpecSpellingWarning
+        ):
             warn(str(message))
         else:
             shown(message, category, filename, lineno, file, line)
@@ -41,6 +48,7 @@ def warnings_as_lines() -> Iterator[None]:
             warnings.simplefilter("default", CacheWarning)
             warnings.simplefilter("default", TextWarning)
             warnings.simplefilter("default", ServerWaitWarning)
+            warnings.simplefilter("default", SpecSpellingWarning)
             yield
     finally:
         warnings.showwarning = shown

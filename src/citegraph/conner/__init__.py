@@ -33,21 +33,14 @@ from citegraph.conner.select import *  # noqa: F403
 from citegraph.conner.select import __all__ as _select_names
 from citegraph.datasets import CONNER_TASKS, ConnerSample, ConnerTask
 
-#: Older names of the task literal and its values (``ConnerTask``, ``CONNER_TASKS``), kept for
-#: code written against them; not to be confused with the engine's ``citegraph.runs.Task``.
-Task = ConnerTask
-TASKS = CONNER_TASKS
-
 __all__ = [
     "CONNER_TASKS",
     "METRICS",
-    "TASKS",
     "ConnerSample",
     "ConnerTask",
     "Knowledge",
     "Metric",
     "MetricValue",
-    "Task",
     "in_item_order",
     *_acquire_names,
     *_correlate_names,

@@ -1,4 +1,5 @@
-"""CONNER's shared records: knowledge to evaluate, metric values, and the order of items.
+"""CONNER's shared records: knowledge to evaluate, metric values, the order of items, and the
+human rating column each metric is paired with (:func:`rating_column`).
 
 The test items themselves (:class:`~citegraph.datasets.ConnerSample`, one NQ question or WoW turn)
 are the dataset's records, in :mod:`citegraph.datasets`. A :class:`Knowledge` is the text being
@@ -9,7 +10,7 @@ be measured (never 0, never NaN), plus what computed it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -55,7 +56,7 @@ class MetricValue(BaseModel):
 
     value: float | None = Field(description="The score; None when unmeasured.")
     reason: str | None = Field(default=None, description="Why the value is None.")
-    model: str = Field(description="The model (or 'lexical', 'embedding:<model>') behind it.")
+    model: str = Field(description="The model (or 'lexical', 'embedding/<model>') behind it.")
     details: dict[str, DetailValue] = Field(
         default_factory=dict,
         description="Metric-specific parts, e.g. factuality's three probabilities, its label "
@@ -79,3 +80,15 @@ def in_item_order(records: Sequence[dict[str, Any]]) -> Sequence[dict[str, Any]]
     run works through them: what ``runs report`` / ``runs merge`` sum in, so that the merged
     shards of a run give the same floating-point means as the run done in one go."""
     return in_id_order(records)
+
+
+def rating_column(
+    metric: str, available: set[str], columns: Mapping[str, str] | None = None
+) -> str:
+    """The human rating column paired with ``metric``: ``columns[metric]`` when given, else the
+    column of the same name, else ``coherence`` for ``coherence_sent`` / ``coherence_para``."""
+    if columns is not None and metric in columns:
+        return columns[metric]
+    if metric not in available and metric.startswith("coherence_") and "coherence" in available:
+        return "coherence"
+    return metric

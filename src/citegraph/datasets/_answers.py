@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import DataError
-from citegraph.io import JsonlIndex, iter_unique
+from citegraph.io import JsonlIndex, JsonlRules, iter_unique
 from citegraph.kg import Triple
 
 #: The most characters an answer may hold by default (1 MB of text; ``kalma score
@@ -116,7 +116,7 @@ def read_answers(
         DataError: a line is malformed, an id repeats, or an answer is over the cap (names
             file, line and field), or the file holds no answer (empty or blank lines only).
     """
-    records = iter_unique(path, **_answers_rules(max_answer_chars))
+    records = iter_unique(path, _answers_rules(max_answer_chars))
     return [record for _, _, record in records]
 
 
@@ -127,7 +127,7 @@ def read_gold(path: str | Path) -> dict[str, GoldRecord]:
         DataError: a line is malformed or an id repeats (names file, line and field), or the
             file holds no record (empty or blank lines only).
     """
-    return {r.id: r for _, _, r in iter_unique(path, _gold, _id, empty=_NO_GOLD)}
+    return {r.id: r for _, _, r in iter_unique(path, _GOLD_RULES)}
 
 
 def index_answers(
@@ -139,7 +139,7 @@ def index_answers(
     Raises:
         DataError: as :func:`read_answers`.
     """
-    return JsonlIndex(path, **_answers_rules(max_answer_chars))
+    return JsonlIndex(path, _answers_rules(max_answer_chars))
 
 
 def index_gold(path: str | Path) -> JsonlIndex[GoldRecord]:
@@ -148,7 +148,7 @@ def index_gold(path: str | Path) -> JsonlIndex[GoldRecord]:
     Raises:
         DataError: as :func:`read_gold`.
     """
-    return JsonlIndex(path, _gold, _id, empty=_NO_GOLD)
+    return JsonlIndex(path, _GOLD_RULES)
 
 
 def _id(record: AnswerRecord | GoldRecord) -> str:
@@ -281,13 +281,17 @@ def _triples(items: object, path: str | Path, lineno: int, field: str) -> tuple[
     return tuple(triples)
 
 
-def _answers_rules(max_answer_chars: int) -> dict[str, Any]:
+def _answers_rules(max_answer_chars: int) -> JsonlRules[AnswerRecord]:
     """How an answers file is read, for :func:`iter_unique` and :class:`JsonlIndex`: the
     parser, the id, the empty-file message, the line cap and its hint."""
-    return {
-        "parse": partial(_answer, max_chars=max_answer_chars),
-        "key": _id,
-        "empty": _NO_ANSWERS,
-        "max_line_bytes": max_line_bytes(max_answer_chars),
-        "cap_hint": _CAP_HINT,
-    }
+    return JsonlRules(
+        partial(_answer, max_chars=max_answer_chars),
+        _id,
+        empty=_NO_ANSWERS,
+        max_line_bytes=max_line_bytes(max_answer_chars),
+        cap_hint=_CAP_HINT,
+    )
+
+
+#: How a gold file is read (no line cap: gold records are the user's small knowledge sets).
+_GOLD_RULES: JsonlRules[GoldRecord] = JsonlRules(_gold, _id, empty=_NO_GOLD)

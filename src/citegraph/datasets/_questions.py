@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets._answers import GoldRecord, _entities, _require_str, _triples
 from citegraph.errors import DataError
-from citegraph.io import JsonlIndex
+from citegraph.io import JsonlIndex, JsonlRules
 
 _NO_QUESTIONS = (
     'no questions: the file is empty or blank (expected one {"id": ..., "question": ...} JSON '
@@ -68,9 +68,7 @@ class QuestionsFile:
             DataError: a line is malformed, an id repeats, or the file holds no question
                 (names the file, line and field).
         """
-        self.index: JsonlIndex[QuestionRecord] = JsonlIndex(
-            path, _question, _id, empty=_NO_QUESTIONS
-        )
+        self.index: JsonlIndex[QuestionRecord] = JsonlIndex(path, _QUESTION_RULES)
         self.path = self.index.path
 
     def __len__(self) -> int:
@@ -143,3 +141,7 @@ def _question(obj: dict[str, Any], path: Path, lineno: int) -> QuestionRecord:
         gold=gold,
         line=lineno,
     )
+
+
+#: How a questions file is read (:class:`~citegraph.io.JsonlIndex`).
+_QUESTION_RULES: JsonlRules[QuestionRecord] = JsonlRules(_question, _id, empty=_NO_QUESTIONS)

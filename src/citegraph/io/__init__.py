@@ -5,11 +5,13 @@ readers whose errors name the file, line and field (bytes that are not UTF-8: th
 offset; a byte-order mark is accepted), Markdown tables (``markdown_table``).
 Caches: the cache root (``$CITEGRAPH_CACHE``) and a thread-safe SQLite cache with JSON values
 keyed by the SHA-256 of canonical JSON. HTTP: Retry-After parsing and backoff shared by the
-chat client and the SPARQL client.
+chat client and the SPARQL client. Lifetimes: :class:`Closing` / :class:`AsyncClosing`, the
+``with`` / ``async with`` methods of an object that only says how it closes.
 """
 
 from citegraph.io._atomic import AtomicLines, atomic_write, atomic_write_lines
 from citegraph.io._cache_dir import CACHE_ENV, cache_root
+from citegraph.io._closing import AsyncClosing, Closing
 from citegraph.io._csv_file import formula_safe, numbered_rows, read_csv_file
 from citegraph.io._data_dir import (
     DATA_ENV,
@@ -17,7 +19,7 @@ from citegraph.io._data_dir import (
     default_download_dir,
     resolve_data_dir,
 )
-from citegraph.io._deadlines import DEFAULT_TIMEOUT, Deadlines, current_deadlines, server_deadlines
+from citegraph.io._deadlines import DEFAULT_TIMEOUT, Deadlines
 from citegraph.io._http_retry import (
     SNIPPET_CHARS,
     RetryHold,
@@ -40,7 +42,7 @@ from citegraph.io._jsonl import (
     parse_jsonl_line,
     read_jsonl_tolerant,
 )
-from citegraph.io._jsonl_index import JsonlIndex, iter_unique
+from citegraph.io._jsonl_index import JsonlIndex, JsonlRules, iter_unique
 from citegraph.io._markdown import markdown_table
 from citegraph.io._sqlite_cache import CacheWarning, SQLiteCache, cache_key, canonical_json
 from citegraph.io._text import (
@@ -71,12 +73,15 @@ __all__ = [
     "DATA_ENV",
     "DEFAULT_TIMEOUT",
     "SNIPPET_CHARS",
+    "AsyncClosing",
     "AtomicLines",
     "CacheWarning",
+    "Closing",
     "Deadlines",
     "JsonArrayIndex",
     "JsonlIndex",
     "JsonlLine",
+    "JsonlRules",
     "RetryHold",
     "SQLiteCache",
     "ServerURL",
@@ -92,7 +97,6 @@ __all__ = [
     "canonical_json",
     "capped_wait_note",
     "check_base_url",
-    "current_deadlines",
     "dataset_file",
     "deadline_wait_note",
     "default_download_dir",
@@ -121,7 +125,6 @@ __all__ = [
     "resolve_data_dir",
     "retry_after_from_headers",
     "retry_wait",
-    "server_deadlines",
     "snippet",
     "split_query",
     "url_secrets",

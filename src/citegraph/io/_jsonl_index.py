@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -34,25 +35,29 @@ Parse = Callable[[dict[str, Any], Path, int], T]
 """Builds one record from a line's JSON object (the file and line for its errors)."""
 
 
-def iter_unique(
-    path: str | Path,
-    parse: Parse[T],
-    key: Callable[[T], str],
-    *,
-    empty: str,
-    max_line_bytes: int | None = None,
-    cap_hint: str = "",
-) -> Iterator[tuple[int, int, T]]:
-    """``(line, byte offset, record)`` for each non-blank line of a JSONL file whose records have
-    unique ids.
+@dataclass(frozen=True)
+class JsonlRules(Generic[T]):
+    """How a JSONL file of records with unique ids is read, by :func:`iter_unique` and
+    :class:`JsonlIndex` alike.
 
     Args:
-        path: The file.
         parse: Builds (and checks) one record.
         key: A record's id.
         empty: The message when the file holds no record.
         max_line_bytes: A longer line is refused without being read whole (``None``: no cap).
         cap_hint: Added to that refusal (how to raise the cap).
+    """
+
+    parse: Parse[T]
+    key: Callable[[T], str]
+    empty: str
+    max_line_bytes: int | None = None
+    cap_hint: str = ""
+
+
+def iter_unique(path: str | Path, rules: JsonlRules[T]) -> Iterator[tuple[int, int, T]]:
+    """``(line, byte offset, record)`` for each non-blank line of a JSONL file whose records have
+    unique ids, read by ``rules`` (:class:`JsonlRules`).
 
     A lone surrogate in a line's text is read as U+FFFD; the file gets one
     :class:`~citegraph.io._text.TextWarning` when the pass ends.
@@ -64,10 +69,10 @@ def iter_unique(
     path = Path(path)
     seen: dict[str, int] = {}
     tally = SurrogateTally(path)
-    lines = iter_jsonl_at(path, max_line_bytes=max_line_bytes, cap_hint=cap_hint)
+    lines = iter_jsonl_at(path, max_line_bytes=rules.max_line_bytes, cap_hint=rules.cap_hint)
     for lineno, offset, obj in lines:
-        record = parse(tally.clean(obj, lineno), path, lineno)
-        sid = key(record)
+        record = rules.parse(tally.clean(obj, lineno), path, lineno)
+        sid = rules.key(record)
         if sid in seen:
             raise DataError(
                 f"duplicate id {sid!r} (first on line {seen[sid]})", path=path, line=lineno
@@ -75,7 +80,7 @@ def iter_unique(
         seen[sid] = lineno
         yield lineno, offset, record
     if not seen:
-        raise DataError(empty, path=path)
+        raise DataError(rules.empty, path=path)
     tally.warn()
 
 
@@ -83,33 +88,20 @@ class JsonlIndex(Generic[T]):
     """Where each record of a checked JSONL file is (:func:`iter_unique`'s rules), without the
     records: ``ids`` in file order, and :meth:`read` for the records at some positions."""
 
-    def __init__(
-        self,
-        path: str | Path,
-        parse: Parse[T],
-        key: Callable[[T], str],
-        *,
-        empty: str,
-        max_line_bytes: int | None = None,
-        cap_hint: str = "",
-    ) -> None:
-        """Check every line of ``path`` once and note where each record is (``max_line_bytes``
-        and ``cap_hint``: as for :func:`iter_unique`).
+    def __init__(self, path: str | Path, rules: JsonlRules[T]) -> None:
+        """Check every line of ``path`` once, read by ``rules``, and note where each record is.
 
         Raises:
             DataError: as :func:`iter_unique`.
         """
         self.path = Path(path)
-        self._parse = parse
-        self._key = key
+        self._parse = rules.parse
+        self._key = rules.key
         self.ids: list[str] = []
         self._lines = array("q")
         self._offsets = array("q")
-        checked = iter_unique(
-            self.path, parse, key, empty=empty, max_line_bytes=max_line_bytes, cap_hint=cap_hint
-        )
-        for lineno, offset, record in checked:
-            self.ids.append(key(record))
+        for lineno, offset, record in iter_unique(self.path, rules):
+            self.ids.append(rules.key(record))
             self._lines.append(lineno)
             self._offsets.append(offset)
         self._positions = {sid: i for i, sid in enumerate(self.ids)}

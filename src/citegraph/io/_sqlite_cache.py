@@ -37,9 +37,9 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Any, TypeVar
 
+from citegraph.io._closing import Closing
 from citegraph.io._text import json_text
 
 __all__ = ["CacheWarning", "SQLiteCache", "cache_key", "canonical_json"]
@@ -75,16 +75,22 @@ CREATE TABLE IF NOT EXISTS entries (
 _MISSING = object()
 
 
-def canonical_json(obj: Any) -> str:
-    """Canonical JSON text: sorted keys, no whitespace, non-ASCII kept, NaN/Infinity refused, a
-    lone surrogate written as its ``\\uXXXX`` escape (so the text is always UTF-8 encodable;
-    text without one is unchanged).
+def canonical_json(obj: Any, *, allow_nan: bool = False) -> str:
+    """Canonical JSON text: sorted keys, no whitespace, non-ASCII kept, a lone surrogate written
+    as its ``\\uXXXX`` escape (so the text is always UTF-8 encodable; text without one is
+    unchanged). The one form hashed for cache keys, run ids and config ids.
+
+    Args:
+        obj: Anything :func:`json.dumps` takes.
+        allow_nan: Write NaN and infinities as ``NaN`` / ``Infinity`` (not JSON, but a stable
+            text: run ids and config ids hash them so) instead of refusing them (cache keys and
+            cached values, which must be JSON).
 
     Raises:
         TypeError: ``obj`` holds something JSON cannot represent.
-        ValueError: ``obj`` holds NaN or an infinity.
+        ValueError: ``obj`` holds NaN or an infinity and ``allow_nan`` is False.
     """
-    return json_text(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return json_text(obj, sort_keys=True, separators=(",", ":"), allow_nan=allow_nan)
 
 
 def cache_key(request: Mapping[str, Any]) -> str:
@@ -96,7 +102,7 @@ def cache_key(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class SQLiteCache:
+class SQLiteCache(Closing):
     """A JSON-valued key-value cache stored in one SQLite file.
 
     Args:
@@ -322,17 +328,6 @@ class SQLiteCache:
             if self._conn is not None and self._pid == os.getpid():
                 _close_quietly(self._conn)
             self._conn = None
-
-    def __enter__(self) -> SQLiteCache:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SQLiteCache({self.path!r}, namespace={self.namespace!r})"

@@ -9,7 +9,7 @@ This face is every stage's face (its ``__all__``), plus :func:`ask` / :func:`ask
 rules.
 
 API rule: every coroutine function is named ``..._async`` and has a blocking twin with the plain
-name (``score_alignment_async`` / ``score_alignment``); see :func:`citegraph.runs.sync_twin`.
+name (``score_alignment_async`` / ``score_alignment``); see :func:`citegraph.runs.blocking`.
 """
 
 from citegraph.kalma import build as _build

@@ -15,15 +15,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.kalma.constrain import CitationsMode
-from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer_async
-from citegraph.kalma.generate._prompt import DEFAULT_PROMPT
-from citegraph.kalma.parse._paper import parse_answer
-from citegraph.kalma.parse._types import ParsedAnswer
-from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
-from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
+from citegraph.kalma.generate import DEFAULT_PROMPT, AttributedAnswer, generate_answer_async
+from citegraph.kalma.parse import ParsedAnswer, parse_answer
+from citegraph.kalma.retrieve import Retrieval, Retriever
+from citegraph.kalma.score import AnswerCitationScores, score_citations
 from citegraph.kg import KnowledgeGraph
 from citegraph.models import ChatModel, GenerateConfig, ProgressCallback, grammar_mode_of
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 
 class AskResult(BaseModel):
@@ -33,7 +31,7 @@ class AskResult(BaseModel):
 
     question: str
     retrieval: Retrieval = Field(description="Mentions, candidates and the graphs chosen.")
-    answer: GeneratedAnswer
+    answer: AttributedAnswer
     parsed: ParsedAnswer
     citations: AnswerCitationScores = Field(
         description="Each citation checked against the retrieved graphs (correctness)."
@@ -95,7 +93,7 @@ async def ask_async(
     )
 
 
-ask = sync_twin(ask_async)
+ask = blocking(ask_async)
 
 
 @contextlib.contextmanager

@@ -8,7 +8,9 @@ Short ids (``ex:MarieCurie`` for an IRI id, in prompts and pages): :func:`compac
 :class:`ShortIds`, :func:`with_short_ids`, ``Entity.display_id``, ``OxigraphKG.short_id_of``;
 reading ids in text: :func:`is_iri`, :func:`iri_text`, :func:`local_name_of`. Opening a ``--kg``
 spec: :func:`open_kg` with :class:`KGOptions` (label predicates, prefixes, the endpoint cache),
-:func:`kg_cache_note`.
+:func:`kg_cache_note`. Whoever opens a KG closes it (``KnowledgeGraph.aclose``): ``async with
+open_kg(spec) as opened``, or a task's :func:`kg_with_identity` (a spec's KG closed when the
+task ends, a given one left to its owner).
 """
 
 from citegraph.kg._id_graph import IdGraph

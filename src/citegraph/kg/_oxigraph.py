@@ -377,6 +377,9 @@ class OxigraphKG(StoreView):
         """Facts of ``entity_id``, optionally only those of one relation label."""
         return self.facts_sync(entity_id, relation)
 
+    async def aclose(self) -> None:
+        """Nothing to close (an embedded store holds no connection); the store stays usable."""
+
     # ------------------------------------------------------------------ writing
     def add_triples(self, triples: Iterable[Triple]) -> int:
         """Add facts (with their labels and relation) and return how many were new.

@@ -2,7 +2,8 @@
 
 Backends: the embedded pyoxigraph store (``citegraph.kg.OxigraphKG``, the default) and remote
 SPARQL endpoints (``citegraph.kg.SparqlEndpointKG``). Methods are async so that a remote endpoint
-never blocks a run; the embedded store answers immediately.
+never blocks a run; the embedded store answers immediately. A KG is closed with :meth:`aclose`
+by whoever opened it.
 """
 
 from __future__ import annotations
@@ -45,4 +46,10 @@ class KnowledgeGraph(Protocol):
 
     async def facts(self, entity_id: str, relation: str | None = None) -> list[Triple]:
         """Facts whose subject is ``entity_id``, optionally only those of one relation label."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release what the KG holds open (a remote endpoint's HTTP connections and its answer
+        cache); a no-op for an embedded store. Whoever opened the KG closes it, once it is done
+        with it (:func:`~citegraph.kg.kg_with_identity`, ``async with open_kg(...)``)."""
         ...

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 from typing import Any
 
 import httpx2
 
 from citegraph.errors import EndpointError, EndpointUnavailable, RateLimited, ServerError
-from citegraph.io import RetryHold, SQLiteCache, cache_key, retry_wait
+from citegraph.io import AsyncClosing, RetryHold, SQLiteCache, cache_key, retry_wait
 from citegraph.kg._sparql_config import SparqlClientConfig
 from citegraph.kg._sparql_response import check_response
 
@@ -43,7 +42,7 @@ RETRYABLE: tuple[type[Exception], ...] = (RateLimited, ServerError, httpx2.Trans
 Sleep = Callable[[float], Awaitable[None]]
 
 
-class SparqlClient:
+class SparqlClient(AsyncClosing):
     """Sends SPARQL queries to one endpoint; see the module docstring for the behaviour.
 
     Args:
@@ -194,17 +193,6 @@ class SparqlClient:
             await self._http.aclose()
             self._http = None
         self.cache.close()
-
-    async def __aenter__(self) -> SparqlClient:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"SparqlClient({self.url!r}, max_concurrency={self.config.max_concurrency})"

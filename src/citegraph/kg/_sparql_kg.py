@@ -251,7 +251,7 @@ class SparqlEndpointKG:
         return qid if qid is not None and is_item_id(qid) else iri
 
     async def aclose(self) -> None:
-        """Close the client."""
+        """Close the client: its HTTP connections and its answer cache."""
         await self.client.aclose()
 
     def __repr__(self) -> str:

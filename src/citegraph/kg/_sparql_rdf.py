@@ -326,7 +326,7 @@ class SparqlRdfKG:
         return rdf.entity_id(NamedNode(iri))
 
     async def aclose(self) -> None:
-        """Close the client."""
+        """Close the client: its HTTP connections and its answer cache."""
         await self.client.aclose()
 
     def __repr__(self) -> str:

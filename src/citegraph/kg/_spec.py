@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pyoxigraph import NamedNode
 
 from citegraph.errors import ConfigError
-from citegraph.io import SQLiteCache, cache_root, resolve_data_dir
+from citegraph.io import AsyncClosing, SQLiteCache, cache_root, resolve_data_dir
 from citegraph.kg._load_pathquestion import PATHQUESTION_KBS
 from citegraph.kg._load_rdf import RDF_EXTENSIONS_TEXT, RDF_FORMATS
 from citegraph.kg._loaders import (
@@ -172,8 +174,12 @@ def _node_error(iri: str) -> bool:
     return False
 
 
-class OpenedKG(BaseModel):
-    """A KG opened from a spec, with what identifies its content for run records."""
+class OpenedKG(AsyncClosing, BaseModel):
+    """A KG opened from a spec, with what identifies its content for run records.
+
+    Its opener closes it: ``async with open_kg(spec) as opened:`` closes :attr:`kg` on exit
+    (a remote endpoint's HTTP connections and answer cache), as :meth:`aclose` does.
+    """
 
     model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
 
@@ -181,6 +187,10 @@ class OpenedKG(BaseModel):
     kg: KnowledgeGraph
     identity: str
     """SHA-256 of the source files (embedded stores) or the endpoint URL (remote)."""
+
+    async def aclose(self) -> None:
+        """Close :attr:`kg` (:meth:`KnowledgeGraph.aclose`)."""
+        await self.kg.aclose()
 
 
 def open_kg(
@@ -239,25 +249,33 @@ def open_kg(
     )
 
 
-def kg_with_identity(
+@asynccontextmanager
+async def kg_with_identity(
     kg: str | KnowledgeGraph,
     *,
     data_dir: str | Path | None = None,
     contact: str | None = None,
     options: KGOptions | None = None,
-) -> tuple[KnowledgeGraph, str]:
-    """The KG a spec names (:func:`open_kg`, with ``options``), or a KG object as given, with
-    what identifies it in a run's data hashes: the spec's identity, else the object's
-    ``source_hash``, else its type (``"OxigraphKG given by caller"``).
+) -> AsyncIterator[tuple[KnowledgeGraph, str]]:
+    """The KG a task works over, for as long as the task runs: the KG a spec names
+    (:func:`open_kg`, with ``options``), closed on exit (an error included), or a KG object as
+    given, left open (its owner closes it). With it, what identifies it in a run's data hashes:
+    the spec's identity, else the object's ``source_hash``, else its type (``"OxigraphKG given
+    by caller"``).
+
+    Example:
+        >>> async with kg_with_identity("sparql+http://localhost:7878/query") as (kg, identity):
+        ...     entities = await kg.find_entities("Marie Curie")  # doctest: +SKIP
 
     Raises:
         The errors of :func:`open_kg` for a spec.
     """
-    if isinstance(kg, str):
-        found = open_kg(kg, data_dir=data_dir, contact=contact, options=options)
-        return found.kg, found.identity
-    given = getattr(kg, "source_hash", None)
-    return kg, given or f"{type(kg).__name__} given by caller"
+    if not isinstance(kg, str):
+        given = getattr(kg, "source_hash", None)
+        yield kg, given or f"{type(kg).__name__} given by caller"
+        return
+    async with open_kg(kg, data_dir=data_dir, contact=contact, options=options) as found:
+        yield found.kg, found.identity
 
 
 def kg_cache_note(kg: object) -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
 """Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
 models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
 
-from citegraph.io import Deadlines, server_deadlines
+from citegraph.io import Deadlines
 from citegraph.models._backend_options import (
     LMScorerOptions,
     NLI3Options,
@@ -9,107 +9,8 @@ from citegraph.models._backend_options import (
     RerankerOptions,
     ServerOptions,
 )
-from citegraph.models._chat_cache import (
-    CachedChatModel,
-    chat_cache_key,
-    default_response_cache,
-    forget_cached,
-)
-from citegraph.models._chat_dry_run import DryRunChat
-from citegraph.models._chat_factory import (
-    PROVIDERS,
-    chat_model,
-    default_generate_config,
-    parse_model_spec,
-)
-from citegraph.models._chat_hf import HFChat, load_causal_lm
-from citegraph.models._chat_local import (
-    LOCAL_CHAT_NAME,
-    LOCAL_GENERATE_DEFAULTS,
-    converted_model_dir,
-    local_chat,
-    local_generate_config,
-    locate_smollm2_gguf,
-)
-from citegraph.models._chat_mock import DEFAULT_MOCK_OUTPUT, MockChat
-from citegraph.models._chat_openai import OPENAI_URL, PRESETS, OpenAICompatibleChat, ProviderPreset
-from citegraph.models._chat_types import (
-    MAX_REPLY_CHARS,
-    ChatMessage,
-    ChatModel,
-    ChatRequest,
-    GenerateConfig,
-    Generation,
-    GenerationProgress,
-    ProgressCallback,
-    Usage,
-    generate_config_for,
-)
-from citegraph.models._chat_usage import (
-    DRY_RUN_TOKENS,
-    UsageMeter,
-    current_meter,
-    dry_run_active,
-    dry_running,
-    estimate_tokens,
-    metering,
-    report_usage,
-    usage_summary,
-)
-from citegraph.models._embeddings import (
-    MINILM_NAME,
-    EmbeddingModel,
-    HFEmbeddingModel,
-    embedding_model,
-    locate_minilm,
-)
-from citegraph.models._grammar import (
-    GRAMMAR_MODES,
-    Grammar,
-    GrammarMode,
-    GrammarUpdate,
-    Steering,
-    grammar_mode_of,
-)
-from citegraph.models._grammar_choice import (
-    JudgeReplies,
-    ResolvedReplies,
-    choice_grammar,
-    choice_reply_text,
-    resolve_judge_replies,
-)
-from citegraph.models._grammar_llg import grammar_accepts
-from citegraph.models._hf_common import (
-    LoadedModel,
-    check_batching,
-    effective_max_length,
-    load_hf_model,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
-    resolve_model_path,
-)
-from citegraph.models._lm_scorer import CausalLMScorer, causal_lm_scorer
-from citegraph.models._lm_scores import LMScorer, TokenScores
-from citegraph.models._lm_server import ServerLMScorer
-from citegraph.models._nli3 import (
-    CONTRADICTION_LABELS,
-    HFNLI3,
-    NEUTRAL_LABELS,
-    NLI3_LABELS,
-    LexicalNLI3,
-    NLI3Model,
-    NLIProbs,
-    find_three_way_indices,
-    nli3_model,
-)
-from citegraph.models._nli_cascade import CascadeNLI
-from citegraph.models._nli_factory import nli_model
-from citegraph.models._nli_hf import ENTAILMENT_LABELS, HFClassifierNLI, find_entailment_index
-from citegraph.models._nli_lexical import LexicalNLI, value_from_hypothesis, value_in_text
+from citegraph.models._catalog import CatalogRow, catalog, devices_here
 from citegraph.models._nli_protocol import NLIModel, NLIPair, NLIVerdict
-from citegraph.models._nli_server import ServerNLI, ServerNLI3
-from citegraph.models._nli_t5 import TRUE_TEMPLATE, TrueT5NLI
 from citegraph.models._normalize import (
     DateMention,
     contains_phrase,
@@ -119,19 +20,137 @@ from citegraph.models._normalize import (
     parse_date,
     strip_accents,
 )
-from citegraph.models._placement import (
+from citegraph.models._options import SERVED_PROVIDERS, ModelOptions
+from citegraph.models._providers import (
+    ROLES,
+    custom_builder,
+    parse_spec,
+    register_provider,
+    spec_identity,
+)
+from citegraph.models._spec import ModelSpec, Provider, Role, SpecSpellingWarning
+from citegraph.models.chat import (
+    DEFAULT_MOCK_OUTPUT,
+    DRY_RUN_TOKENS,
+    LOCAL_CHAT_NAME,
+    LOCAL_GENERATE_DEFAULTS,
+    PROVIDERS,
+    CachedChatModel,
+    ChatMessage,
+    ChatModel,
+    ChatRequest,
+    DryRunChat,
+    GenerateConfig,
+    Generation,
+    GenerationProgress,
+    HFChat,
+    JudgeReplies,
+    MockChat,
+    OpenAICompatibleChat,
+    ProgressCallback,
+    ResolvedReplies,
+    Usage,
+    UsageMeter,
+    chat_cache_key,
+    chat_model,
+    choice_grammar,
+    choice_reply_text,
+    converted_model_dir,
+    current_meter,
+    default_generate_config,
+    dry_run_active,
+    dry_running,
+    estimate_tokens,
+    forget_cached,
+    generate_config_for,
+    load_causal_lm,
+    local_chat,
+    local_generate_config,
+    locate_smollm2_gguf,
+    metering,
+    parse_model_spec,
+    report_usage,
+    resolve_judge_replies,
+    usage_summary,
+)
+from citegraph.models.embed import (
+    MINILM_NAME,
+    EmbeddingModel,
+    HFEmbeddingModel,
+    embedding_model,
+    locate_minilm,
+)
+from citegraph.models.grammar import (
+    GRAMMAR_MODES,
+    Grammar,
+    GrammarMode,
+    GrammarUpdate,
+    Steering,
+    grammar_accepts,
+    grammar_mode_of,
+)
+from citegraph.models.hf import (
     DEVICE_HELP,
     DTYPE_HELP,
+    LoadedModel,
     Placement,
+    check_batching,
+    effective_max_length,
     free_memory,
+    load_hf_model,
     load_placed,
+    load_pretrained,
+    quiet_loading,
+    require_transformers,
     resolve_device,
     resolve_dtype,
+    resolve_model_path,
 )
-from citegraph.models._rerank_server import ServerReranker
-from citegraph.models._reranker import CrossEncoderReranker, HFTextScorer, reranker_model
-from citegraph.models._server_body import DEFAULT_MAX_RESPONSE_BYTES
-from citegraph.models._server_items import SERVED_PREFIXES, served_options
+from citegraph.models.lm import (
+    CausalLMScorer,
+    LMScorer,
+    ServerLMScorer,
+    TokenScores,
+    causal_lm_scorer,
+)
+from citegraph.models.nli import (
+    CONTRADICTION_LABELS,
+    ENTAILMENT_LABELS,
+    HFNLI3,
+    NEUTRAL_LABELS,
+    NLI3_LABELS,
+    TRUE_TEMPLATE,
+    CascadeNLI,
+    HFClassifierNLI,
+    LexicalNLI,
+    LexicalNLI3,
+    NLI3Model,
+    NLIProbs,
+    ServerNLI,
+    ServerNLI3,
+    TrueT5NLI,
+    find_entailment_index,
+    find_three_way_indices,
+    nli3_model,
+    nli_model,
+    value_from_hypothesis,
+    value_in_text,
+)
+from citegraph.models.rerank import (
+    CrossEncoderReranker,
+    HFTextScorer,
+    ServerReranker,
+    reranker_model,
+)
+from citegraph.models.server import (
+    DEFAULT_MAX_RESPONSE_BYTES,
+    MAX_REPLY_CHARS,
+    OPENAI_URL,
+    PRESETS,
+    Endpoint,
+    ProviderPreset,
+    default_response_cache,
+)
 
 __all__ = [
     "CONTRADICTION_LABELS",
@@ -152,10 +171,12 @@ __all__ = [
     "OPENAI_URL",
     "PRESETS",
     "PROVIDERS",
-    "SERVED_PREFIXES",
+    "ROLES",
+    "SERVED_PROVIDERS",
     "TRUE_TEMPLATE",
     "CachedChatModel",
     "CascadeNLI",
+    "CatalogRow",
     "CausalLMScorer",
     "ChatMessage",
     "ChatModel",
@@ -165,6 +186,7 @@ __all__ = [
     "Deadlines",
     "DryRunChat",
     "EmbeddingModel",
+    "Endpoint",
     "GenerateConfig",
     "Generation",
     "GenerationProgress",
@@ -182,6 +204,8 @@ __all__ = [
     "LexicalNLI3",
     "LoadedModel",
     "MockChat",
+    "ModelOptions",
+    "ModelSpec",
     "NLI3Model",
     "NLI3Options",
     "NLIModel",
@@ -192,19 +216,23 @@ __all__ = [
     "OpenAICompatibleChat",
     "Placement",
     "ProgressCallback",
+    "Provider",
     "ProviderPreset",
     "RerankerOptions",
     "ResolvedReplies",
+    "Role",
     "ServerLMScorer",
     "ServerNLI",
     "ServerNLI3",
     "ServerOptions",
     "ServerReranker",
+    "SpecSpellingWarning",
     "Steering",
     "TokenScores",
     "TrueT5NLI",
     "Usage",
     "UsageMeter",
+    "catalog",
     "causal_lm_scorer",
     "chat_cache_key",
     "chat_model",
@@ -214,9 +242,11 @@ __all__ = [
     "contains_phrase",
     "converted_model_dir",
     "current_meter",
+    "custom_builder",
     "date_entails",
     "default_generate_config",
     "default_response_cache",
+    "devices_here",
     "dry_run_active",
     "dry_running",
     "effective_max_length",
@@ -244,7 +274,9 @@ __all__ = [
     "normalize_text",
     "parse_date",
     "parse_model_spec",
+    "parse_spec",
     "quiet_loading",
+    "register_provider",
     "report_usage",
     "require_transformers",
     "reranker_model",
@@ -252,8 +284,7 @@ __all__ = [
     "resolve_dtype",
     "resolve_judge_replies",
     "resolve_model_path",
-    "served_options",
-    "server_deadlines",
+    "spec_identity",
     "strip_accents",
     "usage_summary",
     "value_from_hypothesis",

@@ -2,7 +2,7 @@
 
 :func:`~citegraph.models.nli_model`, :func:`~citegraph.models.nli3_model`,
 :func:`~citegraph.models.reranker_model` and :func:`~citegraph.models.causal_lm_scorer` build a
-backend from a spec string (``"lexical"``, ``"hf:<path>"``...), so the options a call may pass
+backend from a spec string (``"lexical"``, ``"hf/<path>"``...), so the options a call may pass
 depend on the spec. The TypedDicts below name every option of every backend (a type checker sees
 a misspelt name); :func:`build_checked` then refuses, naming the spec, an option the chosen
 backend does not take (:func:`check_options`) before it builds the backend.
@@ -17,6 +17,7 @@ from typing import Any, TypedDict, TypeVar
 
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
+from citegraph.models.server import ENDPOINT_OPTIONS, Endpoint
 
 _B = TypeVar("_B")
 
@@ -26,12 +27,14 @@ PLACEMENT_OPTIONS = frozenset({"device", "dtype"})
 
 class ServerOptions(TypedDict, total=False):
     """Options of the server-backed scorers (``vllm/<model>``, ``openai/<model>``,
-    ``tei/<model>`` specs; see :mod:`citegraph.models._server_http`)."""
+    ``tei/<model>`` specs; see :mod:`citegraph.models.server._http`)."""
 
     base_url: str | None
     api_key_env: str | None
     concurrency: int | None
     timeout: float
+    total_timeout: float | None
+    max_response_bytes: int | None
     max_retries: int
     cache: SQLiteCache | str | Path | None
 
@@ -135,3 +138,19 @@ def build_checked(
     options = {k: v for k, v in options.items() if k in allowed or k not in PLACEMENT_OPTIONS}
     check_options(spec, cls, options, what=what)
     return cls(*args, **options)
+
+
+def build_served(
+    spec: str, cls: Callable[..., _B], options: Mapping[str, Any], model: str, *, what: str
+) -> _B:
+    """``cls(model, endpoint=Endpoint(...), **rest)`` for a server-backed scorer: the server
+    options of ``options`` (:data:`~citegraph.models.server.ENDPOINT_OPTIONS`) become its
+    :class:`~citegraph.models.server.Endpoint`, the placement options are dropped (the server
+    places its own model), and the rest are checked as :func:`build_checked` does.
+
+    Raises:
+        ConfigError: An option the backend does not take.
+    """
+    given = {k: v for k, v in options.items() if k not in PLACEMENT_OPTIONS}
+    endpoint = Endpoint(**{k: given.pop(k) for k in list(given) if k in ENDPOINT_OPTIONS})
+    return build_checked(spec, cls, {**given, "endpoint": endpoint}, model, what=what)

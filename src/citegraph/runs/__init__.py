@@ -11,8 +11,8 @@ flat Parquet / CSV / JSONL tables) work for the runs of every task, and a task's
 A public entry point builds its task, awaits :func:`run_task_async` and returns a
 :class:`TaskResult` subclass (:meth:`TaskResult.of` the outcome); :func:`blocking` gives its
 blocking form. API rule: every coroutine function is named ``..._async`` and has a blocking twin
-with the plain name; :func:`sync_twin` makes the twin of a name that used to be the coroutine
-function itself (old ``await x(...)`` still works there, with a DeprecationWarning).
+with the plain name, made by :func:`blocking` (inside a running event loop it raises: await the
+``_async`` form there).
 A run directory holds where its records are, not them: :class:`StoredRecords` reads them from
 ``samples.jsonl`` as they are used, so metrics and reports stream a run of any size.
 A run is finished while ``samples.jsonl`` matches what ``metrics.json`` was computed from
@@ -23,7 +23,9 @@ process writes a run directory at a time (its lock; another gets :class:`RunBusy
 (``runs compare``; :func:`run_settings`, :func:`input_settings`).
 :func:`check_records` refuses records that are not the task's (another task's shape), naming
 their line, wherever a run is read (resume, report, merge, export); a count of ``run.json``
-edited out of shape is left out with a :class:`RunFileWarning`.
+edited out of shape is left out with a :class:`RunFileWarning`. ``run.json`` records its layout's
+``schema_version`` (:data:`SCHEMA_VERSION`); every reader migrates an older one to the current
+layout (:func:`migrate_run_info`) and refuses one written by a newer citegraph.
 :func:`check_gates` checks a run's metrics against thresholds (``--fail-under``, CI), and
 :class:`RunInterrupted` is what a run stopped by the command line's Ctrl-C raises.
 """
@@ -37,9 +39,7 @@ from citegraph.runs._compare import (
 from citegraph.runs._completion import Completion
 from citegraph.runs._engine import (
     RunOutcome,
-    blocking,
     finalize,
-    run_sync,
     run_task,
     run_task_async,
     write_metrics,
@@ -69,10 +69,12 @@ from citegraph.runs._outcomes import (
     Failure,
     FinishedRun,
     collecting_runs,
+    error_fields,
     failure_kind,
     first_failure,
     note_finished,
     note_started,
+    typed_failure_kind,
 )
 from citegraph.runs._pending import (
     run_bounded,
@@ -99,11 +101,9 @@ from citegraph.runs._present import (
     TableBlock,
     TextBlock,
     field_text,
-    json_text,
     token_table,
 )
 from citegraph.runs._provenance import (
-    canonical_json,
     package_versions,
     sha256_file,
     sha256_json,
@@ -120,10 +120,11 @@ from citegraph.runs._rundir import (
 )
 from citegraph.runs._runfile import RunFileWarning, check_run_identity
 from citegraph.runs._runtime import Progress, Runtime, parse_shard
+from citegraph.runs._schema import SCHEMA_VERSION, migrate_run_info
 from citegraph.runs._state import RunState, run_state
 from citegraph.runs._stored import StoredRecords, sorted_records
 from citegraph.runs._task import Record, Task, in_id_order, natural_key, opened, recorded_config
-from citegraph.runs._twin import sync_twin
+from citegraph.runs._twin import blocking, run_sync
 from citegraph.runs._usage import (
     TOKENS_COUNTED,
     USAGE_FILE,
@@ -139,6 +140,7 @@ __all__ = [
     "METRICS_FILE",
     "RUN_FILE",
     "SAMPLES_FILE",
+    "SCHEMA_VERSION",
     "TOKENS_COUNTED",
     "USAGE_FILE",
     "Block",
@@ -177,13 +179,13 @@ __all__ = [
     "TextBlock",
     "available_metrics",
     "blocking",
-    "canonical_json",
     "check_gates",
     "check_records",
     "check_run_identity",
     "check_same_dtypes",
     "collecting_runs",
     "differing_settings",
+    "error_fields",
     "exit_status",
     "export_run",
     "failure_kind",
@@ -194,8 +196,8 @@ __all__ = [
     "graceful_interrupts",
     "in_id_order",
     "input_settings",
-    "json_text",
     "merge_runs",
+    "migrate_run_info",
     "model_placements",
     "natural_key",
     "note_finished",
@@ -228,10 +230,10 @@ __all__ = [
     "sha256_json",
     "sorted_records",
     "stop_requested",
-    "sync_twin",
     "task_of_run",
     "task_type",
     "token_table",
     "tokens_line",
+    "typed_failure_kind",
     "write_metrics",
 ]

@@ -53,8 +53,10 @@ class Completion:
         """The completion of a run whose ``run.json`` ``runtime`` is ``runtime``, holding
         ``n_done`` finished and ``n_failed`` failed items.
 
-        A run without a limit asked for its whole share, so ``n_items`` stands for ``n_total``
-        where only it was recorded (runs written before ``n_total`` was)."""
+        A run without a limit asked for its whole share, so either count stands for the other
+        where only one is known (a merged run records ``n_total`` alone; a count edited out of
+        shape is unknown). A ``run.json`` written before ``n_total`` was recorded has it from
+        its migration (:mod:`citegraph.runs._schema`)."""
         runtime = runtime if isinstance(runtime, Mapping) else {}
         limit = _count(runtime.get("limit"))
         n_asked = _count(runtime.get("n_items"))

@@ -10,17 +10,15 @@ of the run that is (``progress``). ``finalize`` is the part that needs no model:
 
 from __future__ import annotations
 
-import asyncio
 import functools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Generic
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
-from citegraph.io import server_deadlines
 from citegraph.models import UsageMeter, dry_running, metering
 from citegraph.runs._completion import Completion
 from citegraph.runs._fit import check_records, checked
@@ -32,7 +30,7 @@ from citegraph.runs._runfile import warn_damaged_counts
 from citegraph.runs._runtime import Runtime
 from citegraph.runs._stored import StoredRecords
 from citegraph.runs._task import ItemT, ModelsT, Record, Task
-from citegraph.runs._twin import sync_twin
+from citegraph.runs._twin import blocking
 from citegraph.runs._usage import (
     DryRunFinished,
     DryRunReport,
@@ -44,42 +42,6 @@ from citegraph.runs._usage import (
 
 if TYPE_CHECKING:
     from citegraph.runs._ray import RaySession
-
-T = TypeVar("T")
-P = ParamSpec("P")
-
-
-def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run an entry point's coroutine to completion: the one blocking wrapper behind
-    ``run_kalma``, ``judge_caqa``, ``score_knowledge`` and the others.
-
-    Raises:
-        RuntimeError: called from a running event loop (await the ``*_async`` form there).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        pass  # none running: run it below, outside this handler (its errors chain to nothing)
-    else:
-        coroutine.close()
-        raise RuntimeError(
-            "this blocking entry point was called inside a running event loop (a notebook or "
-            "an async program): await its *_async form instead"
-        )
-    return asyncio.run(coroutine)
-
-
-def blocking(entry: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
-    """The blocking form of an async entry point: the same typed parameters, run to completion
-    with :func:`run_sync`. ``run_kalma = blocking(run_kalma_async)`` is named ``run_kalma``."""
-
-    @functools.wraps(entry)
-    def run(*args: P.args, **kwargs: P.kwargs) -> T:
-        return run_sync(entry(*args, **kwargs))
-
-    run.__name__ = run.__qualname__ = entry.__name__.removesuffix("_async")
-    run.__doc__ = f"Blocking form of :func:`{entry.__name__}` (same arguments)."
-    return run
 
 
 class RunOutcome(BaseModel, Generic[ItemT]):
@@ -147,12 +109,9 @@ async def run_task_async(
     # once the models are open: an input refused then leaves nothing behind)
     held = lock_run_dir(Path(out)) if Path(out).is_dir() else None
     run: RunDir | None = None
-    deadlines = server_deadlines(
-        runtime.timeout, runtime.total_timeout, runtime.max_response_bytes()
-    )
     meter = UsageMeter()
     try:
-        with _executor(runtime) as ray_session, deadlines, metering(meter):
+        with _executor(runtime) as ray_session, metering(meter):
             async with task.open(runtime) as models:
                 assign_roles(meter, models, task.model_role)
                 run = RunDir.open(  # holds the directory's lock until closed below
@@ -207,7 +166,7 @@ async def run_task_async(
     )
 
 
-run_task = sync_twin(run_task_async)
+run_task = blocking(run_task_async)
 
 
 async def _work_pending(
@@ -245,10 +204,7 @@ async def _dry_run(
     nothing, and raise :class:`DryRunFinished` with the calls and prompt tokens counted."""
     meter = UsageMeter()
     n_failed = 0
-    deadlines = server_deadlines(
-        runtime.timeout, runtime.total_timeout, runtime.max_response_bytes()
-    )
-    with deadlines, metering(meter), dry_running():
+    with metering(meter), dry_running():
         async with task.open(runtime) as models:
             assign_roles(meter, models, task.model_role)
             items = [item for _, item in pairs]

@@ -25,7 +25,7 @@ import time
 import warnings
 from pathlib import Path
 
-from citegraph.errors import ConfigError
+from citegraph.errors import RunBusy
 
 try:
     import fcntl
@@ -37,10 +37,6 @@ LOCK_FILE = ".lock"
 #: Run directories this process holds the lock of: real path -> [file descriptor, opens].
 _HELD: dict[str, list[int]] = {}
 _GUARD = threading.Lock()
-
-
-class RunBusy(ConfigError):
-    """Another process is writing the run directory (it holds its lock)."""
 
 
 #: What a refused writer is told to do, unless its caller says otherwise.

@@ -157,8 +157,8 @@ def _named_task(info: dict[str, Any], where: str | Path) -> type[Task[Any, Any]]
 def _whole_size(shards: Sequence[dict[str, Any]]) -> int | None:
     """Items of the whole run the shards are part of, before any limit (``run.json``
     ``runtime``: ``n_total_unsharded`` of a shard, ``n_total`` of an unsharded input, the
-    largest of those given); ``None`` when no input recorded it (runs written before
-    citegraph did)."""
+    largest of those given); ``None`` when no input recorded it (shards, and runs with a limit,
+    written before citegraph did)."""
     sizes = [s.get("n_total_unsharded") if s.get("shard") else s.get("n_total") for s in shards]
     known = [n for n in sizes if is_count(n)]
     return max(known) if known else None

@@ -10,7 +10,7 @@ from citegraph.errors import ConfigError
 from citegraph.runs._interrupt import GRACE_S, RunInterrupted, draining, stop_requested
 from citegraph.runs._rundir import RunDir
 from citegraph.runs._runtime import Progress
-from citegraph.runs._twin import sync_twin
+from citegraph.runs._twin import blocking
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -57,7 +57,7 @@ async def run_pending_async(
     )
 
 
-run_pending = sync_twin(run_pending_async)
+run_pending = blocking(run_pending_async)
 
 
 async def run_pending_batches_async(
@@ -97,7 +97,7 @@ async def run_pending_batches_async(
     return n_resumed, len(todo)
 
 
-run_pending_batches = sync_twin(run_pending_batches_async)
+run_pending_batches = blocking(run_pending_batches_async)
 
 
 async def _until_done_or_stopped(tasks: Sequence[asyncio.Future[None]]) -> int | None:
@@ -181,4 +181,4 @@ async def run_bounded_async(
     return list(await asyncio.gather(*(one(item) for item in items)))
 
 
-run_bounded = sync_twin(run_bounded_async)
+run_bounded = blocking(run_bounded_async)

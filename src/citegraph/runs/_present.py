@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.io import json_text as io_json_text
+from citegraph.io import json_text
 
 Record = dict[str, Any]
 
@@ -232,7 +232,7 @@ class Presenter:
         ]
         return [
             FieldsBlock(title="Record", fields=fields),
-            RawBlock(title="JSON record", text=json_text(record)),
+            RawBlock(title="JSON record", text=json_text(record, indent=2)),
         ]
 
     @classmethod
@@ -378,9 +378,3 @@ def field_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
-
-
-def json_text(value: Any) -> str:
-    """``value`` as indented JSON, text kept as it is (escaping is the renderer's job; a lone
-    surrogate is written as its ``\\uXXXX`` escape, so the text can always be shown)."""
-    return io_json_text(value, indent=2)

@@ -8,20 +8,15 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from citegraph.io import json_text
+from citegraph.io import canonical_json
 
 _PACKAGES = ("citegraph", "pydantic", "pyoxigraph", "httpx2", "torch", "transformers")
 
 
-def canonical_json(obj: Any) -> str:
-    """JSON with sorted keys and no whitespace: the form hashed for cache keys and config ids
-    (a lone surrogate written as its ``\\uXXXX`` escape, so any text is UTF-8 encodable)."""
-    return json_text(obj, sort_keys=True, separators=(",", ":"))
-
-
 def sha256_json(obj: Any) -> str:
-    """SHA-256 of :func:`canonical_json`."""
-    return hashlib.sha256(canonical_json(obj).encode("utf-8")).hexdigest()
+    """SHA-256 of :func:`citegraph.io.canonical_json` (NaN and infinities allowed: a config
+    that holds one still has an id)."""
+    return hashlib.sha256(canonical_json(obj, allow_nan=True).encode("utf-8")).hexdigest()
 
 
 def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:

@@ -31,8 +31,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from citegraph.errors import ConfigError, MissingDependency
-from citegraph.io import json_text, server_deadlines
+from citegraph.io import json_text
 from citegraph.models import UsageMeter, current_meter, metering
+from citegraph.runs._outcomes import error_fields
 from citegraph.runs._pending import unfinished
 from citegraph.runs._rundir import FAILED, RunDir
 from citegraph.runs._runtime import Runtime
@@ -122,9 +123,8 @@ class _TaskActor:
     def __init__(self, task_blob: bytes, runtime: Runtime) -> None:
         self.task: Task[Any, Any] = pickle.loads(task_blob)
         self.loop = asyncio.new_event_loop()
-        bounds = (runtime.timeout, runtime.total_timeout, runtime.max_response_bytes())
         self.meter = UsageMeter()  # this actor's chat calls; each batch sends its share back
-        with server_deadlines(*bounds), metering(self.meter):  # as the local engine
+        with metering(self.meter):  # as the local engine
             self._context = self.task.open(runtime)
             self.models = self.loop.run_until_complete(self._context.__aenter__())
         assign_roles(self.meter, self.models, self.task.model_role)
@@ -169,7 +169,8 @@ def failed_record(key: str, exc: BaseException) -> dict[str, Any]:
     """The record of an item whose work raised on a Ray worker (tried again on resume)."""
     where = traceback.extract_tb(exc.__traceback__)[-1:] if exc.__traceback__ else []
     at = f" at {where[0].filename}:{where[0].lineno}" if where else ""
-    return {"id": key, "status": FAILED, "error": f"{type(exc).__name__}: {exc}{at}"}
+    fields = error_fields(exc)
+    return {"id": key, "status": FAILED, **fields, "error": fields["error"] + at}
 
 
 class _WorkerLost(RuntimeError):

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 
 from citegraph.errors import ConfigError, DataError
 from citegraph.io import json_text
+from citegraph.runs._schema import config_task, is_task_name, migrate_run_info
 from citegraph.runs._task import Task
 
 TaskType = TypeVar("TaskType", bound=type[Task[Any, Any]])
@@ -62,38 +63,35 @@ def registered_tasks() -> list[str]:
 
 
 def task_of_run(info: dict[str, Any], where: object = "this run") -> type[Task[Any, Any]]:
-    """The task of a run from its ``run.json``: the recorded ``task`` name, or for runs written
-    before it was recorded, the ``task`` / ``task_name`` of the config.
+    """The task of a run from its ``run.json`` (``info``, migrated to the current layout first:
+    :func:`~citegraph.runs._schema.migrate_run_info`): its recorded ``task`` name.
 
     The config is part of the run's identity (its hash is the ``run_id``); the recorded
-    ``task`` is not. When both name a task they must agree, so an edited ``task`` is refused
-    rather than read with another task's metrics and exports.
+    ``task`` is not. When the config names a task too (its ``task_name`` / ``task``) they must
+    agree, so an edited ``task`` is refused rather than read with another task's metrics and
+    exports.
 
     Raises:
-        ConfigError: the run names no task.
+        ConfigError: the run names no task, or its config's own task is not registered here (a
+            run of a removed task, or of another tool's).
         DataError: the recorded ``task`` is not a registered task, or not the task its config
-            was made by (names ``run.json`` and what to do).
+            was made by (names ``run.json`` and what to do); or ``run.json``'s layout is newer
+            than this citegraph reads.
     """
-    config = info.get("config")
-    config = config if isinstance(config, dict) else {}
-    made_by = next(
-        (n for n in (config.get("task_name"), config.get("task")) if _is_task_name(n)), None
-    )
+    run_file = where / "run.json" if isinstance(where, Path) else "run.json"
+    info = migrate_run_info(info, run_file)
+    made_by = config_task(info.get("config"))
     recorded = info.get("task")
-    if recorded is not None:
-        if not _is_task_name(recorded) or (made_by is not None and recorded != made_by):
-            raise edited_task(recorded, made_by, where)
-        try:
-            return task_type(recorded)
-        except ConfigError as exc:
-            raise edited_task(recorded, made_by, where, known=str(exc)) from None
-    if made_by is not None:
-        return task_type(made_by)
-    raise ConfigError(f"{where}: run.json names no task (a run written by another tool?)")
-
-
-def _is_task_name(name: object) -> bool:
-    return isinstance(name, str) and "." in name
+    if recorded is None:
+        raise ConfigError(f"{where}: run.json names no task (a run written by another tool?)")
+    if not is_task_name(recorded) or (made_by is not None and recorded != made_by):
+        raise edited_task(recorded, made_by, where)
+    try:
+        return task_type(recorded)
+    except ConfigError as exc:
+        if recorded == made_by:  # the config's own task: not registered here, not edited
+            raise
+        raise edited_task(recorded, made_by, where, known=str(exc)) from None
 
 
 def edited_task(recorded: object, made_by: str | None, where: object, known: str = "") -> DataError:

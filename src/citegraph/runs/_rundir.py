@@ -46,6 +46,7 @@ from citegraph.runs._runfile import (
     write_error,
     write_json,
 )
+from citegraph.runs._schema import SCHEMA_KEY, SCHEMA_VERSION, config_task
 from citegraph.runs._stored import Stored, StoredRecords
 
 RUN_FILE = "run.json"
@@ -193,8 +194,8 @@ class RunDir:
             overwrite: Start afresh even if the directory holds another run.
             runtime: Settings recorded but not part of the identity (concurrency, shard...).
             task: The registered task's name (``kalma.run``...), recorded beside the identity
-                so that ``runs report`` finds the task of any run; older runs without it are
-                still recognised from their config.
+                so that ``runs report`` finds the task of any run (when not given: the one the
+                config names, if any; see :mod:`citegraph.runs._schema`).
             notes: What the task worked out from its inputs before the work and its metrics
                 need (see :meth:`citegraph.runs.Task.run_notes`); not part of the identity.
             models: Where each local model runs (role -> device, dtype, size; see
@@ -206,6 +207,8 @@ class RunDir:
                 configuration or data (with none, the run starts over and
                 :attr:`started_over` says so), or its records were made with a model in
                 another dtype.
+            RunBusy: another process is writing the directory (nothing is touched).
+            DataError: its ``run.json`` is damaged, edited, or of a newer layout.
         """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -280,7 +283,7 @@ class RunDir:
             if task is not None and previous.get("task") != task:
                 if previous.get("task") is not None:  # edited: refused, as runs report does
                     raise edited_task(previous.get("task"), task, path)
-                info = info | {"task": task}  # a run written before the task was recorded
+                info = info | {"task": task}  # a run opened without one, whose config names none
             if notes and previous.get("notes") != notes:
                 info = info | {"notes": notes}
             if models:
@@ -292,8 +295,9 @@ class RunDir:
                 write_json(run_file, info)
         else:
             info = {
+                SCHEMA_KEY: SCHEMA_VERSION,
                 "run_id": run_id,
-                "task": task,
+                "task": task if task is not None else config_task(config),
                 "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
                 "command": command,
                 "config": config,

@@ -1,6 +1,7 @@
-"""The files of a run directory, checked and written: ``run.json`` read back and re-hashed
-against its ``run_id`` (an edited one is refused), a record's id checked, JSON written
-atomically with any text, and a failed write (a full disk) named in one line."""
+"""The files of a run directory, checked and written: ``run.json`` read back, re-hashed
+against its ``run_id`` (an edited one is refused) and migrated to the current layout
+(:mod:`citegraph.runs._schema`), a record's id checked, JSON written atomically with any text,
+and a failed write (a full disk) named in one line."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, TypeGuard
 from citegraph.errors import DataError
 from citegraph.io import JsonlLine, atomic_write, json_text, load_json
 from citegraph.runs._provenance import sha256_json
+from citegraph.runs._schema import migrate_run_info
 
 
 class RunFileWarning(UserWarning):
@@ -107,7 +109,8 @@ def record_id(line: JsonlLine, samples: Path) -> str:
 
 
 def load_run_file(run_file: Path, *, check: bool = False) -> dict[str, Any]:
-    """A ``run.json``, read as a JSON object.
+    """A ``run.json``, read as a JSON object in the current layout (an older one migrated:
+    :func:`~citegraph.runs._schema.migrate_run_info`; the file is not changed).
 
     Args:
         run_file: The file.
@@ -116,7 +119,8 @@ def load_run_file(run_file: Path, *, check: bool = False) -> dict[str, Any]:
 
     Raises:
         DataError: the file is not UTF-8, not JSON, or not a JSON object (names file and line),
-            or (with ``check``) it was edited.
+            was written by a newer citegraph (a layout version this one does not read), or
+            (with ``check``) it was edited.
     """
     info = load_json(run_file)
     if not isinstance(info, dict):
@@ -126,7 +130,7 @@ def load_run_file(run_file: Path, *, check: bool = False) -> dict[str, Any]:
         )
     if check:
         check_run_identity(info, run_file)
-    return info
+    return migrate_run_info(info, run_file)
 
 
 def check_run_identity(info: dict[str, Any], run_file: Path) -> None:

@@ -9,20 +9,13 @@ extended (a larger ``limit``), resumed with more concurrency, or split over mach
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypedDict, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from citegraph.errors import ConfigError
-from citegraph.io import redact_urls_in
-
-
-class ModelPlace(TypedDict):
-    """``device`` and ``dtype`` as keyword options of the model factories."""
-
-    device: str
-    dtype: str
-
+from citegraph.io import Deadlines, redact_urls_in
+from citegraph.models import ModelOptions, default_response_cache
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)``: once at the start, then after each item or batch."""
@@ -171,9 +164,17 @@ class Runtime(BaseModel):
         i, n = parts
         return [item for p, item in enumerate(chosen) if p % n == i]
 
-    def model_options(self) -> ModelPlace:
-        """``device`` and ``dtype``, as keyword options of the model factories."""
-        return {"device": self.device, "dtype": self.dtype}
+    def model_options(self) -> ModelOptions:
+        """The options of every model a task opens: ``device`` and ``dtype`` for local models;
+        the deadlines (``timeout``, ``total_timeout``, ``max_response_mb``) and, with
+        ``cache``, the shared response cache for served ones (a task adds each model's base URL
+        with :meth:`~citegraph.models.ModelOptions.serving`)."""
+        return ModelOptions(
+            device=self.device,
+            dtype=self.dtype,
+            deadlines=Deadlines(self.timeout, self.total_timeout, self.max_response_bytes()),
+            cache=default_response_cache() if self.cache else None,
+        )
 
     def record(self) -> dict[str, Any]:
         """What ``run.json`` keeps under ``runtime`` (the Ray executor adds the engine, the
@@ -194,8 +195,8 @@ class Runtime(BaseModel):
         )
 
     def max_response_bytes(self) -> int | None:
-        """``max_response_mb`` in bytes, as :func:`citegraph.io.server_deadlines` takes it
-        (``None``: the clients' default)."""
+        """``max_response_mb`` in bytes, as :class:`citegraph.io.Deadlines` takes it (``None``:
+        the clients' default)."""
         mb = self.max_response_mb
         return None if mb is None else max(1, int(mb * 2**20))
 

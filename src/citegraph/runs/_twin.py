@@ -1,20 +1,16 @@
-"""The naming rule of the Python API, and the helper that keeps old names working.
+"""The naming rule of the Python API and its one async rule.
 
 Every coroutine function of the public API is named ``..._async`` and has a blocking twin with
-the plain name (``score_answers_async`` / ``score_answers``). Entry points that were always named
-so get their twin from :func:`citegraph.runs.blocking`. Functions that used to be coroutine
-functions under the plain name (``score_alignment``, ``score_na``, ``ask``, the CONNER metrics,
-``run_task`` ...) get theirs from :func:`sync_twin`: outside an event loop it runs the coroutine
-to completion like ``blocking``; inside a running loop (where old code wrote
-``await score_alignment(...)``) it still returns the awaitable, with a ``DeprecationWarning``
-naming the ``_async`` form. That fallback is kept for one release.
+the plain name (``score_answers_async`` / ``score_answers``), made by :func:`blocking`. The twin
+runs the coroutine to completion outside an event loop; inside a running loop (a notebook, an
+async program) it raises ``RuntimeError`` naming the ``_async`` form to await, for every twin
+alike.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-import warnings
 from collections.abc import Callable, Coroutine
 from typing import Any, ParamSpec, TypeVar
 
@@ -22,31 +18,37 @@ T = TypeVar("T")
 P = ParamSpec("P")
 
 
-def sync_twin(entry: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
-    """The plain-named blocking twin of the coroutine function ``entry`` (named ``x_async``),
-    for a name that used to be the coroutine function itself.
+def run_sync(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run an entry point's coroutine to completion: the one blocking wrapper behind
+    ``run_kalma``, ``judge_caqa``, ``score_knowledge`` and the others.
 
-    Called outside an event loop it runs ``entry`` to completion and returns its result. Called
-    inside a running loop it returns ``entry``'s coroutine, as the old async function did, and
-    warns ``DeprecationWarning: x is now synchronous; await x_async instead`` (deprecated: the
-    fallback goes in the next release, after which it raises like :func:`blocking`).
+    Raises:
+        RuntimeError: called from a running event loop (await the ``*_async`` form there).
     """
-    plain = entry.__name__.removesuffix("_async")
-    message = f"{plain} is now synchronous; await {entry.__name__} instead"
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # none running: run it below, outside this handler (its errors chain to nothing)
+    else:
+        coroutine.close()
+        raise RuntimeError(
+            "this blocking entry point was called inside a running event loop (a notebook or "
+            "an async program): await its *_async form instead"
+        )
+    return asyncio.run(coroutine)
+
+
+def blocking(entry: Callable[P, Coroutine[Any, Any, T]]) -> Callable[P, T]:
+    """The blocking form of an async entry point: the same typed parameters, run to completion
+    with :func:`run_sync`. ``run_kalma = blocking(run_kalma_async)`` is named ``run_kalma``.
+
+    Inside a running event loop the twin raises ``RuntimeError`` (await ``entry`` there).
+    """
 
     @functools.wraps(entry)
     def run(*args: P.args, **kwargs: P.kwargs) -> T:
-        coroutine = entry(*args, **kwargs)
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(coroutine)
-        warnings.warn(message, DeprecationWarning, stacklevel=2)
-        return coroutine  # type: ignore[return-value]  # the deprecated awaitable form
+        return run_sync(entry(*args, **kwargs))
 
-    run.__name__ = run.__qualname__ = plain
-    run.__doc__ = (
-        f"Blocking form of :func:`{entry.__name__}` (same arguments). Inside a running event "
-        f"loop it still returns the awaitable, with a DeprecationWarning (for one release)."
-    )
+    run.__name__ = run.__qualname__ = entry.__name__.removesuffix("_async")
+    run.__doc__ = f"Blocking form of :func:`{entry.__name__}` (same arguments)."
     return run

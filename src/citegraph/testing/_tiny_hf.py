@@ -26,16 +26,11 @@ if TYPE_CHECKING:
 
 #: The 3-way labels of the tiny classifier; entailment is index 1 (not 0, on purpose).
 NLI_LABELS = {0: "contradiction", 1: "entailment", 2: "neutral"}
+#: The words of the test sentences both tiny vocabularies hold ("he was born in newark").
+_SENTENCE_WORDS = ["he", "she", "was", "born", "in", "newark", "paris", "died"]
 #: The tiny classifier's words (after the specials [PAD] [UNK] [CLS] [SEP], ids 0-3).
 NLI_WORDS = [
-    "he",
-    "she",
-    "was",
-    "born",
-    "in",
-    "newark",
-    "paris",
-    "died",
+    *_SENTENCE_WORDS,
     "wrote",
     "the",
     "a",
@@ -62,14 +57,7 @@ T5_WORDS = [
     ".",
     "1",
     "0",
-    "he",
-    "she",
-    "was",
-    "born",
-    "in",
-    "newark",
-    "paris",
-    "died",
+    *_SENTENCE_WORDS,
     "place",
     "of",
     "birth",

@@ -24,6 +24,7 @@ from citegraph.runs import (
     RunPresentation,
     check_run_identity,
     differing_settings,
+    migrate_run_info,
     run_settings,
     run_state,
     task_of_run,
@@ -128,12 +129,13 @@ _RUN_FIELDS = {"task": str, "created": str, "config": dict, "runtime": dict, "da
 
 
 def run_info(run_dir: Path) -> dict[str, Any]:
-    """``run.json`` of ``run_dir`` (empty when missing or not JSON, as before a run starts).
+    """``run.json`` of ``run_dir`` in the current layout (empty when missing or not JSON, as
+    before a run starts).
 
     Raises:
         DataError: a field has the wrong JSON type (a hand-edited or damaged file): names the
             file and the field; or its config and data no longer hash to its ``run_id`` (an
-            edited file).
+            edited file); or it was written by a newer citegraph.
     """
     info = read_json(run_dir / RUN_FILE)
     for key, kind in _RUN_FIELDS.items():
@@ -147,7 +149,7 @@ def run_info(run_dir: Path) -> dict[str, Any]:
             )
     if "run_id" in info:  # re-hashed: an edited file would show settings not used
         check_run_identity(info, run_dir / RUN_FILE)
-    return info
+    return migrate_run_info(info, run_dir / RUN_FILE) if info else info  # the current layout
 
 
 def skipped_lines(index: SampleIndex) -> str | None:

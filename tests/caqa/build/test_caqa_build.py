@@ -129,6 +129,9 @@ def test_llm_text_uses_the_paper_prompts_and_failures_are_retried(
     flaky = MockChat(reply, fail_times=1, error=ServerError("down", status=503))
     first = build_caqa(tmp_path / "w", config, data_dir=data_dir, model=flaky, runtime=ONE)
     assert first.n_failed == 1
+    lines = (tmp_path / "w" / "samples.jsonl").read_text(encoding="utf-8").splitlines()
+    (failed,) = [r for r in map(json.loads, lines) if r["status"] == "failed"]
+    assert failed["error_type"] == "citegraph.errors.ServerError"  # the exit status's type
     model = MockChat(reply)
     second = build_caqa(tmp_path / "w", config, data_dir=data_dir, model=model, runtime=ONE)
     assert second.n_failed == 0 and second.n_resumed == 21

@@ -365,9 +365,9 @@ def test_factory_specs(tmp_path: Path) -> None:
     ("spec", "options", "match"),
     [
         ("foo/bar", {}, "unknown model provider"),
-        ("nli/", {}, "names no model"),
-        ("cls/", {}, "names no model"),
-        ("attrscore/", {}, "names no model"),
+        ("nli/", {}, "no model name"),
+        ("cls/", {}, "no model name"),
+        ("attrscore/", {}, "no model name"),
         ("nli/bert", {}, "unknown NLI spec"),
         ("nli/lexical", {"structured": True}, "apply to chat evaluators"),
         ("nli/lexical", {"base_url": "http://x/v1"}, "apply to chat evaluators"),

@@ -10,7 +10,7 @@ import pytest
 
 from citegraph.conner import ConnerSample, Knowledge
 from citegraph.conner.acquire import (
-    GeneratedAnswer,
+    DownstreamAnswer,
     GeneratedKnowledge,
     answer_prompt,
     clean_knowledge,
@@ -286,7 +286,7 @@ def test_answers_use_table_13_prompts_and_extract_the_first_line() -> None:
         "Topic: Topic 0\nPassage: K zero.\nQuery: question 0\nAnswer:",
         "Topic: Topic 1\nPassage: K one.\nQuery: question 1\nAnswer:",
     ]
-    assert answers[0] == GeneratedAnswer(
+    assert answers[0] == DownstreamAnswer(
         id="nq:0",
         answer="Billy Hill",
         raw_text="Answer: Billy Hill\nTopic: more",

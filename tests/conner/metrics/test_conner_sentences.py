@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.conner.metrics import split_sentences
+from citegraph.conner.metrics import punkt_sentences
 
 
 @pytest.mark.parametrize(
@@ -68,8 +68,8 @@ from citegraph.conner.metrics import split_sentences
         ("  \n\t ", []),
     ],
 )
-def test_split_sentences(text: str, expected: list[str]) -> None:
-    assert split_sentences(text) == expected
+def test_punkt_sentences(text: str, expected: list[str]) -> None:
+    assert punkt_sentences(text) == expected
 
 
 def test_splits_a_real_nq_gold_passage(data_dir: Path) -> None:
@@ -79,7 +79,7 @@ def test_splits_a_real_nq_gold_passage(data_dir: Path) -> None:
         topic, _, passage, _ = line.split("\t")
         passages[topic] = passage
     # The gallbladder passage: three sentences, spaced punctuation, "pear - shaped".
-    sentences = split_sentences(passages["Gallbladder"])
+    sentences = punkt_sentences(passages["Gallbladder"])
     assert len(sentences) == 3
     assert sentences[0].startswith("In vertebrates , the gallbladder is a small hollow organ")
     assert sentences[1].startswith("In humans , the pear - shaped gallbladder lies beneath")

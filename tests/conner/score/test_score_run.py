@@ -44,7 +44,7 @@ from citegraph.conner import (
     render_score,
     score_knowledge,
 )
-from citegraph.conner.metrics import EVIDENCE_CHARS, split_sentences
+from citegraph.conner.metrics import EVIDENCE_CHARS, punkt_sentences
 from citegraph.conner.score import PROMPT_TOO_LONG
 from citegraph.datasets import load_conner
 from citegraph.errors import (
@@ -163,7 +163,7 @@ def test_score_run_values_resume_and_failures(
     # a record holds what was scored: the question, the knowledge, each sentence's verdict
     one, gold = records["nq:1"], load_conner("nq", data_dir=data_dir)[1]
     assert one["query"] == gold.query and one["knowledge"] == K1
-    first_gold_sentence = split_sentences(gold.gold_knowledge)[0]
+    first_gold_sentence = punkt_sentences(gold.gold_knowledge)[0]
     assert len(first_gold_sentence) <= EVIDENCE_CHARS  # kept whole
     assert one["metrics"]["factuality"]["details"]["sentences"] == [
         {"index": 0, "text": K1, "label": "non-verified", "entailment": 0.0,

@@ -103,7 +103,7 @@ def test_select_loads_the_scoring_models_once(
         async def aclose(self) -> None:
             closed.append(True)
 
-    def load(config: ConnerScoreConfig, samples: object, **_: object) -> ScoreModels:
+    def load(config: ConnerScoreConfig, samples: object, options: object) -> ScoreModels:
         loads.append(config.metrics)
         return Counted(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance())
 

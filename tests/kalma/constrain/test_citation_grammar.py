@@ -14,7 +14,7 @@ from citegraph.kalma.constrain import CitationChoices, citation_grammar, cut_ope
 from citegraph.kalma.parse import parse_answer
 from citegraph.kg import Subgraph
 from citegraph.models import grammar_accepts
-from citegraph.models._grammar_llg import _allowed_bytes, byte_tokenizer, compile_grammar
+from citegraph.models.grammar._llg import _allowed_bytes, byte_tokenizer, compile_grammar
 
 pytestmark = pytest.mark.needs("llguidance")
 

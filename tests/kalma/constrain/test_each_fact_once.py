@@ -23,7 +23,7 @@ from citegraph.kalma.constrain import (
 from citegraph.kalma.generate import generate_answer_async
 from citegraph.kalma.parse import parse_answer
 from citegraph.models import Generation, MockChat, grammar_accepts
-from citegraph.models._grammar_llg import LiveMatcher, byte_tokenizer, compile_grammar
+from citegraph.models.grammar._llg import LiveMatcher, byte_tokenizer, compile_grammar
 
 pytestmark = pytest.mark.needs("llguidance")
 

@@ -24,7 +24,7 @@ from citegraph.kg import Subgraph
 llg = pytest.importorskip("llguidance")
 from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
 
-from citegraph.models._grammar_llg import byte_tokenizer  # noqa: E402
+from citegraph.models.grammar._llg import byte_tokenizer  # noqa: E402
 
 #: Values that need quoting in GBNF or escaping in a regex, and two the choices leave out.
 HOSTILE = (

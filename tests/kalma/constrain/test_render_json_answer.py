@@ -169,7 +169,7 @@ def test_the_schema_admits_the_replies_rendered_here_and_no_other_citation() -> 
     the enum, the bracket-free text and at least one citation per sentence are enforced, so a
     server that keeps to it never sends a reply ``render_json_answer`` refuses."""
     llg = pytest.importorskip("llguidance")
-    from citegraph.models._grammar_llg import byte_tokenizer
+    from citegraph.models.grammar._llg import byte_tokenizer
 
     schema = citation_grammar(CHOICES).json_schema
     matcher = llg.LLMatcher(

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from citegraph.kalma import split_sentences, strip_citations
+from citegraph.kalma import sentence_spans, strip_citations
 from citegraph.kalma.parse._brackets import BracketSpan, find_brackets
 
 
 def sentences(text: str) -> list[str]:
-    return [text[a:b] for a, b in split_sentences(text)]
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 @pytest.mark.parametrize(
@@ -67,7 +67,7 @@ def sentences(text: str) -> list[str]:
         ),
     ],
 )
-def test_split_sentences_text(text: str, expected: list[str]) -> None:
+def test_sentence_spans_text(text: str, expected: list[str]) -> None:
     assert sentences(text) == expected
 
 
@@ -107,11 +107,11 @@ def test_no_split_inside_brackets() -> None:
 
 
 def test_split_edge_cases() -> None:
-    assert split_sentences("") == []
-    assert split_sentences("   \n  ") == []
+    assert sentence_spans("") == []
+    assert sentence_spans("   \n  ") == []
     assert sentences("No terminator at all") == ["No terminator at all"]
     # offsets are into the original text, without surrounding whitespace
-    assert split_sentences("  A b.  C d.  ") == [(2, 6), (8, 12)]
+    assert sentence_spans("  A b.  C d.  ") == [(2, 6), (8, 12)]
 
 
 def test_find_brackets_nesting_and_unclosed() -> None:

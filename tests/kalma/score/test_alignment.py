@@ -244,14 +244,14 @@ def test_errors() -> None:
         aggregate_alignment([*paper, *_many([A], ScriptedAlignNLI(YES))])
 
 
-def test_the_plain_name_is_blocking_and_the_old_await_still_works_deprecated() -> None:
+def test_the_plain_name_is_blocking_and_raises_inside_a_running_loop() -> None:
     # A with the scripted model: 1 of 3 pairs entailed (as in the paper-mode test above).
     blocking_result = score_alignment(A, ScriptedAlignNLI(YES))
     assert (blocking_result.aligned, blocking_result.total) == (1, 3)
 
     async def old_code() -> AnswerAlignment:
-        with pytest.warns(DeprecationWarning, match="score_alignment is now synchronous; await"):
-            awaitable = score_alignment(A, ScriptedAlignNLI(YES))
-        return await awaitable  # type: ignore[misc,no-any-return]
+        with pytest.raises(RuntimeError, match="await its \\*_async form"):
+            score_alignment(A, ScriptedAlignNLI(YES))
+        return await score_alignment_async(A, ScriptedAlignNLI(YES))
 
     assert asyncio.run(old_code()) == blocking_result

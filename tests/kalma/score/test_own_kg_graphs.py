@@ -198,7 +198,7 @@ def test_a_bad_retrieved_field_stops_the_run_naming_the_line(
 
 @pytest.mark.needs("spacy")
 def test_the_sample_page_says_where_the_graphs_came_from(tmp_path: Path) -> None:
-    from citegraph.kalma._view_run_fields import retrieval_fields
+    from citegraph.kalma.view._run_fields import retrieval_fields
 
     code, output, out = _run(tmp_path, ANSWERS)
     assert code == 0, output
@@ -217,8 +217,8 @@ def test_the_sample_page_says_where_the_graphs_came_from(tmp_path: Path) -> None
 @pytest.mark.needs("spacy")
 def test_unjudged_brackets_are_shown_apart_from_malformed_ones(tmp_path: Path) -> None:
     from citegraph.cli._kalma import validity_line
-    from citegraph.kalma._view import KalmaPresenter
-    from citegraph.kalma._view_validity import validity_fields, validity_tags
+    from citegraph.kalma.view._presenter import KalmaPresenter
+    from citegraph.kalma.view._validity import validity_fields, validity_tags
 
     code, output, out = _run(tmp_path, ANSWERS[-1:])
     assert code == 0, output

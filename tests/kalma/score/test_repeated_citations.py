@@ -21,7 +21,12 @@ from typing import Any
 import pytest
 
 from citegraph.cli._kalma import validity_line
-from citegraph.kalma._view_validity import (
+from citegraph.kalma.score import ScoreConfig, ScoreItem, score_items_async
+from citegraph.kalma.score._config import ScoringOptions
+from citegraph.kalma.score._report import build_metrics
+from citegraph.kalma.score._validity import EntityLookup
+from citegraph.kalma.score._validity_report import REPEATS_NOT_RECORDED, ValidityTotals
+from citegraph.kalma.view._validity import (
     REPEATED,
     REPEATED_IN_BRACKET,
     validity_fields,
@@ -29,11 +34,6 @@ from citegraph.kalma._view_validity import (
     validity_table,
     validity_tags,
 )
-from citegraph.kalma.score import ScoreConfig, ScoreItem, score_items_async
-from citegraph.kalma.score._config import ScoringOptions
-from citegraph.kalma.score._report import build_metrics
-from citegraph.kalma.score._validity import EntityLookup
-from citegraph.kalma.score._validity_report import REPEATS_NOT_RECORDED, ValidityTotals
 from citegraph.kg import OxigraphKG, Subgraph
 from citegraph.models import nli_model
 

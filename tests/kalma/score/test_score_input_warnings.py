@@ -19,7 +19,7 @@ from citegraph.cli import main
 from citegraph.datasets import load_biokalma
 from citegraph.errors import DataError
 from citegraph.kalma import score_answers
-from citegraph.kalma._view import KalmaPresenter
+from citegraph.kalma.view._presenter import KalmaPresenter
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
 

@@ -26,7 +26,7 @@ from click.testing import CliRunner
 from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma import ScoreConfig, score_answers
-from citegraph.kalma._view import KalmaPresenter
+from citegraph.kalma.view._presenter import KalmaPresenter
 from citegraph.models import MockChat
 from citegraph.runs import read_run_info
 from citegraph.testing import FakeOpenAIServer

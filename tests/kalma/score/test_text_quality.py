@@ -27,7 +27,7 @@ from citegraph.kalma.score._text_quality import (
     parse_score,
     reference_subset,
 )
-from citegraph.models._chat_types import ChatRequest, Generation
+from citegraph.models.chat._types import ChatRequest, Generation
 
 FLUENCY = (
     "You will be given one question and answer. Your task is to rate the answer on one metric. "

@@ -193,7 +193,7 @@ def test_kalma_score_refuses_a_judge_that_cannot_constrain_before_any_answer(
 
 
 def test_the_viewer_rows_say_how_the_judge_replied() -> None:
-    from citegraph.kalma._view import _text_quality_rows
+    from citegraph.kalma.view._presenter import _text_quality_rows
 
     summary = {"mean": 3.0, "n_measured": 2, "mode": "paper", "prompt_version": "kalma-geval-v1"}
     metrics = {

@@ -32,8 +32,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.caqa._types import Extension, Fact
-from citegraph.caqa.queries._graph import CaqaKG, Grounding
-from citegraph.caqa.queries._query import LogicalQuery, QueryEdge, is_variable
+from citegraph.caqa.queries import CaqaKG, Grounding, LogicalQuery, QueryEdge, is_variable
 from citegraph.errors import ConfigError
 
 UnionPartners = Literal["same-name", "same-type"]

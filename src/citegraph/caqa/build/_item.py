@@ -19,10 +19,9 @@ from citegraph.caqa._types import CATEGORIES, CaqaSample, Category
 from citegraph.caqa.build._extend import UnionPartners, extend_query
 from citegraph.caqa.build._perturb import structured_attributions
 from citegraph.caqa.build._textualisers import Textualiser
-from citegraph.caqa.queries._graph import CaqaKG
-from citegraph.caqa.queries._kgqa import KGQASample
+from citegraph.caqa.queries import CaqaKG, KGQASample
 from citegraph.errors import EndpointError, MissingDependency, ModelError
-from citegraph.runs import FAILED
+from citegraph.runs import FAILED, error_fields
 
 
 def group_of(item: KGQASample) -> str:
@@ -125,5 +124,5 @@ async def build_item(
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:
-        return record | {"status": FAILED, "error": f"{type(exc).__name__}: {exc}"}
+        return record | {"status": FAILED, **error_fields(exc)}
     return record | {"status": "ok", "samples": samples}

@@ -39,9 +39,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.caqa._types import CATEGORIES, Category, Fact, StructuredAttribution
 from citegraph.caqa.build._extend import ExtendedQuery
 from citegraph.caqa.build._walk import Neighbourhoods, same_structure_walk
-from citegraph.caqa.queries._check import answers_over, supports
-from citegraph.caqa.queries._graph import CaqaKG, Grounding
-from citegraph.caqa.queries._query import LogicalQuery, QueryEdge, is_variable
+from citegraph.caqa.queries import (
+    CaqaKG,
+    Grounding,
+    LogicalQuery,
+    QueryEdge,
+    answers_over,
+    is_variable,
+    supports,
+)
 from citegraph.errors import ConfigError
 
 

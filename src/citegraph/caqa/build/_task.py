@@ -33,14 +33,18 @@ from citegraph.caqa.build._item import build_item
 from citegraph.caqa.build._outputs import build_metrics, samples_by_split, write_build_files
 from citegraph.caqa.build._splits import parse_fractions
 from citegraph.caqa.build._textualisers import LLMTextualiser, TemplateTextualiser, Textualiser
-from citegraph.caqa.queries._graph import CaqaKG
-from citegraph.caqa.queries._kgqa import KGQASample
-from citegraph.caqa.queries._kgqa_sets import KGQA_SETS, ground_set, load_kgqa
-from citegraph.caqa.queries._sampler import sample_queries
+from citegraph.caqa.queries import (
+    KGQA_SETS,
+    CaqaKG,
+    KGQASample,
+    ground_set,
+    load_kgqa,
+    sample_queries,
+)
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
 from citegraph.kg import OxigraphKG, open_kg
-from citegraph.models import ChatModel, chat_model, default_response_cache
+from citegraph.models import ChatModel, chat_model
 from citegraph.runs import (
     Presenter,
     Record,
@@ -184,12 +188,8 @@ class CaqaBuildTask(Task[KGQASample, Textualiser]):
     @asynccontextmanager
     async def _llm(self, runtime: Runtime) -> AsyncIterator[Textualiser]:
         def load() -> ChatModel:
-            cache = default_response_cache() if runtime.cache else None
             return chat_model(
-                self.config.text,
-                base_url=self.config.base_url,
-                cache=cache,
-                **runtime.model_options(),
+                self.config.text, runtime.model_options().serving(self.config.base_url)
             )
 
         async with given_or_loaded(self.model, load) as model:

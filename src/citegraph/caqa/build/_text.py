@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from citegraph.caqa._types import Extension, Fact
-from citegraph.caqa.queries._query import LogicalQuery, QueryEdge, is_variable
+from citegraph.caqa.queries import LogicalQuery, QueryEdge, is_variable
 from citegraph.errors import DataError
 
 TEMPLATE_VERSION = "caqa-template-v1"

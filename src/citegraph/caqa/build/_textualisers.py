@@ -33,7 +33,7 @@ from citegraph.caqa.build._text import (
     question_from_query,
     verbalise_facts,
 )
-from citegraph.caqa.queries._query import LogicalQuery, is_variable
+from citegraph.caqa.queries import LogicalQuery, is_variable
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
 

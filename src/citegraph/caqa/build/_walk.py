@@ -7,7 +7,7 @@ import random
 from collections import defaultdict
 
 from citegraph.caqa._types import Fact
-from citegraph.caqa.queries._graph import CaqaKG
+from citegraph.caqa.queries import CaqaKG
 
 #: Candidate entities the irrelevant walk may try before it gives up.
 WALK_BUDGET = 5_000

@@ -28,7 +28,7 @@ from typing import Any, cast
 from citegraph.caqa._types import BINARY_LABELS, CATEGORIES, CaqaSample, Label
 from citegraph.caqa.finetune._config import META_FILE
 from citegraph.caqa.finetune._data import ClassifierInput, classifier_texts, pad_features
-from citegraph.caqa.judge._evaluator import Judgement, LabelSet
+from citegraph.caqa.judge import Judgement, LabelSet
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import (
     Placement,

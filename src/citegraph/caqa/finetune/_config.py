@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from citegraph.caqa.finetune._data import ClassifierInput, LabelChoice
-from citegraph.caqa.judge._prompts import judge_prompt, prompt_label_set
+from citegraph.caqa.judge import judge_prompt, prompt_label_set
 from citegraph.errors import ConfigError
 
 #: The metadata file written next to the model.

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal, NamedTuple
 
 from citegraph.caqa._types import BINARY_LABELS, CATEGORIES, CaqaSample, to_binary
-from citegraph.caqa.judge._prompts import alpaca_text, claim_of
+from citegraph.caqa.judge import alpaca_text, claim_of
 from citegraph.errors import ConfigError, DataError
 from citegraph.runs import sha256_json
 

@@ -39,7 +39,7 @@ from citegraph.caqa.finetune._data import (
 )
 from citegraph.caqa.finetune._loop import EpochRecord, Progress, steps_per_epoch, train_loop
 from citegraph.caqa.finetune._models import CausalTrainee, ClassifierTrainee, Trainee
-from citegraph.caqa.judge._prompts import prompt_version
+from citegraph.caqa.judge import prompt_version
 from citegraph.errors import ConfigError
 from citegraph.io import json_bytes
 from citegraph.models import require_transformers, resolve_device

@@ -33,10 +33,13 @@ from citegraph.caqa.judge._llm import (
 )
 from citegraph.caqa.judge._nli import NLIJudge
 from citegraph.caqa.judge._prompts import (
+    alpaca_text,
     chat_messages,
+    claim_of,
     judge_prompt,
     judge_prompt_names,
     nli_texts,
+    prompt_label_set,
     prompt_version,
 )
 from citegraph.caqa.judge._render import render_report
@@ -76,8 +79,10 @@ __all__ = [
     "LabelSet",
     "NLIJudge",
     "ReportMode",
+    "alpaca_text",
     "attributionbench_path",
     "chat_messages",
+    "claim_of",
     "compare_runs",
     "evaluator",
     "evaluator_report",
@@ -91,6 +96,7 @@ __all__ = [
     "load_report",
     "nli_texts",
     "pearson_across_evaluators",
+    "prompt_label_set",
     "prompt_version",
     "read_human_labels",
     "read_samples",

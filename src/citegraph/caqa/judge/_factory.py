@@ -8,7 +8,7 @@ spec                        evaluator
                             with ``prompt`` (default ``zero-shot``)
 ``attrscore/<chat spec>``   :class:`AttrScoreJudge` (always the ``attrscore`` prompt)
 ``nli/<nli spec>``          :class:`NLIJudge` on :func:`~citegraph.models.nli_model`
-                            (``nli/lexical``, ``nli/hf:<path>``, ``nli/t5:<path>``...)
+                            (``nli/lexical``, ``nli/hf/<path>``, ``nli/t5/<path>``...)
 ``cls/<path>``              ``ClassifierJudge``: a fine-tuned sequence classifier
                             (``caqa finetune`` output)
 ==========================  ==================================================================
@@ -25,6 +25,7 @@ entailed) is Irrelevant, on the four-way label set.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,21 +40,21 @@ from citegraph.caqa.judge._rules import CaqaRules, NotEntailedAs
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
 from citegraph.models import (
-    SERVED_PREFIXES,
+    SERVED_PROVIDERS,
     ChatModel,
     ChatRequest,
     JudgeReplies,
+    ModelOptions,
     NLIOptions,
     chat_model,
     default_response_cache,
     nli_model,
     parse_model_spec,
+    parse_spec,
     resolve_judge_replies,
 )
 
 __all__ = ["evaluator"]
-
-_PREFIXES = ("nli/", "attrscore/", "cls/")
 
 
 def _classifier_judge() -> Any:
@@ -81,6 +82,7 @@ def _cache_for(
 
 def evaluator(
     spec: str,
+    options: ModelOptions | None = None,
     *,
     prompt: str | None = None,
     extraction: ExtractionMode | CaqaRules = "paper",
@@ -106,6 +108,8 @@ def evaluator(
 
     Args:
         spec: ``<chat spec>``, ``attrscore/<chat spec>``, ``nli/<nli spec>`` or ``cls/<path>``.
+        options: Where a local model runs and a server's deadlines (its base URL and cache
+            come from ``base_url`` and ``cache`` below, and ``device`` / ``dtype`` win).
         prompt: Judge prompt of a chat evaluator (default ``zero-shot``); ignored elsewhere.
         extraction: ``"paper"`` or ``"reference"`` label extraction (chat), or the
             :class:`~citegraph.caqa.CaqaRules` of one; for NLI, ``"reference"`` maps "not
@@ -147,13 +151,16 @@ def evaluator(
         'llm:mock/mock:caqa-table11-other-v1'
     """
     spec = spec.strip()
-    prefix = next((p for p in _PREFIXES if spec.startswith(p)), None)
-    rest = spec.removeprefix(prefix or "").strip()
-    if prefix is not None and not rest:
-        raise ConfigError(f"evaluator spec {spec!r} names no model after {prefix!r}")
+    parsed = parse_spec("evaluator", spec)
+    placed = dataclasses.replace(options or ModelOptions(), base_url=None, cache=None)
+    device = device if device is not None else (None if options is None else placed.device)
+    dtype = dtype if dtype is not None else (None if options is None else placed.dtype)
+    wrapped = parsed.inner is None or parsed.inner.provider != parsed.provider
+    prefix = f"{parsed.provider}/" if wrapped else None
+    rest = parsed.model if wrapped else spec
 
     if prefix in ("nli/", "cls/"):
-        served = prefix == "nli/" and rest.partition("/")[0] in SERVED_PREFIXES
+        served = parsed.inner is not None and parsed.inner.provider in SERVED_PROVIDERS
         chat_only = {
             "structured": structured,
             "base_url": None if served else base_url,
@@ -179,7 +186,7 @@ def evaluator(
             model_options["base_url"] = base_url
             model_options["cache"] = _cache_for(rest, cache)
         return NLIJudge(
-            nli_model(rest, **model_options),
+            nli_model(rest, placed, **model_options),
             direction=direction,
             label_set="four" if not_entailed_as == "irrelevant" else "binary",
             not_entailed_as=not_entailed_as,
@@ -192,6 +199,7 @@ def evaluator(
         raise ConfigError(f"judge prompt {prompt!r} is for NLI evaluators: use 'nli/<spec>'")
     model: ChatModel = chat_model(
         chat_spec,
+        placed,
         base_url=base_url,
         api_key_env=api_key_env,
         concurrency=concurrency,

@@ -1,7 +1,7 @@
 """NLI attribution judges (AutoIS): entailed -> supportive, otherwise not.
 
 AutoIS is the TRUE T5 NLI model (Appendix C: it outputs "1" for support and "0" otherwise). Any
-:class:`~citegraph.models.NLIModel` serves (``nli_model("t5:<path>")`` for TRUE, an MNLI
+:class:`~citegraph.models.NLIModel` serves (``nli_model("t5/<path>")`` for TRUE, an MNLI
 cross-encoder, the lexical matcher). Premise and hypothesis come from
 :func:`~citegraph.caqa.judge._prompts.nli_texts`:
 

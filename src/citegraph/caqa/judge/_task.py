@@ -224,6 +224,7 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
         def load() -> Evaluator:
             return make_evaluator(
                 config.evaluator,
+                runtime.model_options(),
                 prompt=config.prompt,
                 extraction=self.rules,
                 temperature=config.temperature,

@@ -28,6 +28,7 @@ from citegraph.caqa.judge._view_figures import (
     judge_charts,
     metric_rows,
 )
+from citegraph.io import json_text
 from citegraph.metrics import UNPARSEABLE
 from citegraph.runs import (
     FAILED,
@@ -43,7 +44,6 @@ from citegraph.runs import (
     Segment,
     TextBlock,
     field_text,
-    json_text,
 )
 
 
@@ -180,7 +180,7 @@ class CaqaJudgePresenter(Presenter):
                 ],
             ),
             RawBlock(title="Evaluator's raw reply", text=str(record.get("raw") or ""), open=True),
-            RawBlock(title="JSON record", text=json_text(record)),
+            RawBlock(title="JSON record", text=json_text(record, indent=2)),
         ]
         return blocks
 

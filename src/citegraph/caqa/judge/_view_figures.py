@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from citegraph.caqa.judge._report import TABLE6_ORDER, EvaluatorReport, records_report
 from citegraph.caqa.judge._rules import CaqaRules
+from citegraph.io import canonical_json
 from citegraph.metrics import UNPARSEABLE
 from citegraph.runs import (
     Chart,
@@ -20,7 +21,6 @@ from citegraph.runs import (
     Segment,
     Series,
     TableBlock,
-    canonical_json,
     field_text,
 )
 
@@ -162,7 +162,8 @@ def _groups(runs: Sequence[RunData]) -> list[tuple[str, EvaluatorReport, int]]:
     """``(name, report, runs in the group)`` per configuration, runs of one config summed."""
     by_config: dict[str, list[RunData]] = {}
     for run in runs:
-        by_config.setdefault(canonical_json(run.info.get("config", {})), []).append(run)
+        key = canonical_json(run.info.get("config", {}), allow_nan=True)
+        by_config.setdefault(key, []).append(run)
     out = []
     for group in by_config.values():
         records = [r for run in group for r in run.records]

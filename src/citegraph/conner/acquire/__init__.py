@@ -3,7 +3,7 @@ search over a passage corpus), the downstream answers made from knowledge, and k
 disk (``conner generate`` / ``conner retrieve``, read back by ``conner score``)."""
 
 from citegraph.conner.acquire._answer import (
-    GeneratedAnswer,
+    DownstreamAnswer,
     extract_answer,
     generate_answers,
     generate_answers_async,
@@ -77,8 +77,8 @@ __all__ = [
     "ConnerRetrieveConfig",
     "Corpus",
     "DenseRetriever",
+    "DownstreamAnswer",
     "GenerateTask",
-    "GeneratedAnswer",
     "GeneratedKnowledge",
     "KnowledgeInput",
     "KnowledgeTask",

@@ -40,15 +40,17 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig
-from citegraph.runs import run_bounded_async, sync_twin
+from citegraph.runs import blocking, run_bounded_async
 
-__all__ = ["GeneratedAnswer", "extract_answer", "generate_answers"]
+__all__ = ["DownstreamAnswer", "extract_answer", "generate_answers"]
 
 _LABEL = re.compile(r"^\s*(?:answer|speaker\s*2)\s*:\s*", re.IGNORECASE)
 
 
-class GeneratedAnswer(GenerationOutcome):
-    """The downstream answer generated for one sample from one knowledge text, or the error."""
+class DownstreamAnswer(GenerationOutcome):
+    """The downstream answer generated for one sample from one knowledge text, or the error
+    (what the extrinsic metrics judge the knowledge by; not KaLMA's
+    :class:`~citegraph.kalma.AttributedAnswer`, an answer that cites KG facts)."""
 
     result_field = "answer"
 
@@ -97,7 +99,7 @@ async def generate_answers_async(
     seed: int = 0,
     concurrency: int = 4,
     progress: Progress | None = None,
-) -> list[GeneratedAnswer]:
+) -> list[DownstreamAnswer]:
     """Generate the downstream answer of each sample from its knowledge.
 
     Args:
@@ -149,18 +151,18 @@ async def generate_answers_async(
         text = answer_prompt(sample, item.text, template=chosen, demonstrations=demos)
         plans.append((common, text, None))
 
-    async def one(plan: tuple[dict[str, Any], str | None, str | None]) -> GeneratedAnswer:
+    async def one(plan: tuple[dict[str, Any], str | None, str | None]) -> DownstreamAnswer:
         common, text, missing = plan
         if text is None:
-            return GeneratedAnswer(answer=None, error=missing, **common)
+            return DownstreamAnswer(answer=None, error=missing, **common)
         request = ChatRequest(messages=prompt_messages(text), config=config)
         try:
             generation = await model.generate(request)
         except (EndpointError, ModelError) as exc:
             error = f"{type(exc).__name__}: {exc}"
             too_long = isinstance(exc, PromptTooLong)
-            return GeneratedAnswer(answer=None, error=error, too_long=too_long, **common)
-        return GeneratedAnswer(
+            return DownstreamAnswer(answer=None, error=error, too_long=too_long, **common)
+        return DownstreamAnswer(
             answer=extract_answer(generation.text),
             raw_text=generation.text,
             finish_reason=generation.finish_reason,
@@ -170,4 +172,4 @@ async def generate_answers_async(
     return await run_bounded_async(plans, one, concurrency=concurrency, progress=progress)
 
 
-generate_answers = sync_twin(generate_answers_async)
+generate_answers = blocking(generate_answers_async)

@@ -36,7 +36,7 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
-from citegraph.runs import Progress, run_bounded_async, sync_twin
+from citegraph.runs import Progress, blocking, run_bounded_async
 
 __all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge"]
 
@@ -194,7 +194,7 @@ async def generate_knowledge_async(
     return await run_bounded_async(plans, one, concurrency=concurrency, progress=progress)
 
 
-generate_knowledge = sync_twin(generate_knowledge_async)
+generate_knowledge = blocking(generate_knowledge_async)
 
 
 def _knowledge_result(

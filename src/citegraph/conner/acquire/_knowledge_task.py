@@ -15,7 +15,7 @@ from citegraph.conner._types import RunResult, in_item_order
 from citegraph.conner.acquire._knowledge_io import TaskChoice, load_task
 from citegraph.conner.acquire._view import KnowledgePresenter
 from citegraph.datasets import ConnerSample
-from citegraph.models import ChatModel, chat_model, default_response_cache
+from citegraph.models import ChatModel, ModelOptions, chat_model
 from citegraph.runs import FAILED, Record, RunDir, Task, TaskMetrics
 
 __all__ = [
@@ -33,18 +33,10 @@ class AcquireResult(RunResult):
     """What a generation, retrieval or selection run produced."""
 
 
-def cached_chat(
-    spec: str, base_url: str | None, cache: bool, *, device: str = "auto", dtype: str = "auto"
-) -> ChatModel:
-    """The chat model ``spec`` names, behind the shared response cache unless ``cache`` is off;
-    ``device`` and ``dtype`` place a local model."""
-    return chat_model(
-        spec,
-        base_url=base_url,
-        cache=default_response_cache() if cache else None,
-        device=device,
-        dtype=dtype,
-    )
+def cached_chat(spec: str, base_url: str | None, options: ModelOptions) -> ChatModel:
+    """The chat model ``spec`` names at ``base_url``, placed and reached as ``options`` says
+    (behind its response cache, when it has one)."""
+    return chat_model(spec, options.serving(base_url))
 
 
 def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:

@@ -82,7 +82,7 @@ class ConnerRetrieveConfig(TaskChoice):
         "task's own gold knowledge texts)."
     )
     retriever: str = Field(
-        default="minilm", description="Embedding model: minilm, or hf:<sentence-transformers>."
+        default="minilm", description="Embedding model: minilm, or hf/<sentence-transformers>."
     )
     k: int = Field(default=1, ge=1, description="Passages per item, joined by newlines.")
     query: Literal["query", "history"] = Field(
@@ -111,11 +111,7 @@ class GenerateTask(KnowledgeTask[ChatModel]):
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ChatModel]:
         """The caller's model, or ``config.model`` behind the response cache."""
         load = functools.partial(
-            cached_chat,
-            self.config.model,
-            self.config.base_url,
-            runtime.cache,
-            **runtime.model_options(),
+            cached_chat, self.config.model, self.config.base_url, runtime.model_options()
         )
         return given_or_loaded(self.model, load)
 
@@ -174,7 +170,7 @@ class RetrieveTask(KnowledgeTask[DenseRetriever]):
 
         def load() -> DenseRetriever:
             corpus = load_corpus(self.config.corpus, self.samples)
-            model = embedding_model(self.config.retriever, **runtime.model_options())
+            model = embedding_model(self.config.retriever, runtime.model_options())
             return DenseRetriever.from_corpus(model, corpus)
 
         return given_or_loaded(self.retriever, load)

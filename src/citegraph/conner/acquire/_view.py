@@ -5,10 +5,11 @@ and the raw model output. Model text stays plain strings; the renderers escape i
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
+from citegraph.conner._format import number, shorten
+from citegraph.io import json_text
 from citegraph.runs import (
     Block,
     FieldsBlock,
@@ -19,25 +20,9 @@ from citegraph.runs import (
     Segment,
     TextBlock,
     field_text,
-    json_text,
 )
 
-__all__ = ["KnowledgePresenter", "number", "shorten"]
-
-_TITLE_CHARS = 120
-
-
-def shorten(text: str, limit: int = _TITLE_CHARS) -> str:
-    """``text`` on one line, cut to ``limit`` characters with ``…``."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
-
-
-def number(value: Any) -> float | None:
-    """``value`` as a float when it is a finite number (not a bool), else ``None``."""
-    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-        return float(value)
-    return None
+__all__ = ["KnowledgePresenter"]
 
 
 class KnowledgePresenter(Presenter):
@@ -75,5 +60,5 @@ class KnowledgePresenter(Presenter):
         blocks.append(FieldsBlock(title="Record", fields=fields))
         if isinstance(record.get("raw"), str):
             blocks.append(RawBlock(title="Raw model output", text=record["raw"]))
-        blocks.append(RawBlock(title="JSON record", text=json_text(record)))
+        blocks.append(RawBlock(title="JSON record", text=json_text(record, indent=2)))
         return blocks

@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.conner._types import MetricValue
+from citegraph.conner._types import MetricValue, rating_column
 from citegraph.errors import ConfigError, DataError
 from citegraph.io import numbered_rows, read_csv_file
 from citegraph.metrics import Agreement, pearson, somers_d, spearman
@@ -153,18 +153,6 @@ class Correlation(BaseModel):
         default=None, description="For Somers' D: 'D(metric|rating)' or 'D(rating|metric)'."
     )
     reason: str | None = Field(default=None, description="Why value or p_value is None.")
-
-
-def rating_column(
-    metric: str, available: set[str], columns: Mapping[str, str] | None = None
-) -> str:
-    """The human rating column paired with ``metric``: ``columns[metric]`` when given, else the
-    column of the same name, else ``coherence`` for ``coherence_sent`` / ``coherence_para``."""
-    if columns is not None and metric in columns:
-        return columns[metric]
-    if metric not in available and metric.startswith("coherence_") and "coherence" in available:
-        return "coherence"
-    return metric
 
 
 def _statistic(

@@ -72,7 +72,7 @@ from citegraph.conner.metrics._rules import (
 from citegraph.conner.metrics._sentences import (
     ABBREVIATIONS,
     SENTENCE_STARTERS,
-    split_sentences,
+    punkt_sentences,
 )
 from citegraph.conner.metrics._validity import (
     OpenValidityConfig,
@@ -132,6 +132,7 @@ __all__ = [
     "paragraph_coherence",
     "paragraph_coherence_async",
     "paragraph_scorer",
+    "punkt_sentences",
     "reference_evidence",
     "relevance",
     "relevance_async",
@@ -143,7 +144,6 @@ __all__ = [
     "span_validity_async",
     "span_validity_batch",
     "span_validity_batch_async",
-    "split_sentences",
     "summarize_nli",
     "too_few_negatives",
     "truncate_words",

@@ -33,14 +33,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, cast, runtime_checkable
 
 from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.conner.metrics._rules import ConnerRules, Mode
-from citegraph.conner.metrics._sentences import split_sentences
+from citegraph.conner.metrics._sentences import punkt_sentences
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models import HFTextScorer, LMScorer
-from citegraph.runs import sync_twin
+from citegraph.models import HFTextScorer, LMScorer, custom_builder, parse_spec
+from citegraph.runs import blocking
 
 __all__ = [
     "NO_PARAGRAPH_MODEL",
@@ -138,7 +138,7 @@ async def sentence_coherence_async(
         ModelError: The LM returned the wrong number of results.
     """
     rules, cap = _cap(mode, ppl_cap)
-    split = splitter or split_sentences
+    split = splitter or punkt_sentences
     sentences = [[s for s in split(text) if s.strip()] for text in knowledge]
     flat = [s for group in sentences for s in group]
     scores = await lm.score(flat) if flat else []
@@ -173,7 +173,7 @@ async def sentence_coherence_async(
     return values
 
 
-sentence_coherence = sync_twin(sentence_coherence_async)
+sentence_coherence = blocking(sentence_coherence_async)
 
 
 def paragraph_scorer(
@@ -188,7 +188,7 @@ def paragraph_scorer(
     """Build a paragraph coherence scorer from a spec.
 
     Args:
-        spec: ``"hf:<path or hub id>"``: an HF sequence-classification or regression model
+        spec: ``"hf/<path or hub id>"``: an HF sequence-classification or regression model
             (:class:`~citegraph.models.HFTextScorer`: a single output is its raw score, two
             classes give P(class 1)); ``None`` or ``""``: no model (values will be None).
         batch_size, device, dtype, max_length, label_index: As
@@ -200,17 +200,20 @@ def paragraph_scorer(
     """
     if spec is None or not spec.strip():
         return None
-    text = spec.strip()
-    if text.startswith("hf:") and text[3:].strip():
+    parsed = parse_spec("coherence", spec)
+    if (build := custom_builder(parsed)) is not None:  # a provider of register_provider
+        given = {"batch_size": batch_size, "device": device, "dtype": dtype}
+        return cast(ParagraphScorer, build(parsed, given))
+    if parsed.provider == "hf":
         return HFTextScorer(
-            text[3:].strip(),
+            parsed.model,
             batch_size=batch_size,
             device=device,
             dtype=dtype,
             max_length=max_length,
             label_index=label_index,
         )
-    raise ConfigError(f"unknown paragraph coherence spec {spec!r}; expected 'hf:<path>'")
+    raise ConfigError(f"unknown paragraph coherence spec {spec!r}; expected 'hf/<path>'")
 
 
 async def paragraph_coherence_async(
@@ -275,7 +278,7 @@ async def paragraph_coherence_async(
     return values
 
 
-paragraph_coherence = sync_twin(paragraph_coherence_async)
+paragraph_coherence = blocking(paragraph_coherence_async)
 
 
 def _range(scores: list[float]) -> tuple[float | None, float | None]:

@@ -13,7 +13,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Literal, Protocol, runtime_checkable
 
-from citegraph.conner.metrics._sentences import split_sentences
+from citegraph.conner.metrics._sentences import punkt_sentences
 from citegraph.errors import ConfigError, DataError
 
 __all__ = [
@@ -81,7 +81,7 @@ def gold_evidence(passage: str) -> FixedEvidence:
     Returns:
         A :class:`FixedEvidence` named ``"gold"``.
     """
-    passages = [*split_sentences(passage), passage.strip()] if passage.strip() else []
+    passages = [*punkt_sentences(passage), passage.strip()] if passage.strip() else []
     return FixedEvidence(passages, name="gold")
 
 

@@ -1,6 +1,6 @@
 """CONNER factuality (Eq. 1): verify each sentence of a knowledge text against evidence by NLI.
 
-For a knowledge text ``k = s_1 ... s_m`` (split by :func:`split_sentences`) and evidence
+For a knowledge text ``k = s_1 ... s_m`` (split by :func:`punkt_sentences`) and evidence
 ``E_i = e_i1 ... e_il`` for each sentence (from an :class:`EvidenceSource`), every pair
 (premise ``e_ij``, hypothesis ``s_i``) gets a three-way NLI vector (contradiction, neutral,
 entailment). Then, as in the paper::
@@ -44,10 +44,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.conner._types import DetailScalar, DetailValue, MetricValue
 from citegraph.conner.metrics._evidence import EvidenceSource
-from citegraph.conner.metrics._sentences import split_sentences
+from citegraph.conner.metrics._sentences import punkt_sentences
 from citegraph.errors import DataError, ModelError
 from citegraph.models import NLI3Model, NLIPair, NLIProbs
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 __all__ = [
     "EVIDENCE_CHARS",
@@ -176,7 +176,7 @@ async def factuality_async(
         ModelError: If the NLI model returns the wrong number of vectors.
     """
     config = config or FactualityConfig()
-    sentences = split_sentences(knowledge)
+    sentences = punkt_sentences(knowledge)
     if not sentences:
         return MetricValue(
             value=None, reason="empty knowledge: no sentence to verify", model=nli.name
@@ -218,7 +218,7 @@ async def factuality_async(
     )
 
 
-factuality = sync_twin(factuality_async)
+factuality = blocking(factuality_async)
 
 
 class NLISummary(BaseModel):

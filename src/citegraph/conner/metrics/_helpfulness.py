@@ -47,7 +47,7 @@ from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import ConfigError, ModelError
 from citegraph.models import LMScorer, TokenScores
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 __all__ = [
     "HELPFULNESS_PROMPT",
@@ -330,4 +330,4 @@ async def helpfulness_async(
     return results
 
 
-helpfulness = sync_twin(helpfulness_async)
+helpfulness = blocking(helpfulness_async)

@@ -31,7 +31,7 @@ from citegraph.conner.metrics._relevance import WowQuery, metric_query
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import LMScorer, TokenScores
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 __all__ = ["INFO_PROMPT", "informativeness", "informativeness_prefix", "truncate_words"]
 
@@ -144,4 +144,4 @@ async def informativeness_async(
     return values
 
 
-informativeness = sync_twin(informativeness_async)
+informativeness = blocking(informativeness_async)

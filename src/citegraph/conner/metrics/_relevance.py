@@ -32,8 +32,14 @@ from typing import Any, Literal, Protocol, Unpack, runtime_checkable
 from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models import RerankerOptions, embedding_model, reranker_model
-from citegraph.runs import sync_twin
+from citegraph.models import (
+    ModelOptions,
+    RerankerOptions,
+    embedding_model,
+    parse_spec,
+    reranker_model,
+)
+from citegraph.runs import blocking
 
 __all__ = [
     "EMBEDDING_FALLBACK_PREFIX",
@@ -141,14 +147,18 @@ def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return max(-1.0, min(1.0, dot / norm))
 
 
-def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> RelevanceScorer:
+def relevance_scorer(
+    spec: str, options: ModelOptions | None = None, **backend: Unpack[RerankerOptions]
+) -> RelevanceScorer:
     """Build a relevance scorer from a spec.
 
     Args:
-        spec: ``"hf:<path or hub id>"`` (a cross-encoder, Eq. 2), ``"vllm/<model>"`` or
-            ``"tei/<model>"`` (a served cross-encoder), or ``"embedding:<embedding spec>"`` (the
-            fallback, e.g. ``"embedding:minilm"``).
-        **options: Options of :func:`~citegraph.models.reranker_model` (``batch_size``,
+        spec: ``"hf/<path or hub id>"`` (a cross-encoder, Eq. 2), ``"vllm/<model>"`` or
+            ``"tei/<model>"`` (a served cross-encoder), or ``"embedding/<embedding spec>"`` (the
+            fallback, e.g. ``"embedding/minilm"``); the ``relevance`` role of
+            :data:`~citegraph.models.ROLES`.
+        options: Where a local model runs and how a server is reached.
+        **backend: Options of :func:`~citegraph.models.reranker_model` (``batch_size``,
             ``device``, ``dtype``, ``max_length``, ``label_index``; ``hf:`` only, but for
             ``device`` and ``dtype``, which place the embedding fallback's model too).
 
@@ -156,20 +166,18 @@ def relevance_scorer(spec: str, **options: Unpack[RerankerOptions]) -> Relevance
         ConfigError: An unknown spec, or options given to the embedding fallback.
         MissingDependency, ModelError: The model cannot be loaded.
     """
-    text = spec.strip()
-    if text.startswith(("hf:", "vllm/", "tei/")):
-        return reranker_model(text, **options)
-    if text.startswith("embedding:") and text[len("embedding:") :].strip():
-        others = sorted(set(options) - {"device", "dtype"})
-        if others:
-            raise ConfigError(f"options {others} do not apply to {spec!r}")
-        device, dtype = options.get("device", "auto"), options.get("dtype", "auto")
-        embedder = embedding_model(text[len("embedding:") :].strip(), device=device, dtype=dtype)
-        return EmbeddingRelevance(embedder)
-    raise ConfigError(
-        f"unknown relevance spec {spec!r}; expected 'hf:<path>', 'vllm/<model>', 'tei/<model>' "
-        "or 'embedding:<embedding spec>'"
+    parsed = parse_spec("relevance", spec)
+    if parsed.provider != "embedding" or parsed.inner is None or parsed.inner.role != "embedding":
+        return reranker_model(spec.strip(), options, **backend)
+    others = sorted(set(backend) - {"device", "dtype"})
+    if others:
+        raise ConfigError(f"options {others} do not apply to {spec!r}")
+    if options is not None and options.base_url is not None:
+        raise ConfigError(f"a base URL applies to a served model (vllm/<model>...), not {spec!r}")
+    embedder = embedding_model(
+        parsed.inner.canonical, options, device=backend.get("device"), dtype=backend.get("dtype")
     )
+    return EmbeddingRelevance(embedder)
 
 
 async def relevance_async(
@@ -225,4 +233,4 @@ async def relevance_async(
     return [v for v in values if v is not None]
 
 
-relevance = sync_twin(relevance_async)
+relevance = blocking(relevance_async)

@@ -1,4 +1,9 @@
-"""Split a knowledge text into sentences (the units CONNER verifies one by one).
+"""Split a knowledge text into sentences (the units CONNER verifies one by one):
+:func:`punkt_sentences`.
+
+Named for the splitter it stands in for: KaLMA's :func:`citegraph.kalma.sentence_spans` splits
+attributed answers (offsets, citation brackets kept whole) by its own rules, and differs on
+purpose.
 
 CONNER's code uses ``nltk.sent_tokenize`` (the pre-trained Punkt model). nltk is not a citegraph
 dependency, so this is a small rule-based splitter meant to agree with Punkt on knowledge texts
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["ABBREVIATIONS", "SENTENCE_STARTERS", "split_sentences"]
+__all__ = ["ABBREVIATIONS", "SENTENCE_STARTERS", "punkt_sentences"]
 
 #: Abbreviations (lower case, without the final period) after which a period does not end a
 #: sentence. Matched case-insensitively on the token before the period.
@@ -129,7 +134,7 @@ def _split_line(line: str) -> list[str]:
     return [s for s in sentences if s]
 
 
-def split_sentences(text: str) -> list[str]:
+def punkt_sentences(text: str) -> list[str]:
     """Split ``text`` into sentences (see the module docstring for the rules).
 
     Args:
@@ -139,7 +144,7 @@ def split_sentences(text: str) -> list[str]:
         The sentences in order, stripped; ``[]`` for an empty or blank text.
 
     Example:
-        >>> split_sentences("He moved to the U.S. in 1990. Dr. Smith met him.")
+        >>> punkt_sentences("He moved to the U.S. in 1990. Dr. Smith met him.")
         ['He moved to the U.S. in 1990.', 'Dr. Smith met him.']
     """
     out: list[str] = []

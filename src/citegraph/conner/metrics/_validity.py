@@ -39,7 +39,7 @@ from citegraph.conner.metrics._factuality import (
 )
 from citegraph.errors import ConfigError, DataError, ModelError
 from citegraph.models import NLI3Model, NLIPair, NLIProbs
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 __all__ = [
     "OpenValidityConfig",
@@ -140,7 +140,7 @@ async def span_validity_batch_async(
     return [r if r is not None else nli_metric_value(next(scored), nli.name) for r in results]
 
 
-span_validity_batch = sync_twin(span_validity_batch_async)
+span_validity_batch = blocking(span_validity_batch_async)
 
 
 async def span_validity_async(
@@ -155,7 +155,7 @@ async def span_validity_async(
     return value
 
 
-span_validity = sync_twin(span_validity_async)
+span_validity = blocking(span_validity_async)
 
 
 async def open_validity_async(
@@ -204,7 +204,7 @@ async def open_validity_async(
     return nli_metric_value(probs[best], nli.name, evidence_index=best, n_pairs=len(pairs))
 
 
-open_validity = sync_twin(open_validity_async)
+open_validity = blocking(open_validity_async)
 
 
 def validity_summary(values: Iterable[MetricValue]) -> NLISummary:

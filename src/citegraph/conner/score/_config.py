@@ -4,7 +4,7 @@ names: which of them are stand-ins for the paper's models (so every reported num
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
@@ -13,6 +13,7 @@ from citegraph.conner.acquire import TASK_CORPUS, TaskChoice
 from citegraph.conner.metrics import ConnerRules, Mode
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
+from citegraph.models import spec_identity
 
 __all__ = [
     "ConnerScoreConfig",
@@ -43,24 +44,24 @@ class ConnerScoreConfig(TaskChoice):
     lm: str = Field(
         default="local",
         description="Causal LM for coherence, informativeness and helpfulness: 'local' "
-        "(SmolLM2-135M), 'hf:<id or path>', a model folder, or 'vllm/<model>' (a server's "
+        "(SmolLM2-135M), 'hf/<id or path>', a model folder, or 'vllm/<model>' (a server's "
         "prompt log-probabilities).",
     )
     nli: str = Field(
         default="lexical",
-        description="Three-way NLI for factuality and validity: 'hf:<id or path>' (an MNLI "
+        description="Three-way NLI for factuality and validity: 'hf/<id or path>' (an MNLI "
         "model), 'vllm/<model>' (served) or 'lexical' (a word-overlap stand-in, not an NLI "
         "model).",
     )
     reranker: str = Field(
-        default="embedding:minilm",
-        description="Relevance scorer: 'hf:<cross-encoder>' (Eq. 2), 'vllm/<model>' or "
-        "'tei/<model>' (served) or 'embedding:<model>' (cosine similarity fallback, labelled "
+        default="embedding/minilm",
+        description="Relevance scorer: 'hf/<cross-encoder>' (Eq. 2), 'vllm/<model>' or "
+        "'tei/<model>' (served) or 'embedding/<model>' (cosine similarity fallback, labelled "
         "as such).",
     )
     paragraph: str | None = Field(
         default=None,
-        description="Discourse coherence model 'hf:<id or path>' (Eq. 4); none: unmeasured.",
+        description="Discourse coherence model 'hf/<id or path>' (Eq. 4); none: unmeasured.",
     )
     evidence: Literal["gold", "corpus", "gold+corpus"] = Field(
         default="gold",
@@ -127,6 +128,21 @@ class ConnerScoreConfig(TaskChoice):
         """Whether factuality evidence is retrieved (so ``corpus`` is required)."""
         return "factuality" in self.metrics and self.evidence != "gold"
 
+    def identity(self, exclude: set[str] | None = None) -> dict[str, Any]:
+        """The config as ``run.json`` records it (part of the run id): the model specs in
+        their first release's spelling (:func:`~citegraph.models.spec_identity`), so
+        ``embedding/minilm`` and ``embedding:minilm`` are one run, the id runs made before the
+        new spelling already have."""
+        out = self.model_dump(mode="json", exclude=exclude)
+        for field, role in SPEC_ROLES.items():
+            if field in out:
+                out[field] = spec_identity(role, out[field])
+        return out
+
+
+#: The config's model specs and their roles (``citegraph models``).
+SPEC_ROLES = {"lm": "lm", "nli": "nli3", "reranker": "relevance", "paragraph": "coherence"}
+
 
 #: Model role -> the metrics that model decides.
 _ROLE_METRICS = {
@@ -141,7 +157,7 @@ def _stand_ins(config: ConnerScoreConfig) -> dict[str, list[str]]:
     lexical NLI, the embedding fallback of the reranker, the local SmolLM2)."""
     stand_in = {
         "nli": config.nli.strip() == "lexical",
-        "reranker": config.reranker.strip().startswith("embedding:"),
+        "reranker": (spec_identity("relevance", config.reranker) or "").startswith("embedding:"),
         "lm": config.lm == "local",
     }
     return {
@@ -168,15 +184,16 @@ def stand_in_warning(config: ConnerScoreConfig) -> str | None:
     parts = []
     if chosen := stand_ins.get("nli"):
         parts.append(
-            f"{', '.join(chosen)} by the lexical word-overlap stand-in (pass --nli hf:<MNLI model>)"
+            f"{', '.join(chosen)} by the lexical word-overlap stand-in (pass --nli hf/<MNLI model>)"
         )
     if "reranker" in stand_ins:
         parts.append(
-            f"relevance by {config.reranker} cosine similarity (pass --reranker hf:<cross-encoder>)"
+            f"relevance by {spec_identity('relevance', config.reranker, today=True)} cosine "
+            "similarity (pass --reranker hf/<cross-encoder>)"
         )
     if chosen := stand_ins.get("lm"):
         parts.append(
-            f"{', '.join(chosen)} by SmolLM2-135M (pass --lm hf:<causal LM>, the "
+            f"{', '.join(chosen)} by SmolLM2-135M (pass --lm hf/<causal LM>, the "
             "paper: GPT-Neo-2.7B, LLaMA-65B)"
         )
     if not parts:
@@ -196,7 +213,8 @@ def model_notes(config: ConnerScoreConfig) -> dict[str, str]:
         )
     if "reranker" in stand_ins:
         notes["reranker"] = (
-            f"{config.reranker}: embedding cosine similarity, a fallback for the paper's "
+            f"{spec_identity('relevance', config.reranker, today=True)}: embedding cosine "
+            "similarity, a fallback for the paper's "
             "query-knowledge cross-encoder"
         )
     if "lm" in stand_ins:

@@ -28,11 +28,11 @@ from citegraph.errors import ConfigError
 from citegraph.models import (
     ChatModel,
     LMScorer,
+    ModelOptions,
     NLI3Model,
     causal_lm_scorer,
     embedding_model,
     nli3_model,
-    served_options,
 )
 
 __all__ = ["ScoreModels", "load_score_models"]
@@ -92,40 +92,35 @@ class ScoreModels:
 def load_score_models(
     config: ConnerScoreConfig,
     samples: Sequence[ConnerSample],
-    *,
-    cache: bool = True,
-    device: str = "auto",
-    dtype: str = "auto",
+    options: ModelOptions | None = None,
 ) -> ScoreModels:
     """Load the models ``config`` names for its metrics.
 
     Args:
         config: The run's configuration.
         samples: The task's items (for ``corpus='task'``).
-        cache: Put the answer model and the served scorers behind the shared response cache.
-        device: Where every local model runs (``auto``: a GPU when present).
-        dtype: Every local model's dtype (``auto``: bf16 on a GPU that has it, fp32 on CPU).
+        options: Where every local model runs, and how the served ones are reached (their
+            response cache among them); each model's base URL comes from ``config``.
 
     Raises:
         ConfigError: Retrieved evidence without ``corpus``, or an unknown spec.
         MissingDependency, ModelError: A model cannot be loaded.
     """
+    options = options or ModelOptions()
+    device, dtype = options.device, options.dtype
     metrics = set(config.metrics)
     models = ScoreModels(evidence_kind=config.evidence)
     if metrics & _LM_METRICS:
-        served = served_options(config.lm, config.lm_base_url, cache)
-        models.lm = causal_lm_scorer(config.lm, device=device, dtype=dtype, **served)
+        models.lm = causal_lm_scorer(config.lm, options.serving(config.lm_base_url))
     if metrics & _NLI_METRICS:
-        served = served_options(config.nli, config.nli_base_url, cache)
-        models.nli = nli3_model(config.nli, device=device, dtype=dtype, **served)
+        models.nli = nli3_model(config.nli, options.serving(config.nli_base_url))
     if "relevance" in metrics:
-        served = served_options(config.reranker, config.reranker_base_url, cache)
-        models.relevance = relevance_scorer(config.reranker, device=device, dtype=dtype, **served)
+        served = options.serving(config.reranker_base_url)
+        models.relevance = relevance_scorer(config.reranker, served)
     if "coherence_para" in metrics:
         models.paragraph = paragraph_scorer(config.paragraph, device=device, dtype=dtype)
     if "validity" in metrics and config.answer_model is not None:
-        answer = config.answer_model
-        models.answer = cached_chat(answer, config.base_url, cache, device=device, dtype=dtype)
+        models.answer = cached_chat(config.answer_model, config.base_url, options)
     if config.needs_corpus():
         if config.corpus is None:
             raise ConfigError(
@@ -133,9 +128,7 @@ def load_score_models(
                 "TSV passage file, or 'task' for the task's own gold knowledge texts)"
             )
         corpus = load_corpus(config.corpus, samples)
-        retriever = DenseRetriever.from_corpus(
-            embedding_model(config.retriever, device=device, dtype=dtype), corpus
-        )
+        retriever = DenseRetriever.from_corpus(embedding_model(config.retriever, options), corpus)
         models.retrieved = RetrievedEvidence(
             retriever,
             corpus.texts,

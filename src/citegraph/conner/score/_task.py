@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.conner._types import METRICS, Knowledge, RunResult, in_item_order
-from citegraph.conner._view import ConnerScorePresenter
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.metrics import max_negatives, too_few_negatives
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
 from citegraph.conner.score._models import ScoreModels, load_score_models
 from citegraph.conner.score._summary import score_summary
+from citegraph.conner.score._view import ConnerScorePresenter
 from citegraph.conner.score._work import score_batch_async
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError
@@ -112,18 +112,13 @@ class ScoreTask(Task[ConnerSample, ScoreModels]):
     def open(self, runtime: Runtime) -> AbstractAsyncContextManager[ScoreModels]:
         """The caller's models, or those ``config`` names (loaded once, closed at the end)."""
         load = functools.partial(
-            load_score_models,
-            self.config,
-            self.samples,
-            cache=runtime.cache,
-            **runtime.model_options(),
+            load_score_models, self.config, self.samples, runtime.model_options()
         )
         return given_or_loaded(self.models, load)
 
     def run_config(self, models: ScoreModels) -> dict[str, Any]:
         """The config, the task's name and the names of the models used."""
-        identity = self.config.model_dump(mode="json") | {"task_name": self.name}
-        return identity | {"models": models.names()}
+        return self.config.identity() | {"task_name": self.name, "models": models.names()}
 
     def run_data(self, models: ScoreModels) -> dict[str, str]:
         """The knowledge input's fingerprint and the evidence corpus's."""

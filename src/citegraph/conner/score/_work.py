@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from citegraph.conner._types import Knowledge, Metric, MetricValue
-from citegraph.conner.acquire import GeneratedAnswer, KnowledgeInput, generate_answers_async
+from citegraph.conner.acquire import DownstreamAnswer, KnowledgeInput, generate_answers_async
 from citegraph.conner.metrics import (
     CombinedEvidence,
     ConnerRules,
@@ -32,7 +32,7 @@ from citegraph.conner.metrics import (
 from citegraph.conner.score._config import ConnerScoreConfig
 from citegraph.conner.score._models import ScoreModels
 from citegraph.datasets import ConnerSample
-from citegraph.runs import FAILED, sync_twin
+from citegraph.runs import FAILED, blocking
 
 __all__ = ["NO_ANSWER_MODEL", "PROMPT_TOO_LONG", "score_batch"]
 
@@ -48,7 +48,7 @@ class _Batch:
     have: Sequence[ConnerSample]
     knowledge: Sequence[Knowledge]
     pool: Sequence[Knowledge]
-    answers: Sequence[GeneratedAnswer] | None
+    answers: Sequence[DownstreamAnswer] | None
     models: ScoreModels
     config: ConnerScoreConfig
     rules: ConnerRules
@@ -58,7 +58,7 @@ class _Batch:
         return [k.text for k in self.knowledge]
 
 
-async def _validity(b: _Batch, answers: Sequence[GeneratedAnswer]) -> list[MetricValue]:
+async def _validity(b: _Batch, answers: Sequence[DownstreamAnswer]) -> list[MetricValue]:
     nli = b.models.nli
     assert nli is not None
     ok = [(s, a.answer) for s, a in zip(b.have, answers, strict=True) if a.answer is not None]
@@ -154,7 +154,7 @@ async def score_batch_async(
     have = [s for s in batch if isinstance(inputs[s.id], Knowledge)]
     knowledge = [k for s in have if isinstance(k := inputs[s.id], Knowledge)]
     pool = [p for s in all_samples if isinstance(p := inputs.get(s.id), Knowledge)]
-    answers: list[GeneratedAnswer] | None = None
+    answers: list[DownstreamAnswer] | None = None
     if "validity" in config.metrics and models.answer is not None and have:
         answers = await generate_answers_async(
             have,
@@ -207,4 +207,4 @@ async def score_batch_async(
     return records
 
 
-score_batch = sync_twin(score_batch_async)
+score_batch = blocking(score_batch_async)

@@ -49,7 +49,7 @@ from citegraph.conner.score import (
 from citegraph.conner.select._config import ConnerSelectConfig, check_select, scored_metrics
 from citegraph.conner.select._selection import select_knowledge
 from citegraph.datasets import ConnerSample
-from citegraph.io import atomic_write
+from citegraph.io import atomic_write, canonical_json
 from citegraph.models import ChatModel
 from citegraph.runs import (
     FAILED,
@@ -60,7 +60,6 @@ from citegraph.runs import (
     RunDir,
     Runtime,
     blocking,
-    canonical_json,
     given_or_loaded,
     opened,
     register_task,
@@ -128,7 +127,7 @@ class SelectTask(KnowledgeTask[list[Candidate]]):
             "task_name": self.name,
             "select": self.config.model_dump(mode="json"),
             "generate": self.generate.model_dump(mode="json"),
-            "score": self.score_given.model_dump(mode="json", exclude={"knowledge", "metrics"}),
+            "score": self.score_given.identity(exclude={"knowledge", "metrics"}),
         }
 
     async def work(self, batch: Sequence[ConnerSample], models: list[Candidate]) -> list[Record]:
@@ -141,7 +140,9 @@ class SelectTask(KnowledgeTask[list[Candidate]]):
     ) -> None:
         """``samples.jsonl`` again as one canonical file in item order (``conner score``
         fingerprints it): the same bytes whether made in one go or merged from shards."""
-        atomic_write(path / SAMPLES_FILE, "".join(canonical_json(r) + "\n" for r in records))
+        atomic_write(
+            path / SAMPLES_FILE, "".join(canonical_json(r, allow_nan=True) + "\n" for r in records)
+        )
 
 
 def _choices(
@@ -189,13 +190,9 @@ async def _run_candidates(
     score_models: ScoreModels | None,
 ) -> None:
     """Generate and score every candidate into its sub-runs (the models loaded once)."""
-    placed = runtime.model_options()
-    load_chat = functools.partial(
-        cached_chat, task.generate.model, task.generate.base_url, runtime.cache, **placed
-    )
-    load_scoring = functools.partial(
-        load_score_models, task.score, task.samples, cache=runtime.cache, **placed
-    )
+    options = runtime.model_options()
+    load_chat = functools.partial(cached_chat, task.generate.model, task.generate.base_url, options)
+    load_scoring = functools.partial(load_score_models, task.score, task.samples, options)
     async with (
         given_or_loaded(score_models, load_scoring) as scoring,
         given_or_loaded(model, load_chat) as chat,

@@ -31,7 +31,7 @@ class BuildConfig(BaseModel):
     base_url: ServerURL | None = Field(default=None, description="Server URL (OpenAI-compatible).")
     lm: str = Field(
         default="local",
-        description="Causal LM for the coherence perplexity: local (SmolLM2), hf:<id or path>, "
+        description="Causal LM for the coherence perplexity: local (SmolLM2), hf/<id or path>, "
         "vllm/<model> (a server's prompt log-probabilities).",
     )
     lm_base_url: ServerURL | None = Field(

@@ -31,10 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import KGQueryError
 from citegraph.kalma.build._links import Connection, connected_pairs
 from citegraph.kalma.build._pairs import CANDIDATE_LIMIT, PERSON_TYPE, PersonPair
-from citegraph.kalma.retrieve._config import RetrievalConfig
-from citegraph.kalma.retrieve._retrieve import find_candidates
+from citegraph.kalma.retrieve import RetrievalConfig, find_candidates_async
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph, Triple
-from citegraph.runs import Progress, run_bounded_async, sync_twin
+from citegraph.runs import Progress, blocking, run_bounded_async
 
 Status = Literal["resolved", "ambiguous", "unresolved"]
 STATUSES: tuple[Status, ...] = ("resolved", "ambiguous", "unresolved")
@@ -67,7 +66,7 @@ async def _candidates(
     kg: KnowledgeGraph, name: str, person_type: str | None, limit: int
 ) -> tuple[list[Entity], int]:
     config = RetrievalConfig(candidates_limit=limit, case_sensitive=False)
-    return await find_candidates(kg, name, person_type, config)
+    return await find_candidates_async(kg, name, person_type, config)
 
 
 async def _graph(kg: KnowledgeGraph, entity: Entity) -> Subgraph:
@@ -156,7 +155,7 @@ async def disambiguate_async(
     )
 
 
-disambiguate = sync_twin(disambiguate_async)
+disambiguate = blocking(disambiguate_async)
 
 
 async def disambiguate_many_async(
@@ -182,7 +181,7 @@ async def disambiguate_many_async(
     return await run_bounded_async(pairs, one, concurrency=concurrency, progress=progress)
 
 
-disambiguate_many = sync_twin(disambiguate_many_async)
+disambiguate_many = blocking(disambiguate_many_async)
 
 
 def resolution_counts(resolutions: Sequence[Resolution]) -> dict[str, int]:

@@ -41,11 +41,10 @@ from citegraph.kalma.build._select import (
 )
 from citegraph.kalma.build._templates import fact_sentence
 from citegraph.kalma.constrain import CitationConstraint, CitationsMode
-from citegraph.kalma.parse._brackets import strip_citations
-from citegraph.kalma.parse._paper import parse_answer
+from citegraph.kalma.parse import parse_answer, strip_citations
 from citegraph.kg import Subgraph, Triple, with_short_ids
 from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 MAX_SENTENCE_CHARS = 400
 """A reply that does not extend the paragraph is taken as the new sentence up to this length."""
@@ -221,7 +220,7 @@ async def evolve_async(
     )
 
 
-evolve = sync_twin(evolve_async)
+evolve = blocking(evolve_async)
 
 
 def _extended(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,9 +23,9 @@ from citegraph.kalma.build._evolve import evolve_async
 from citegraph.kalma.build._pairs import PersonPair, filter_complete, read_pairs_csv, sample_pairs
 from citegraph.kalma.build._select import PerplexityFn, RelationCounts, relation_counts
 from citegraph.kalma.build._templates import fact_sentence
-from citegraph.kg import KnowledgeGraph, OxigraphKG, Triple, open_kg
+from citegraph.kg import KnowledgeGraph, OpenedKG, OxigraphKG, Triple
 from citegraph.models import ChatModel
-from citegraph.runs import FAILED, sha256_file
+from citegraph.runs import FAILED, error_fields, sha256_file
 
 
 class BuildSelection(BaseModel):
@@ -42,19 +41,17 @@ class BuildSelection(BaseModel):
     report: dict[str, Any] = Field(description="The selection report of metrics.json.")
 
 
-async def select_items(
-    config: BuildConfig, *, kg: KnowledgeGraph | None = None, data_dir: str | Path | None = None
-) -> BuildSelection:
-    """Read or sample the pairs, keep complete names, disambiguate them in the KG.
+async def select_items(config: BuildConfig, *, kg: KnowledgeGraph | OpenedKG) -> BuildSelection:
+    """Read or sample the pairs, keep complete names, disambiguate them in ``kg``: the caller's
+    KG, or the one ``config.kg`` names, opened (its identity recorded; its opener closes it).
 
     Raises:
         ConfigError: ``--sample-pairs`` with a KG that is not embedded.
         DataError: the pairs file is malformed.
     """
     kg_identity = "given by caller"
-    if kg is None:
-        found = open_kg(config.kg, data_dir=data_dir)
-        kg, kg_identity = found.kg, found.identity
+    if isinstance(kg, OpenedKG):
+        kg_identity, kg = kg.identity, kg.kg
     pairs, data = _pairs(config, kg)
     kept, dropped = filter_complete(pairs) if config.complete_names else (pairs, [])
     resolutions = await disambiguate_many_async(kept, kg)
@@ -127,7 +124,7 @@ async def build_item(
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:
-        return record | {"status": FAILED, "error": f"{type(exc).__name__}: {exc}"}
+        return record | {"status": FAILED, **error_fields(exc)}
     return record | {
         "status": "ok",
         "rounds": [r.model_dump(mode="json") for r in evolution.rounds],

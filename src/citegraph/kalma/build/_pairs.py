@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import ConfigError, DataError
 from citegraph.io import read_csv_file
 from citegraph.kalma.build._links import connected_pairs, fold_relation
-from citegraph.kalma.retrieve._retrieve import type_matches
+from citegraph.kalma.retrieve import type_matches
 from citegraph.kg import Entity, OxigraphKG, Subgraph, Triple
 
 #: Person-to-person relations used to sample pairs, as Wikidata English labels. BioKaLMA's KG

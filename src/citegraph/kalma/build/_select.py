@@ -46,7 +46,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.errors import ConfigError, ModelError
 from citegraph.kalma.build._templates import fact_sentence
 from citegraph.kg import Subgraph, Triple
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 #: Perplexities of texts, one per text, None where unmeasurable (``CausalLMScorer.perplexities``).
 PerplexityFn = Callable[[Sequence[str]], Awaitable[Sequence[float | None]]]
@@ -237,7 +237,7 @@ async def select_fact_async(
     )
 
 
-select_fact = sync_twin(select_fact_async)
+select_fact = blocking(select_fact_async)
 
 
 def _usable(value: float | None) -> tuple[float | None, str | None]:

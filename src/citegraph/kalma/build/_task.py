@@ -19,7 +19,7 @@ with ``--shard i/N`` and merged.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +30,12 @@ from citegraph.kalma.build._disambiguate import Resolution
 from citegraph.kalma.build._item import BuildSelection, build_item, select_items
 from citegraph.kalma.build._output import dataset_stats, write_dataset
 from citegraph.kalma.build._select import PerplexityFn
-from citegraph.kg import KnowledgeGraph
+from citegraph.kg import KnowledgeGraph, OpenedKG, open_kg
 from citegraph.models import (
     ChatModel,
     causal_lm_scorer,
     chat_model,
-    default_response_cache,
     grammar_mode_of,
-    served_options,
 )
 from citegraph.runs import (
     FAILED,
@@ -110,20 +108,17 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
     @asynccontextmanager
     async def open(self, runtime: Runtime) -> AsyncIterator[BuildModels]:
         config = self.config
-        responses = default_response_cache() if runtime.cache else None
         perplexity = self._perplexity
         lm_name = getattr(perplexity, "__qualname__", "perplexity function given by caller")
-        placed = runtime.model_options()
+        options = runtime.model_options()
         async with given_or_loaded(
-            self._model,
-            lambda: chat_model(config.model, base_url=config.base_url, cache=responses, **placed),
+            self._model, lambda: chat_model(config.model, options.serving(config.base_url))
         ) as model:
             if config.citations == "constrained":
                 grammar_mode_of(model)  # a model that cannot constrain fails before any item
             scorer = None
             if perplexity is None:
-                served = served_options(config.lm, config.lm_base_url, runtime.cache)
-                scorer = causal_lm_scorer(config.lm, **placed, **served)
+                scorer = causal_lm_scorer(config.lm, options.serving(config.lm_base_url))
                 perplexity, lm_name = scorer.perplexities, scorer.name
             try:
                 yield BuildModels(model=model, perplexity=perplexity, lm_name=lm_name, lm=scorer)
@@ -232,9 +227,15 @@ async def build_benchmark_async(
         ConfigError: bad options, or ``out`` holds another build.
         DataError: the pairs file is malformed.
     """
-    selection = await select_items(config, kg=kg, data_dir=data_dir)
-    task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
-    outcome = await run_task_async(task, out, runtime)
+    async with AsyncExitStack() as stack:
+        source: KnowledgeGraph | OpenedKG
+        if kg is not None:
+            source = kg
+        else:  # the KG config.kg names: closed when the build ends (an error included)
+            source = await stack.enter_async_context(open_kg(config.kg, data_dir=data_dir))
+        selection = await select_items(config, kg=source)
+        task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
+        outcome = await run_task_async(task, out, runtime)
     return BuildResult.of(outcome)
 
 

@@ -49,7 +49,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import MissingDependency
-from citegraph.kalma.retrieve._ner import DEFAULT_SPACY_MODELS, RETRIEVAL_EXTRA
+from citegraph.kalma.retrieve import DEFAULT_SPACY_MODELS, RETRIEVAL_EXTRA
 from citegraph.kg import Triple
 
 RelationClass = Literal["noun", "prep", "verb"]

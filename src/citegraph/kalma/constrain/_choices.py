@@ -23,8 +23,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from citegraph.io import encodable
-from citegraph.kalma.parse._graphs import norm_ws
-from citegraph.kalma.parse._paper import parse_answer
+from citegraph.kalma.parse import norm_ws, parse_answer
 from citegraph.kg import Subgraph, Triple, with_short_ids
 
 __all__ = ["MAX_CITABLE_CHARS", "CitableEntity", "CitationChoices"]

@@ -44,7 +44,7 @@ from citegraph.errors import ResponseFormatError
 from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
 from citegraph.kalma.constrain._forms import MAX_FACTS, MAX_GROUPS, gbnf_form, lark_form
 from citegraph.kalma.constrain._once import OncePerAnswer
-from citegraph.kalma.parse import split_sentences
+from citegraph.kalma.parse import sentence_spans
 from citegraph.models import Grammar, Steering
 
 __all__ = [
@@ -209,13 +209,13 @@ def _one_sentence(text: str) -> str:
     """``text`` as one sentence of the paper parser: where it splits (its own ``.``, ``!``,
     ``?`` or line break before a new sentence), the pieces are joined with ``; ``, their final
     punctuation dropped."""
-    spans = split_sentences(text)
+    spans = sentence_spans(text)
     if len(spans) <= 1:
         return text
     pieces = [_PIECE_END.sub("", text[a:b].rstrip()) for a, b in spans[:-1]]
     pieces.append(text[spans[-1][0] : spans[-1][1]])
     joined = "; ".join(p for p in pieces if p.strip())
-    if len(split_sentences(joined)) > 1:  # a last resort: no sentence end left at all
+    if len(sentence_spans(joined)) > 1:  # a last resort: no sentence end left at all
         joined = _ANY_END.sub(" ", joined).strip()
     return joined
 

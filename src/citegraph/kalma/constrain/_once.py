@@ -22,8 +22,7 @@ from typing import ClassVar
 
 from citegraph.kalma.constrain._choices import CitationChoices
 from citegraph.kalma.constrain._forms import lark_form
-from citegraph.kalma.parse import Citation, parse_answer
-from citegraph.kalma.parse._brackets import find_brackets
+from citegraph.kalma.parse import Citation, find_brackets, parse_answer
 
 __all__ = ["OncePerAnswer", "drop_repeats"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from citegraph.kalma.parse._brackets import find_brackets
+from citegraph.kalma.parse import find_brackets
 
 
 def cut_open_citation(text: str) -> tuple[str, bool]:

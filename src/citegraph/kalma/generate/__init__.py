@@ -1,7 +1,7 @@
 """Prompts and generation of attributed answers (the paper's Table 13 and the authors' prompt)."""
 
 from citegraph.kalma.generate._generate import (
-    GeneratedAnswer,
+    AttributedAnswer,
     generate_answer,
     generate_answer_async,
 )
@@ -16,7 +16,7 @@ from citegraph.kalma.generate._prompt import (
 __all__ = [
     "DEFAULT_PROMPT",
     "PROMPT_VERSIONS",
-    "GeneratedAnswer",
+    "AttributedAnswer",
     "PromptVersion",
     "build_messages",
     "flatten_kg",

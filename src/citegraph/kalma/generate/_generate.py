@@ -8,7 +8,7 @@ With ``citations="constrained"`` the request carries the question's citation gra
 (:mod:`citegraph.kalma.constrain`), applied as the model's grammar mode says; a ``json-schema``
 reply is rendered into KaLMA text (a reply that does not render is a failure, dropped from the
 response cache so that a resumed run asks again), and a reply cut by ``max_tokens`` inside a
-citation loses that unfinished citation. :attr:`GeneratedAnswer.constraint` records how.
+citation loses that unfinished citation. :attr:`AttributedAnswer.constraint` records how.
 """
 
 from __future__ import annotations
@@ -29,11 +29,13 @@ from citegraph.models import (
     Generation,
     generate_config_for,
 )
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 
-class GeneratedAnswer(BaseModel):
-    """The model's answer to one question, or why there is none."""
+class AttributedAnswer(BaseModel):
+    """The model's attributed answer to one question (text citing KG facts), or why there is
+    none. Not CONNER's :class:`~citegraph.conner.DownstreamAnswer` (an answer made from
+    knowledge, to judge the knowledge by)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -68,7 +70,7 @@ async def generate_answer_async(
     prompt_version: str = DEFAULT_PROMPT,
     split: Literal["general", "specific"] = "specific",
     citations: CitationsMode = "free",
-) -> GeneratedAnswer:
+) -> AttributedAnswer:
     """Ask ``model`` for an answer citing ``graphs`` (Table 13 prompt by default).
 
     Model failures (:class:`EndpointError`, :class:`ModelError`) are returned in ``error``;
@@ -84,7 +86,7 @@ async def generate_answer_async(
     constraint = None
     if citations == "constrained":
         constraint = CitationConstraint.for_model(model, graphs)
-    failed = GeneratedAnswer(text="", prompt_version=prompt_version, citations=citations)
+    failed = AttributedAnswer(text="", prompt_version=prompt_version, citations=citations)
     record: dict[str, Any] | None = None
     try:
         if constraint is None:
@@ -97,7 +99,7 @@ async def generate_answer_async(
         raise
     except (EndpointError, ModelError) as exc:
         return failed.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
-    return GeneratedAnswer(
+    return AttributedAnswer(
         text=text,
         prompt_version=prompt_version,
         generation=generation,
@@ -106,4 +108,4 @@ async def generate_answer_async(
     )
 
 
-generate_answer = sync_twin(generate_answer_async)
+generate_answer = blocking(generate_answer_async)

@@ -27,7 +27,7 @@ from citegraph.kalma.parse._bracket import read_bracket
 from citegraph.kalma.parse._brackets import find_brackets, remove_spans, tidy_plain
 from citegraph.kalma.parse._graphs import GraphIndex
 from citegraph.kalma.parse._reference import parse_answer_reference
-from citegraph.kalma.parse._sentences import split_sentences
+from citegraph.kalma.parse._sentences import sentence_spans
 from citegraph.kalma.parse._types import Citation, ParsedAnswer, ParseIssue, Sentence
 from citegraph.kg import Subgraph
 
@@ -91,7 +91,7 @@ def parse_answer(
     sentences: list[Sentence] = []
     pending = iter(citations)
     nxt = next(pending, None)
-    for start, end in split_sentences(answer, spans):
+    for start, end in sentence_spans(answer, spans):
         own: list[Citation] = []
         while nxt is not None and nxt.start < end:
             own.append(nxt)

@@ -1,4 +1,8 @@
-"""Sentence splitting for attributed answers (the paper parser's splitter).
+"""Sentence splitting for attributed answers (the paper parser's splitter): :func:`sentence_spans`.
+
+It returns offsets and never splits inside a citation bracket; CONNER's
+:func:`citegraph.conner.punkt_sentences` (knowledge texts, strings, the rules of ``nltk``'s
+Punkt that CONNER's code uses) differs on purpose and is kept apart.
 
 A sentence ends at ``.``, ``!``, ``?`` or ``…`` (a run of them, then any closing quotes or
 parentheses) when whitespace and the start of a new sentence follow: an upper-case letter, a
@@ -62,7 +66,7 @@ _NEXT_INITIAL = re.compile(r"[A-Z]\.(?:\s|$)")
 _WORD = re.compile(r"[^\W\d_]+")
 
 
-def split_sentences(
+def sentence_spans(
     text: str, brackets: Sequence[BracketSpan] | None = None
 ) -> list[tuple[int, int]]:
     """Split ``text`` into sentences.

@@ -4,6 +4,8 @@ from citegraph.kalma.retrieve._accuracy import RetrievalAccuracy, retrieval_accu
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._evaluate import evaluate_retrieval, evaluate_retrieval_async
 from citegraph.kalma.retrieve._ner import (
+    DEFAULT_SPACY_MODELS,
+    RETRIEVAL_EXTRA,
     EntityRecognizer,
     Mention,
     capitalised_ner,
@@ -16,14 +18,19 @@ from citegraph.kalma.retrieve._retrieve import (
     Retrieval,
     Retriever,
     Unresolved,
+    find_candidates,
+    find_candidates_async,
     rerank,
     retrieve,
     retrieve_async,
     retrieve_many,
     retrieve_many_async,
+    type_matches,
 )
 
 __all__ = [
+    "DEFAULT_SPACY_MODELS",
+    "RETRIEVAL_EXTRA",
     "Candidate",
     "EntityRecognizer",
     "Mention",
@@ -37,6 +44,8 @@ __all__ = [
     "clean_mention",
     "evaluate_retrieval",
     "evaluate_retrieval_async",
+    "find_candidates",
+    "find_candidates_async",
     "rerank",
     "retrieval_accuracy",
     "retrieve",
@@ -44,4 +53,5 @@ __all__ = [
     "retrieve_many",
     "retrieve_many_async",
     "spacy_ner",
+    "type_matches",
 ]

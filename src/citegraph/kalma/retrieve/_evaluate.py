@@ -19,7 +19,7 @@ from citegraph.kalma.retrieve._accuracy import RetrievalAccuracy, retrieval_accu
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._retrieve import Retrieval, Retriever
 from citegraph.kg import KnowledgeGraph
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 
 async def evaluate_retrieval_async(
@@ -51,4 +51,4 @@ async def evaluate_retrieval_async(
     return report, results
 
 
-evaluate_retrieval = sync_twin(evaluate_retrieval_async)
+evaluate_retrieval = blocking(evaluate_retrieval_async)

@@ -38,7 +38,7 @@ from citegraph.errors import ConfigError, KGQueryError
 from citegraph.kalma.retrieve._config import RetrievalConfig
 from citegraph.kalma.retrieve._ner import EntityRecognizer, Mention, capitalised_ner, spacy_ner
 from citegraph.kg import Entity, KnowledgeGraph, Subgraph
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 SINGLE_TOKEN = "name has no space (drop_single_token_names)"
 _QID = re.compile(r"Q[0-9]+")
@@ -156,7 +156,7 @@ def _kg_order(entity: Entity) -> tuple[int, int, str]:
     return (1, 0, entity.id)
 
 
-async def find_candidates(
+async def find_candidates_async(
     kg: KnowledgeGraph, name: str, wanted: str | None, config: RetrievalConfig
 ) -> tuple[list[Entity], int]:
     """Entities labelled ``name`` that pass the lenient type filter, in the KG's order.
@@ -183,6 +183,9 @@ async def find_candidates(
     return kept[:limit], sum(1 for e in found if not type_matches(e, wanted))
 
 
+find_candidates = blocking(find_candidates_async)
+
+
 async def _score(
     kg: KnowledgeGraph, question: str, entity: Entity
 ) -> tuple[Candidate, Subgraph | None]:
@@ -204,7 +207,7 @@ async def resolve_mention(
             mention=mention, type_filter=wanted, candidates=(), reason=SINGLE_TOKEN
         )
         return dropped, None
-    entities, n_filtered = await find_candidates(kg, mention.text, wanted, config)
+    entities, n_filtered = await find_candidates_async(kg, mention.text, wanted, config)
     scored = await asyncio.gather(*(_score(kg, question, e) for e in entities))
     candidates = tuple(c for c, _ in scored)
     graphs = [g for _, g in scored if g is not None]
@@ -282,7 +285,7 @@ async def retrieve_async(
     return await retrieve_mentions(question, recognizer(question), kg, config)
 
 
-retrieve = sync_twin(retrieve_async)
+retrieve = blocking(retrieve_async)
 
 
 Progress = Callable[[int, int], None]
@@ -364,4 +367,4 @@ async def retrieve_many_async(
     return await retriever.retrieve_many(questions, kg, concurrency=concurrency, progress=progress)
 
 
-retrieve_many = sync_twin(retrieve_many_async)
+retrieve_many = blocking(retrieve_many_async)

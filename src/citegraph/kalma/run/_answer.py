@@ -16,14 +16,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from citegraph.datasets import BioKaLMASample, GoldRecord, QuestionRecord
-from citegraph.kalma.generate._generate import GeneratedAnswer, generate_answer_async
-from citegraph.kalma.generate._prompt import flatten_kg
-from citegraph.kalma.retrieve._retrieve import Retriever
+from citegraph.kalma.generate import AttributedAnswer, flatten_kg, generate_answer_async
+from citegraph.kalma.retrieve import Retriever
 from citegraph.kalma.run._ablations import remove_knowledge
 from citegraph.kalma.run._config import RunConfig
-from citegraph.kalma.score._item import ScoreItem, score_items_async
-from citegraph.kalma.score._text_quality import judge_text_quality_async
-from citegraph.kalma.score._validity import EntityLookup
+from citegraph.kalma.score import (
+    EntityLookup,
+    ScoreItem,
+    judge_text_quality_async,
+    score_items_async,
+)
 from citegraph.kg import KnowledgeGraph, Subgraph, with_short_ids
 from citegraph.models import ChatModel, NLIModel
 from citegraph.runs import FAILED
@@ -169,7 +171,7 @@ def prompt_triples(graphs: Sequence[Subgraph], version: str) -> list[dict[str, A
     return out
 
 
-def _generation_fields(answer: GeneratedAnswer) -> dict[str, Any]:
+def _generation_fields(answer: AttributedAnswer) -> dict[str, Any]:
     gen = answer.generation
     fields = {
         "status": FAILED if answer.error else "ok",

@@ -15,9 +15,9 @@ from pydantic import ConfigDict, Field, model_validator
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
 from citegraph.kalma.constrain import CitationsMode
-from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, PromptVersion
+from citegraph.kalma.generate import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma.run._approx_gold import APPROX_GOLD
-from citegraph.kalma.score._config import (
+from citegraph.kalma.score import (
     ScoreConfig,
     ScoringOptions,
     TextQualityOptions,

@@ -24,9 +24,7 @@ from citegraph.errors import ConfigError, DataError
 from citegraph.kalma.run._ablations import corrupt_retrieval
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, question_match_gold
 from citegraph.kalma.run._config import RunConfig, gold_source
-from citegraph.kalma.score._inputs import with_subjects
-from citegraph.kalma.score._judge_answers import judged_ids
-from citegraph.kalma.score._resolve import Reference, resolve_in_kg
+from citegraph.kalma.score import Reference, judged_ids, resolve_in_kg_async, with_subjects
 from citegraph.kg import KnowledgeGraph, Subgraph
 from citegraph.runs import sha256_file
 
@@ -182,7 +180,7 @@ async def resolve_questions(
     questions = inputs.split
     assert isinstance(questions, QuestionsFile)
     records = questions.samples(questions.ids)
-    entity_ids = await resolve_in_kg(
+    entity_ids = await resolve_in_kg_async(
         kg,
         (
             Reference(
@@ -206,7 +204,7 @@ async def resolve_questions(
         for k, triple in enumerate(getattr(entry, field) or ())
         for what in [f"gold item {k} subject"]
     ]
-    subjects = await resolve_in_kg(kg, (ref for _, ref in refs))
+    subjects = await resolve_in_kg_async(kg, (ref for _, ref in refs))
     named: dict[str, dict[str, str]] = {}
     for gid, ref in refs:
         if subjects[ref.text] != ref.text:

@@ -15,12 +15,13 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from citegraph.kalma.retrieve._accuracy import retrieval_accuracy
+from citegraph.kalma.retrieve import retrieval_accuracy
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE
 from citegraph.kalma.run._config import RunConfig, gold_source
-from citegraph.kalma.score._report import METRICS, build_metrics
-from citegraph.kalma.score._text_quality_agreement import (
+from citegraph.kalma.score import (
     HUMAN_FIELD,
+    METRICS,
+    build_metrics,
     text_quality_agreement,
     text_quality_block,
 )

@@ -11,6 +11,7 @@ questions whose model call failed (``status: failed``), and splits a run with ``
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cached_property
@@ -21,31 +22,29 @@ from pydantic import Field
 
 from citegraph.datasets import BioKaLMASample, GoldRecord
 from citegraph.errors import ConfigError
-from citegraph.kalma._view import KalmaPresenter
-from citegraph.kalma.retrieve._config import RetrievalConfig
-from citegraph.kalma.retrieve._retrieve import Retriever
+from citegraph.kalma.retrieve import RetrievalConfig, Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
 from citegraph.kalma.run._config import TASK, RunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs, resolve_questions
 from citegraph.kalma.run._report import build_run_metrics
-from citegraph.kalma.score import KalmaScoreTask
-from citegraph.kalma.score._text_quality import judge_grammar
-from citegraph.kalma.score._text_quality_agreement import (
+from citegraph.kalma.score import (
     HUMAN_FIELD,
+    NO_KG_DATASET_DIR,
+    EntityLookup,
     HumanScores,
+    KalmaScoreTask,
     check_human_ids,
+    judge_grammar,
     read_human_scores,
 )
-from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
+from citegraph.kalma.view import KalmaPresenter
 from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
 from citegraph.models import (
     ChatModel,
     NLIModel,
     chat_model,
-    default_response_cache,
     grammar_mode_of,
     nli_model,
-    served_options,
 )
 from citegraph.runs import (
     Record,
@@ -141,22 +140,15 @@ class KalmaRunTask(Task[str, RunModels]):
     @asynccontextmanager
     async def open(self, runtime: Runtime) -> AsyncIterator[RunModels]:
         config = self.config
-        cache = default_response_cache() if runtime.cache else None
         # --concurrency bounds the requests in flight per endpoint (answers and judge calls share
         # the limit when they go to the same server); without it each provider's default applies.
-        limit = runtime.concurrency
-        placed = runtime.model_options()
+        served = runtime.model_options()
+        options = dataclasses.replace(served, concurrency=runtime.concurrency)
         async with AsyncExitStack() as stack:
             answerer = await stack.enter_async_context(
                 given_or_loaded(
                     self._model,
-                    lambda: chat_model(
-                        config.model,
-                        base_url=config.base_url,
-                        cache=cache,
-                        concurrency=limit,
-                        **placed,
-                    ),
+                    lambda: chat_model(config.model, options.serving(config.base_url)),
                 )
             )
             judge = self._judge
@@ -165,13 +157,7 @@ class KalmaRunTask(Task[str, RunModels]):
                 judge = await stack.enter_async_context(
                     given_or_loaded(
                         None,
-                        lambda: chat_model(
-                            spec,
-                            base_url=config.judge_base_url,
-                            cache=cache,
-                            concurrency=limit,
-                            **placed,
-                        ),
+                        lambda: chat_model(spec, options.serving(config.judge_base_url)),
                     )
                 )
             if config.citations == "constrained":
@@ -180,11 +166,13 @@ class KalmaRunTask(Task[str, RunModels]):
                 judge_grammar(judge, config.resolved_judge_replies(config.text_quality))
             kg, identity, retriever = self._kg, None, None
             if config.over_kg:
-                kg, identity = kg_with_identity(
-                    config.kg if kg is None else kg,
-                    data_dir=self.data_dir,
-                    contact=self.contact,
-                    options=config.kg_options(cache=runtime.cache),
+                kg, identity = await stack.enter_async_context(  # a spec's KG: closed at the end
+                    kg_with_identity(
+                        config.kg if kg is None else kg,
+                        data_dir=self.data_dir,
+                        contact=self.contact,
+                        options=config.kg_options(cache=runtime.cache),
+                    )
                 )
                 retriever = Retriever(RetrievalConfig.for_mode(config.rules))
             entity_ids: dict[str, str] = {}
@@ -193,12 +181,7 @@ class KalmaRunTask(Task[str, RunModels]):
                 entity_ids, self._gold = await resolve_questions(kg, self.inputs)
             yield RunModels(
                 answerer=answerer,
-                nli=self._nli
-                or nli_model(
-                    config.nli,
-                    **placed,
-                    **served_options(config.nli, config.nli_base_url, runtime.cache),
-                ),
+                nli=self._nli or nli_model(config.nli, served.serving(config.nli_base_url)),
                 judge=judge,
                 kg=kg,
                 kg_identity=identity,

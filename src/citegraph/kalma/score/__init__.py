@@ -3,6 +3,7 @@ precision and recall, the text-quality judge, citation validity (malformed brack
 not in the KG, citations outside the retrieved graphs, citations per sentence), and the
 ``kalma.score`` task."""
 
+from citegraph.kalma._reasons import warning_lines
 from citegraph.kalma.score._alignment import (
     AlignedPair,
     AlignmentMode,
@@ -24,9 +25,15 @@ from citegraph.kalma.score._citations import (
     combine_citation_runs,
     score_citations,
 )
-from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
-from citegraph.kalma.score._inputs import WARNINGS, warning_lines
+from citegraph.kalma.score._config import (
+    ScoreConfig,
+    ScoringOptions,
+    TextQualityOptions,
+    replies_identity,
+)
+from citegraph.kalma.score._inputs import WARNINGS, with_subjects
 from citegraph.kalma.score._item import ScoreItem, score_items, score_items_async
+from citegraph.kalma.score._judge_answers import judged_ids
 from citegraph.kalma.score._na import (
     AnswerNAScores,
     NAEntailment,
@@ -45,7 +52,8 @@ from citegraph.kalma.score._na_edge import (
     answers_question_check,
 )
 from citegraph.kalma.score._nli import render_fact
-from citegraph.kalma.score._report import METRICS
+from citegraph.kalma.score._report import METRICS, build_metrics
+from citegraph.kalma.score._resolve import Reference, resolve_in_kg, resolve_in_kg_async
 from citegraph.kalma.score._task import (
     KalmaScoreTask,
     ScoreResult,
@@ -60,20 +68,36 @@ from citegraph.kalma.score._text_quality import (
     TextQuality,
     TextQualitySummary,
     aggregate_text_quality,
+    judge_grammar,
     judge_messages,
     judge_text_quality,
     judge_text_quality_async,
     parse_score,
 )
-from citegraph.kalma.score._validity import AnswerValidity, EntityLookup, answer_validity
+from citegraph.kalma.score._text_quality_agreement import (
+    HUMAN_FIELD,
+    HumanScores,
+    check_human_ids,
+    read_human_scores,
+    text_quality_agreement,
+    text_quality_block,
+)
+from citegraph.kalma.score._validity import (
+    NO_KG_DATASET_DIR,
+    AnswerValidity,
+    EntityLookup,
+    answer_validity,
+)
 
 __all__ = [
     "CRITERIA",
     "EDGE_HYPOTHESIS",
     "EDGE_PROMPT_VERSION",
     "GEVAL_VERSION",
+    "HUMAN_FIELD",
     "JUDGE_CONFIG",
     "METRICS",
+    "NO_KG_DATASET_DIR",
     "WARNINGS",
     "AlignedPair",
     "AlignmentMode",
@@ -89,17 +113,20 @@ __all__ = [
     "CitationVerdict",
     "CriterionScore",
     "EntityLookup",
+    "HumanScores",
     "KalmaScoreTask",
     "LexicalAnswersQuestion",
     "NAEntailment",
     "NAMode",
     "NAReport",
     "NLIAnswersQuestion",
+    "Reference",
     "ScoreConfig",
     "ScoreItem",
     "ScoreResult",
     "ScoringOptions",
     "TextQuality",
+    "TextQualityOptions",
     "TextQualitySummary",
     "aggregate_alignment",
     "aggregate_citation_scores",
@@ -107,12 +134,20 @@ __all__ = [
     "aggregate_text_quality",
     "answer_validity",
     "answers_question_check",
+    "build_metrics",
+    "check_human_ids",
     "combine_citation_runs",
+    "judge_grammar",
     "judge_messages",
     "judge_text_quality",
     "judge_text_quality_async",
+    "judged_ids",
     "parse_score",
+    "read_human_scores",
     "render_fact",
+    "replies_identity",
+    "resolve_in_kg",
+    "resolve_in_kg_async",
     "score_alignment",
     "score_alignment_async",
     "score_alignment_many",
@@ -124,5 +159,8 @@ __all__ = [
     "score_items_async",
     "score_na",
     "score_na_async",
+    "text_quality_agreement",
+    "text_quality_block",
     "warning_lines",
+    "with_subjects",
 ]

@@ -30,12 +30,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, style_name
-from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.parse import ParsedAnswer
 from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_ci
 from citegraph.models import NLIModel, NLIPair, NLIVerdict
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 AlignmentMode = Mode
 
@@ -155,7 +155,7 @@ async def score_alignment_many_async(
     ]
 
 
-score_alignment_many = sync_twin(score_alignment_many_async)
+score_alignment_many = blocking(score_alignment_many_async)
 
 
 def _answer_result(
@@ -225,7 +225,7 @@ async def score_alignment_async(
     return result
 
 
-score_alignment = sync_twin(score_alignment_async)
+score_alignment = blocking(score_alignment_async)
 
 
 def aggregate_alignment(

@@ -43,7 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError
 from citegraph.kalma._rules import KalmaRules, Mode, rules_of
-from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.parse import ParsedAnswer
 from citegraph.kg import Subgraph, Triple
 from citegraph.metrics import (
     BootstrapConfig,

@@ -20,6 +20,7 @@ from pydantic import (
 
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
+from citegraph.kalma._reasons import nli_stand_in_warning
 from citegraph.kalma._rules import KalmaRules, Mode
 from citegraph.kg import KGOptions
 from citegraph.models import JudgeReplies, ResolvedReplies, resolve_judge_replies
@@ -42,8 +43,8 @@ class ScoringOptions(BaseModel):
     )
     nli: str = Field(
         default="lexical",
-        description="Entailment model for alignment and [NA]: 'lexical', 'hf:<model>', "
-        "'t5:<model>', 'lexical+hf:<model>', or 'vllm/<model>' (a classifier behind vLLM).",
+        description="Entailment model for alignment and [NA]: 'lexical', 'hf/<model>', "
+        "'t5/<model>', 'lexical+hf/<model>', or 'vllm/<model>' (a classifier behind vLLM).",
     )
     nli_base_url: ServerURL | None = Field(
         default=None,
@@ -82,13 +83,7 @@ class ScoringOptions(BaseModel):
     def stand_in_warning(self, nli_name: str) -> str | None:
         """One line when the lexical matcher (a stand-in for the paper's TRUE NLI model)
         decided alignment and [NA], naming the flag that passes a real model; else ``None``."""
-        if nli_name.split("(")[0] != "lexical":
-            return None
-        return (
-            f"{self.mode}-mode alignment and [NA] precision / recall decided by the lexical "
-            "matcher, a stand-in for the paper's TRUE NLI model (pass --nli t5:<TRUE model>, "
-            "--nli hf:<NLI model> or --nli lexical+hf:<NLI model>)"
-        )
+        return nli_stand_in_warning(self.mode, nli_name)
 
     @property
     def rules(self) -> KalmaRules:

@@ -19,7 +19,7 @@ first ids, the reason) that the CLI prints:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from citegraph.datasets import AnswerRecord, GoldRecord, KalmaSplit
@@ -85,16 +85,6 @@ def same_question(given: str, expected: str) -> bool:
 
 def _fold(text: str) -> str:
     return _SPACES.sub(" ", text).strip().casefold().removeprefix("question:").lstrip()
-
-
-def warning_lines(warnings: Mapping[str, Any] | None) -> list[str]:
-    """One line per kind of ``metrics.json`` ``warnings``: how many, why, the first ids."""
-    out = []
-    for kind, found in (warnings or {}).items():
-        ids = list(found.get("ids") or [])
-        more = ", ..." if int(found.get("n") or 0) > len(ids) else ""
-        out.append(f"{found.get('n')} x {kind}: {found.get('reason')} ({', '.join(ids)}{more})")
-    return out
 
 
 def check_dataset_answers(

@@ -17,8 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets import GoldRecord
 from citegraph.kalma._rules import KalmaRules
-from citegraph.kalma.parse._paper import parse_with
-from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.parse import ParsedAnswer, parse_with
 from citegraph.kalma.score._alignment import AnswerAlignment, score_alignment_many_async
 from citegraph.kalma.score._citations import AnswerCitationScores, score_citations
 from citegraph.kalma.score._config import ScoringOptions
@@ -32,7 +31,7 @@ from citegraph.kalma.score._validity import (
 )
 from citegraph.kg import Subgraph, Triple
 from citegraph.models import NLIModel
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 NO_ABSENT = "no absent-knowledge set (gold 'absent' field) for this answer"
 NO_GOLD_ENTRY = "no entry for this id in the gold file"
@@ -128,7 +127,7 @@ async def score_items_async(
     return out
 
 
-score_items = sync_twin(score_items_async)
+score_items = blocking(score_items_async)
 
 
 async def _score_na(

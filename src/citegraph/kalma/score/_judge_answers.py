@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from citegraph.kalma._rules import KalmaRules
-from citegraph.kalma.generate._prompt import flatten_kg
+from citegraph.kalma.generate import flatten_kg
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem
 from citegraph.kalma.score._text_quality import judge_text_quality_async, reference_subset

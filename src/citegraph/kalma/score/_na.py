@@ -38,13 +38,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ModelError
 from citegraph.kalma._rules import HypothesisStyle, KalmaRules, Mode, rules_of, style_name
-from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.parse import ParsedAnswer
 from citegraph.kalma.score._na_edge import AnswersQuestion, answers_question_check
 from citegraph.kalma.score._nli import NLISetup, common_setup, entail, render_fact
 from citegraph.kg import Triple
 from citegraph.metrics import BootstrapConfig, MicroMacro, join_reasons, micro_macro_f1
 from citegraph.models import NLIModel, NLIPair
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 NAMode = Mode
 NAMetric = Literal["precision", "recall"]
@@ -230,7 +230,7 @@ async def score_na_async(
     )
 
 
-score_na = sync_twin(score_na_async)
+score_na = blocking(score_na_async)
 
 
 async def _not_answering(

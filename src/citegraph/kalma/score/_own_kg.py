@@ -33,13 +33,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from citegraph.datasets import AnswerRecord, GoldRecord
 from citegraph.errors import DataError
 from citegraph.io import JsonlIndex
-from citegraph.kalma.parse import subject_references
-from citegraph.kalma.parse._graphs import norm_ws
-from citegraph.kalma.retrieve._config import RetrievalConfig
-from citegraph.kalma.retrieve._retrieve import Retriever
+from citegraph.kalma.parse import norm_ws, subject_references
+from citegraph.kalma.retrieve import RetrievalConfig, Retriever
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._inputs import SubjectMap, chunks, gold_references
-from citegraph.kalma.score._resolve import Reference, entity_matches, resolve_in_kg
+from citegraph.kalma.score._resolve import Reference, entity_matches, resolve_in_kg_async
 from citegraph.kalma.score._validity import NO_ENTITY
 from citegraph.kg import KnowledgeGraph, Subgraph, Triple, with_short_ids
 
@@ -118,13 +116,13 @@ async def prepare_own_kg(
         DataError: a reference names no entity of the KG, or several, or a ``retrieved`` fact
             is no fact of the KG (names file, line, field).
     """
-    entity_ids = await resolve_in_kg(kg, _entity_references(answers))
+    entity_ids = await resolve_in_kg_async(kg, _entity_references(answers))
     own_graphs: dict[str, Subgraph] = {}
     retrieved = await _resolve_retrieved(kg, answers, own_graphs)
     subjects: SubjectMap = {}
     if gold is not None:
         refs = list(_gold_references(gold))
-        resolved = await resolve_in_kg(kg, (ref for _, ref in refs))
+        resolved = await resolve_in_kg_async(kg, (ref for _, ref in refs))
         for sid, ref in refs:
             if resolved[ref.text] != ref.text:
                 subjects.setdefault(sid, {})[ref.text] = resolved[ref.text]
@@ -171,7 +169,7 @@ async def _resolve_retrieved(
                     text=text, path=answers.path, line=record.line, field="retrieved", what=what
                 )
                 refs.append((record, k, ref))
-    ids = await resolve_in_kg(kg, (ref for _, _, ref in refs))
+    ids = await resolve_in_kg_async(kg, (ref for _, _, ref in refs))
     facts: dict[str, dict[str, dict[Triple, None]]] = {}
     for record, k, ref in refs:
         centre = ids[ref.text]

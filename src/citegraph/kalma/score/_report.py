@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from citegraph import __version__
-from citegraph.kalma.parse._paper import PAPER_PARSER
-from citegraph.kalma.parse._reference import REFERENCE_PARSER
+from citegraph.kalma._reasons import answer_unmeasured, failed_reason
+from citegraph.kalma.parse import PAPER_PARSER, REFERENCE_PARSER
 from citegraph.kalma.score._alignment import AnswerAlignment, aggregate_alignment
 from citegraph.kalma.score._citations import AnswerCitationScores, aggregate_citation_scores
 from citegraph.kalma.score._config import ScoreConfig
@@ -121,21 +121,6 @@ def build_metrics(
     if warnings is not None:
         out["warnings"] = dict(warnings)
     return out
-
-
-#: How long a failure reason in ``unmeasured`` may be (failures are grouped by reason).
-REASON_CHARS = 200
-
-
-def failed_reason(record: Mapping[str, Any]) -> str:
-    """Why a failed record (``status: failed``) is not scored, as ``unmeasured`` counts it:
-    ``item failed, not scored: <its error>`` (the model's failure reason, cut to
-    :data:`REASON_CHARS`)."""
-    why = record.get("error") or record.get("empty_reason") or "no reason recorded"
-    text = " ".join(str(why).split())
-    if len(text) > REASON_CHARS:
-        text = text[: REASON_CHARS - 3] + "..."
-    return f"item failed, not scored: {text}"
 
 
 @dataclass
@@ -247,41 +232,3 @@ def _unmeasured_counts(
         for metric, reason in answer_unmeasured(record | {"unmeasured": reasons}).items():
             counts.setdefault(metric, Counter())[reason] += 1
     return {name: dict(c) for name, c in counts.items() if c}
-
-
-def answer_unmeasured(record: Mapping[str, Any]) -> dict[str, str]:
-    """Per metric, why one answer's record has no value for it, as ``metrics.json``
-    ``unmeasured`` counts the answer: the record's own ``unmeasured`` reasons, plus, for a
-    ratio whose denominator is 0 (an answer citing no KG triple, an empty gold or absent set,
-    no [NA] sentence), the reason of :data:`_ZERO_REASONS` (such an answer is left out of the
-    macro average and adds 0 / 0 to the micro sums). Not the reference-mode alignment cap,
-    which depends on the answer's place in the run (:func:`_unmeasured_counts` adds it)."""
-    own = record.get("unmeasured")
-    reasons = {str(k): str(v) for k, v in own.items()} if isinstance(own, Mapping) else {}
-    for metric, reason in _ZERO_REASONS.items():
-        if metric not in reasons and _zero_denominator(record, metric):
-            reasons[metric] = reason
-    return reasons
-
-
-_ZERO_REASONS = {
-    "correctness": "answer cites no KG triple (left out of the macro average)",
-    "precision": "answer cites no KG triple (left out of the macro average)",
-    "recall": "empty gold minimum knowledge set (left out of the macro average)",
-    "alignment": "answer cites no KG triple (left out of the macro average)",
-    "na_precision": "answer has no [NA] sentence (left out of the macro average)",
-    "na_recall": "empty absent-knowledge set (left out of the macro average)",
-}
-
-
-def _zero_denominator(record: Mapping[str, Any], metric: str) -> bool:
-    """Whether ``metric``'s denominator is 0 for this answer (False when the record lacks the
-    part: a failed item, or no [NA] scoring)."""
-    if metric in ("correctness", "precision", "recall"):
-        part, key = record.get("citations"), "n_gold" if metric == "recall" else "n_citations"
-    elif metric == "alignment":
-        part, key = record.get("alignment"), "total"
-    else:
-        part = record.get("na")
-        key = "precision_den" if metric == "na_precision" else "recall_den"
-    return isinstance(part, Mapping) and part.get(key) == 0

@@ -28,6 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import DataError, KGQueryError
 from citegraph.kg import WELL_KNOWN_PREFIXES, KnowledgeGraph, Subgraph
+from citegraph.runs import blocking
 
 #: At most this many entities are looked up for one label (more than one is ambiguous anyway).
 _LABEL_LIMIT = 10
@@ -88,7 +89,9 @@ async def _is_entity(kg: KnowledgeGraph, entity_id: str) -> bool:
     return bool(graph.triples)
 
 
-async def resolve_in_kg(kg: KnowledgeGraph, references: Iterable[Reference]) -> dict[str, str]:
+async def resolve_in_kg_async(
+    kg: KnowledgeGraph, references: Iterable[Reference]
+) -> dict[str, str]:
     """Each distinct reference's entity id in ``kg`` (looked up once per text).
 
     Raises:
@@ -101,6 +104,9 @@ async def resolve_in_kg(kg: KnowledgeGraph, references: Iterable[Reference]) -> 
             continue
         out[ref.text] = _one(ref, await entity_matches(kg, ref.text), "in the KG")
     return out
+
+
+resolve_in_kg = blocking(resolve_in_kg_async)
 
 
 def resolve_in_graphs(ref: Reference, graphs: Sequence[Subgraph]) -> str:

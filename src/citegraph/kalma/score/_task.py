@@ -15,6 +15,7 @@ With ``text_quality`` the G-Eval judge rates the answers as ``kalma run``'s does
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from functools import cached_property
@@ -28,7 +29,6 @@ from citegraph.datasets import (
     AnswerRecord,
 )
 from citegraph.errors import ConfigError
-from citegraph.kalma._view import KalmaPresenter
 from citegraph.kalma.score._config import ScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._judge_answers import judge_records
@@ -48,15 +48,14 @@ from citegraph.kalma.score._text_quality_agreement import (
     text_quality_block,
 )
 from citegraph.kalma.score._validity import NO_KG_DATASET_DIR, EntityLookup
+from citegraph.kalma.view import KalmaPresenter
 from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
 from citegraph.models import (
     ChatModel,
     NLIModel,
     chat_model,
     current_meter,
-    default_response_cache,
     nli_model,
-    served_options,
 )
 from citegraph.runs import (
     FAILED,
@@ -184,28 +183,26 @@ class KalmaScoreTask(Task[int, NLIModel]):
         """The NLI model; over your own KG, the KG is opened and the inputs' references are
         resolved in it first (a bad one stops the run before ``run.json`` is written)."""
         config, inputs = self.config, self.inputs
-        if config.kg is not None:
-            kg, identity = kg_with_identity(
-                self._kg or config.kg,
-                data_dir=self.data_dir,
-                contact=self.contact,
-                options=config.kg_options(cache=runtime.cache),
-            )
-            self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
-        self._entities = self._entity_lookup()
+        base = runtime.model_options()
+        options = dataclasses.replace(base, concurrency=runtime.concurrency)
         async with AsyncExitStack() as stack:
+            if config.kg is not None:  # a spec's KG is closed when the run ends
+                kg, identity = await stack.enter_async_context(
+                    kg_with_identity(
+                        self._kg or config.kg,
+                        data_dir=self.data_dir,
+                        contact=self.contact,
+                        options=config.kg_options(cache=runtime.cache),
+                    )
+                )
+                self._own = await prepare_own_kg(kg, identity, inputs.answers, inputs.gold, config)
+            self._entities = self._entity_lookup()
             if config.text_quality:
-                spec, cache = config.text_quality, runtime.cache
+                spec = config.text_quality
                 self._judge_open = await stack.enter_async_context(
                     given_or_loaded(
                         self._judge,
-                        lambda: chat_model(
-                            spec,
-                            base_url=config.judge_base_url,
-                            cache=default_response_cache() if cache else None,
-                            concurrency=runtime.concurrency,
-                            **runtime.model_options(),
-                        ),
+                        lambda: chat_model(spec, options.serving(config.judge_base_url)),
                     )
                 )
                 # a judge that cannot constrain its replies fails here, before any answer
@@ -216,9 +213,8 @@ class KalmaScoreTask(Task[int, NLIModel]):
             if self._nli is not None:
                 yield self._nli
                 return
-            served = served_options(config.nli, config.nli_base_url, runtime.cache)
             yield await stack.enter_async_context(
-                opened(nli_model(config.nli, **runtime.model_options(), **served))
+                opened(nli_model(config.nli, base.serving(config.nli_base_url)))
             )
 
     def _entity_lookup(self) -> EntityLookup:

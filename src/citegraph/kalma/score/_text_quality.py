@@ -64,8 +64,7 @@ from citegraph.errors import (
 )
 from citegraph.kalma._prompt_files import prompt_file
 from citegraph.kalma._rules import KalmaRules, Mode, rules_of
-from citegraph.kalma.parse._brackets import strip_citations
-from citegraph.kalma.parse._reference import reference_plain
+from citegraph.kalma.parse import reference_plain, strip_citations
 from citegraph.metrics import summarise_runs
 from citegraph.models import (
     ChatMessage,
@@ -78,7 +77,7 @@ from citegraph.models import (
     choice_reply_text,
     grammar_mode_of,
 )
-from citegraph.runs import sync_twin
+from citegraph.runs import blocking
 
 Criterion = Literal["coherence", "consistency", "fluency", "relevance"]
 CRITERIA: tuple[Criterion, ...] = ("coherence", "consistency", "fluency", "relevance")
@@ -308,7 +307,7 @@ def judge_grammar(model: ChatModel, replies: ResolvedReplies) -> Grammar | None:
     return score_grammar()
 
 
-judge_text_quality = sync_twin(judge_text_quality_async)
+judge_text_quality = blocking(judge_text_quality_async)
 
 
 async def _judge_one(

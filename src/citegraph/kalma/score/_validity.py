@@ -41,9 +41,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import CitegraphError, KGQueryError
-from citegraph.kalma.parse._brackets import BracketSpan, find_brackets
-from citegraph.kalma.parse._graphs import GraphIndex, norm_ws
-from citegraph.kalma.parse._types import ParsedAnswer
+from citegraph.kalma.parse import BracketSpan, GraphIndex, ParsedAnswer, find_brackets, norm_ws
 from citegraph.kg import KnowledgeGraph, Subgraph
 
 #: Why ``not_in_kg`` is unmeasured when scoring was given no KG to look ids up in.

@@ -37,6 +37,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from citegraph.kalma._reasons import NOT_RECORDED, REPEATS_NOT_RECORDED
+
 #: Each rate of the block -> the count it is over.
 DENOMINATORS = {
     "malformed_rate": "brackets",
@@ -50,11 +52,7 @@ DENOMINATORS = {
     "sentences_cited_rate": "sentences",
     "answers_without_citations_rate": "n_answers",
 }
-#: Why an answer recorded before citation-validity metrics has none.
-NOT_RECORDED = "record written before citation-validity metrics (score the answers again)"
 NO_SENTENCE = "answer has no sentence (left out of the mean)"
-#: Why an answer's repeated citations are unmeasured.
-REPEATS_NOT_RECORDED = "record written before repeated citations were counted (score again)"
 _SUMMED = (
     "brackets",
     "malformed_brackets",

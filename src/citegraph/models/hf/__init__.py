@@ -1,0 +1,63 @@
+"""Shared Hugging Face machinery: loading, device placement and batch plans."""
+
+from citegraph.models.hf._batching import (
+    CALL_COST_TOKENS,
+    CPU_PLAN,
+    BatchPlan,
+    batch_plan_for,
+    in_halves_on_oom,
+)
+from citegraph.models.hf._common import (
+    HeldModel,
+    HFBackend,
+    LoadedModel,
+    check_batching,
+    classifier_logits,
+    effective_max_length,
+    fast_attention,
+    load_hf_model,
+    load_pretrained,
+    quiet_loading,
+    require_transformers,
+    resolve_model_path,
+)
+from citegraph.models.hf._placement import (
+    DEVICE_HELP,
+    DTYPE_HELP,
+    Placement,
+    check_placement,
+    free_memory,
+    load_placed,
+    resolve_device,
+    resolve_dtype,
+    run_error,
+)
+
+__all__ = [
+    "CALL_COST_TOKENS",
+    "CPU_PLAN",
+    "DEVICE_HELP",
+    "DTYPE_HELP",
+    "BatchPlan",
+    "HFBackend",
+    "HeldModel",
+    "LoadedModel",
+    "Placement",
+    "batch_plan_for",
+    "check_batching",
+    "check_placement",
+    "classifier_logits",
+    "effective_max_length",
+    "fast_attention",
+    "free_memory",
+    "in_halves_on_oom",
+    "load_hf_model",
+    "load_placed",
+    "load_pretrained",
+    "quiet_loading",
+    "require_transformers",
+    "resolve_device",
+    "resolve_dtype",
+    "resolve_model_path",
+    "run_error",
+]
