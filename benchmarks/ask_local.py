@@ -33,7 +33,8 @@ from citegraph.kalma import ask_async
 from citegraph.kalma.generate._prompt import build_messages
 from citegraph.kalma.retrieve._retrieve import Retriever
 from citegraph.kg import open_kg
-from citegraph.models import GenerateConfig, local_chat, local_generate_config
+from citegraph.models import GenerateConfig
+from citegraph.models.chat import local_chat, local_generate_config
 from citegraph.models.chat._local import locate_smollm2_gguf
 
 QUESTIONS = (

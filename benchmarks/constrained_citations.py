@@ -44,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.datasets import BioKaLMASample, load_biokalma
-from citegraph.kalma import RunConfig, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.kalma.constrain import CitationChoices, citation_grammar
-from citegraph.models import ChatRequest, Generation, HFChat, MockChat, local_chat
+from citegraph.models import ChatRequest, Generation, MockChat
+from citegraph.models.chat import HFChat, local_chat
 from citegraph.models.grammar._llg import compile_grammar, hf_tokenizer
 from citegraph.runs import Runtime
 
@@ -163,9 +164,9 @@ class CpuTimed:
         """Left open: the benchmark closes the model itself."""
 
 
-def config(mode: str, model: str, max_tokens: int) -> RunConfig:
+def config(mode: str, model: str, max_tokens: int) -> KalmaRunConfig:
     """The run configuration of one (model, mode) cell."""
-    return RunConfig(
+    return KalmaRunConfig(
         model=model,
         split="specific",
         gold="question-match",

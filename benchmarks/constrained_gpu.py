@@ -41,7 +41,7 @@ def build_chat(arch: str, tokenizer_dir: Path, device: str, dtype: str) -> Any:
     import torch
     import transformers
 
-    from citegraph.models import HFChat
+    from citegraph.models.chat import HFChat
 
     tokenizer = transformers.AutoTokenizer.from_pretrained(tokenizer_dir)
     config = transformers.LlamaConfig(

@@ -55,17 +55,13 @@ import transformers
 
 from citegraph.datasets import load_conner
 from citegraph.io import dataset_file, resolve_data_dir
-from citegraph.models import (
-    CausalLMScorer,
-    CrossEncoderReranker,
-    HFClassifierNLI,
-    NLIPair,
-    TrueT5NLI,
-    embedding_model,
-    locate_minilm,
-)
+from citegraph.models import NLIPair, embedding_model
+from citegraph.models.embed import locate_minilm
 from citegraph.models.embed._embeddings import CPU_EMBEDDING_PLAN
 from citegraph.models.hf._batching import batch_plan_for
+from citegraph.models.lm import CausalLMScorer
+from citegraph.models.nli import HFClassifierNLI, TrueT5NLI
+from citegraph.models.rerank import CrossEncoderReranker
 
 BACKENDS = ("nli", "t5-nli", "t5-generate", "lm", "reranker", "embed")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}

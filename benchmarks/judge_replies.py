@@ -22,7 +22,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from citegraph.caqa import CaqaBuildConfig, LLMJudge, build_caqa, read_samples
+from citegraph.caqa import CaqaBuildConfig, LLMJudge, build_caqa
+from citegraph.caqa.judge import read_samples
 from citegraph.kalma.score import judge_text_quality_async
 from citegraph.models import ChatModel, ChatRequest, Generation, chat_model
 from citegraph.runs import Runtime

@@ -25,14 +25,15 @@ from _server_levels import (
     report_level,
     timed,
 )
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
+from citegraph.runs import Runtime
 
 ANSWER = (
     "The person was born in a city [NA]. They are known for their work [Q1, occupation: writer]."
 )
 
 
-def _run(out: Path, config: RunConfig, runtime: RunRuntime, data_dir: str | None) -> None:
+def _run(out: Path, config: KalmaRunConfig, runtime: Runtime, data_dir: str | None) -> None:
     result = run_kalma(out, config, runtime=runtime, data_dir=data_dir)
     assert result.metrics["n_answers"] == runtime.limit, result.metrics["n_answers"]
 
@@ -52,10 +53,10 @@ def main() -> None:
         fake_server(ANSWER, args.delay, args.server) as base_url,
         tempfile.TemporaryDirectory() as tmp,
     ):
-        config = RunConfig(model="vllm/bench", base_url=base_url)
+        config = KalmaRunConfig(model="vllm/bench", base_url=base_url)
         for level in levels_of(args.concurrency):
             n = args.questions if level > 1 else min(args.questions, 25)
-            runtime = RunRuntime(limit=n, concurrency=level, cache=False)
+            runtime = Runtime(limit=n, concurrency=level, cache=False)
             timings = [
                 timed(partial(_run, Path(tmp) / f"c{level}-{r}", config, runtime, args.data_dir))
                 for r in range(args.repeats)

@@ -19,7 +19,8 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from citegraph.datasets import BioKaLMASample, load_biokalma
-from citegraph.kalma import ScoreConfig, parse_answer, parse_answer_reference, score_answers
+from citegraph.kalma import KalmaScoreConfig, parse_answer, score_answers
+from citegraph.kalma.parse import parse_answer_reference
 
 
 def build_inputs(split: str, data_dir: str | None, folder: Path) -> tuple[Path, Path, int]:
@@ -77,7 +78,7 @@ def main() -> None:
             result = score_answers(
                 answers,
                 folder / f"run-{mode}",
-                ScoreConfig(mode=mode, split=args.split),
+                KalmaScoreConfig(mode=mode, split=args.split),
                 gold_path=gold,
                 data_dir=args.data_dir,
             )

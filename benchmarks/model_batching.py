@@ -40,15 +40,10 @@ import torch
 from citegraph.datasets import load_conner
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.io import dataset_file, resolve_data_dir
-from citegraph.models import (
-    HFNLI3,
-    CrossEncoderReranker,
-    HFClassifierNLI,
-    HFEmbeddingModel,
-    NLIPair,
-    TrueT5NLI,
-    embedding_model,
-)
+from citegraph.models import NLIPair, embedding_model
+from citegraph.models.embed import HFEmbeddingModel
+from citegraph.models.nli import HFNLI3, HFClassifierNLI, TrueT5NLI
+from citegraph.models.rerank import CrossEncoderReranker
 from citegraph.testing import (
     build_tiny_encoder,
     build_tiny_nli_classifier,

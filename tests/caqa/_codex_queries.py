@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from citegraph.caqa import CaqaKG, Fact, LogicalQuery, path_query, single, tree_query
+from citegraph.caqa import CaqaKG, Fact, LogicalQuery
+from citegraph.caqa.queries import path_query, single, tree_query
 
 
 def _sorted(fs: list[Fact]) -> list[Fact]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from citegraph.caqa import split_counts
+from citegraph.caqa.build import split_counts
 from citegraph.cli import main
 
 

@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
+from citegraph.runs import Runtime
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 ANSWER = "Stephen Crane was born in Newark [Q206534, place of birth: Newark]."
@@ -118,8 +119,8 @@ def test_first_sigint_keeps_records_prints_resume_hint_exits_130(
         assert kept == ["specific-0", "specific-1"]
 
         script.hold = False
-        config = RunConfig(model="vllm/fake-model", base_url=server.base_url)
-        result = run_kalma(out, config, runtime=RunRuntime(limit=8), data_dir=data_dir)
+        config = KalmaRunConfig(model="vllm/fake-model", base_url=server.base_url)
+        result = run_kalma(out, config, runtime=Runtime(limit=8), data_dir=data_dir)
     assert (result.n_resumed, result.n_done_now) == (2, 6)
     assert result.metrics["n_answers"] == 8
 

@@ -10,9 +10,10 @@ from typing import Any
 import pytest
 
 from _conner_stubs import StubLM, StubRelevance, SubstringNLI, WordCount
-from citegraph.conner import ConnerScoreConfig, ScoreModels, score_knowledge
+from citegraph.conner import ConnerScoreConfig, score_knowledge
 from citegraph.conner.acquire._view import KnowledgePresenter
 from citegraph.conner.metrics import SENTENCE_LABELS
+from citegraph.conner.score import ScoreModels
 from citegraph.conner.score._view import LABEL_MARKS, ConnerScorePresenter
 from citegraph.conner.score._view_charts import histogram
 from citegraph.runs import (

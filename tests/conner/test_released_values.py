@@ -23,11 +23,11 @@ from citegraph.conner import (
     ConnerScoreConfig,
     MetricValue,
     paragraph_coherence_async,
-    punkt_sentences,
     relevance_async,
-    score_summary,
     sentence_coherence_async,
 )
+from citegraph.conner.metrics import punkt_sentences
+from citegraph.conner.score import score_summary
 from citegraph.datasets import load_conner
 from citegraph.errors import ModelError
 from citegraph.testing import FixedPerplexity, FixedScores, metric_records

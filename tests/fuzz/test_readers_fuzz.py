@@ -22,7 +22,8 @@ from typing import Any
 
 import pytest
 
-from citegraph.caqa import load_caqa_split, read_human_labels
+from citegraph.caqa import load_caqa_split
+from citegraph.caqa.judge import read_human_labels
 from citegraph.conner.acquire import read_corpus, read_knowledge
 from citegraph.datasets import ConnerSample, read_answers, read_gold
 from citegraph.errors import CitegraphError, DataError

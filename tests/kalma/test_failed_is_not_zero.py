@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.kalma import RunConfig, ScoreConfig, run_kalma, score_answers
+from citegraph.kalma import KalmaRunConfig, KalmaScoreConfig, run_kalma, score_answers
 from citegraph.kalma.view._presenter import KalmaPresenter
 from citegraph.runs import Runtime, export_run
 from citegraph.testing import FakeOpenAIServer, FakeReply
@@ -42,7 +42,7 @@ def test_kalma_score_leaves_failed_answers_out_with_their_reason(
     ]
     answers.write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     (tmp_path / "ok.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ok), "utf-8")
-    config = ScoreConfig(mode=mode)
+    config = KalmaScoreConfig(mode=mode)
     gold = DEMO / "gold.jsonl"
     mixed = score_answers(answers, tmp_path / "mixed", config, gold_path=gold, data_dir=data_dir)
     alone = score_answers(
@@ -84,7 +84,7 @@ def test_kalma_run_failed_calls_are_not_empty_answers(
     with FakeOpenAIServer(reply=reply) as server:
         result = run_kalma(
             tmp_path / "run",
-            RunConfig(model="vllm/fake", base_url=server.base_url, mode=mode),
+            KalmaRunConfig(model="vllm/fake", base_url=server.base_url, mode=mode),
             runtime=Runtime(limit=4, concurrency=1),
             data_dir=data_dir,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from citegraph.errors import ConfigError
-from citegraph.kalma import REFERENCE_CAP, KalmaRules, RunConfig, ScoreConfig
+from citegraph.kalma import REFERENCE_CAP, KalmaRules, KalmaRunConfig, KalmaScoreConfig
 
 
 def test_for_mode_gives_the_two_rule_sets() -> None:
@@ -17,10 +17,10 @@ def test_for_mode_gives_the_two_rule_sets() -> None:
 
 
 def test_parser_is_chosen_apart_from_the_mode() -> None:
-    rules = ScoreConfig(mode="reference", parser="paper").rules
+    rules = KalmaScoreConfig(mode="reference", parser="paper").rules
     assert rules.mode == "reference" and not rules.reference_parser
     assert rules.alignment_substring_shortcut
-    assert RunConfig(mode="reference").rules == KalmaRules.for_mode("reference")
+    assert KalmaRunConfig(mode="reference").rules == KalmaRules.for_mode("reference")
 
 
 def test_unknown_mode_is_refused() -> None:

@@ -13,16 +13,16 @@ from typing import Any
 import pytest
 
 from citegraph.datasets import GoldRecord
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.kalma.run._task import KalmaRunTask
-from citegraph.kalma.score._config import ScoreConfig, ScoringOptions
+from citegraph.kalma.score._config import KalmaScoreConfig, ScoringOptions
 from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._report import build_metrics
 from citegraph.kalma.score._task import KalmaScoreTask
 from citegraph.kalma.view._presenter import KalmaPresenter
 from citegraph.kg import Subgraph, Triple, load_rdf_kg
 from citegraph.models import MockChat, nli_model
-from citegraph.runs import FieldsBlock, RunData, TableBlock, TextBlock
+from citegraph.runs import FieldsBlock, RunData, Runtime, TableBlock, TextBlock
 
 ANSWER = (
     "Ada was a poet [Q1, occupation: poet]. She was born in Paris [Q1, place of birth: Paris]. "
@@ -328,8 +328,8 @@ def test_kalma_run_records_hold_the_given_triples(
 ) -> None:
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
     model = MockChat(lambda request: "Stephen Crane was born in Newark [NA].")
-    config = RunConfig(model="mock", gold="question-match", remove_knowledge=1)
-    run_kalma(tmp_path / "run", config, runtime=RunRuntime(limit=1), data_dir=data_dir, model=model)
+    config = KalmaRunConfig(model="mock", gold="question-match", remove_knowledge=1)
+    run_kalma(tmp_path / "run", config, runtime=Runtime(limit=1), data_dir=data_dir, model=model)
     [record] = [
         json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
     ]
@@ -399,8 +399,8 @@ def test_kalma_run_over_iri_ids_prompts_and_records_short_ids(
     for name in ("simple_question_graph.json", "complex_question_graph.json"):
         (data / name).write_text(json.dumps([["Who did Marie Curie marry?", [entity]]]))
     model = MockChat(lambda request: "She married Pierre Curie [MarieCurie, spouse: Pierre Curie].")
-    config = RunConfig(model="mock", dataset=str(data))
-    run_kalma(tmp_path / "run", config, runtime=RunRuntime(limit=1), model=model)
+    config = KalmaRunConfig(model="mock", dataset=str(data))
+    run_kalma(tmp_path / "run", config, runtime=Runtime(limit=1), model=model)
     [record] = [
         json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().splitlines()
     ]
@@ -482,7 +482,7 @@ def test_unmeasured_columns_say_what_the_metrics_count() -> None:
     assert columns["unmeasured_correctness"] == columns["unmeasured_precision"] == no_citation
     assert columns["unmeasured_na_precision"] == no_na
     assert columns["unmeasured_recall"] is None and columns["unmeasured_na_recall"] is None
-    metrics = build_metrics([rec], ScoreConfig(), "lexical", gold_given=True)
+    metrics = build_metrics([rec], KalmaScoreConfig(), "lexical", gold_given=True)
     assert metrics["unmeasured"]["correctness"] == {no_citation: 1}
     assert metrics["unmeasured"]["precision"] == {no_citation: 1}
     assert metrics["unmeasured"]["na_precision"] == {no_na: 1}

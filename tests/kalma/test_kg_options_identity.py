@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 
 from citegraph.errors import ConfigError
-from citegraph.kalma import RunConfig, ScoreConfig
+from citegraph.kalma import KalmaRunConfig, KalmaScoreConfig
 from citegraph.kg import KGOptions
 
 GEO = "https://data.example.net/geo#"
 NEW_FIELDS = {"label_predicates", "prefixes", "kg_cache", "kg_cache_max_age"}
-#: ScoreConfig's dump before the KG options existed (a run's identity then).
+#: KalmaScoreConfig's dump before the KG options existed (a run's identity then).
 SCORE_DUMP = {
     "mode": "paper",
     "parser": None,
@@ -27,14 +27,14 @@ SCORE_DUMP = {
 
 
 def test_defaults_leave_existing_identities_unchanged() -> None:
-    assert ScoreConfig(kg="kg.ttl").model_dump(mode="json") == SCORE_DUMP
-    assert ScoreConfig(kg="kg.ttl", kg_cache="persist").model_dump(mode="json") == SCORE_DUMP
-    assert not NEW_FIELDS & set(RunConfig().identity())
-    assert not NEW_FIELDS & set(RunConfig(kg_cache="off").identity())
+    assert KalmaScoreConfig(kg="kg.ttl").model_dump(mode="json") == SCORE_DUMP
+    assert KalmaScoreConfig(kg="kg.ttl", kg_cache="persist").model_dump(mode="json") == SCORE_DUMP
+    assert not NEW_FIELDS & set(KalmaRunConfig().identity())
+    assert not NEW_FIELDS & set(KalmaRunConfig(kg_cache="off").identity())
 
 
 def test_given_reading_options_are_identity_and_cache_settings_never() -> None:
-    config = ScoreConfig(
+    config = KalmaScoreConfig(
         kg="kg.ttl",
         prefixes={"geo": GEO},
         label_predicates=("http://example.org/officialName",),
@@ -45,13 +45,13 @@ def test_given_reading_options_are_identity_and_cache_settings_never() -> None:
         "prefixes": {"geo": GEO},
         "label_predicates": ["http://example.org/officialName"],
     }
-    run = RunConfig(retrieval="ner", kg="kg.ttl", prefixes={"geo": GEO}, kg_cache="persist")
+    run = KalmaRunConfig(retrieval="ner", kg="kg.ttl", prefixes={"geo": GEO}, kg_cache="persist")
     assert run.identity()["prefixes"] == {"geo": GEO}
     assert "kg_cache" not in run.identity()
 
 
 def test_the_configs_hand_over_every_option() -> None:
-    config = ScoreConfig(kg="kg.ttl", prefixes={"geo": GEO}, kg_cache="persist")
+    config = KalmaScoreConfig(kg="kg.ttl", prefixes={"geo": GEO}, kg_cache="persist")
     assert config.kg_options() == KGOptions(prefixes={"geo": GEO}, kg_cache="persist")
     # --no-cache turns the KG's cache off
     assert config.kg_options(cache=False) == KGOptions(prefixes={"geo": GEO}, kg_cache="off")
@@ -59,6 +59,6 @@ def test_the_configs_hand_over_every_option() -> None:
 
 def test_reading_options_need_the_kg_they_read() -> None:
     with pytest.raises(ConfigError, match="give it with --kg"):
-        ScoreConfig(prefixes={"geo": GEO})
+        KalmaScoreConfig(prefixes={"geo": GEO})
     with pytest.raises(ConfigError, match="give --retrieval ner"):
-        RunConfig(label_predicates=("http://example.org/name",))
+        KalmaRunConfig(label_predicates=("http://example.org/name",))

@@ -17,7 +17,7 @@ import pytest
 from _kg_helpers import GEO, GEO_KG
 from _sparql_server import RecordingTransport, record_opened_clients
 from citegraph.errors import DataError
-from citegraph.kalma import RunConfig, ScoreConfig, run_kalma, score_answers
+from citegraph.kalma import KalmaRunConfig, KalmaScoreConfig, run_kalma, score_answers
 from citegraph.kg import SparqlClient, SparqlRdfKG, virtuoso
 from citegraph.models import MockChat
 
@@ -51,7 +51,7 @@ def test_kalma_score_closes_the_kg_it_opened(
     tmp_path: Path, store: ox.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made = record_opened_clients(monkeypatch, store)
-    config = ScoreConfig(kg=SPEC, prefixes={"geo": GEO})
+    config = KalmaScoreConfig(kg=SPEC, prefixes={"geo": GEO})
     result = score_answers(_answers(tmp_path, "geo:Berlin"), tmp_path / "ok", config)
     assert result.metrics["correctness"]["micro"] == 1.0  # the KG was asked, and answered
     assert len(made) == 1 and made[0].queries and made[0].closed
@@ -61,7 +61,7 @@ def test_kalma_score_closes_the_kg_when_the_run_fails(
     tmp_path: Path, store: ox.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made = record_opened_clients(monkeypatch, store)
-    config = ScoreConfig(kg=SPEC, prefixes={"geo": GEO})
+    config = KalmaScoreConfig(kg=SPEC, prefixes={"geo": GEO})
     with pytest.raises(DataError, match="geo:Danzig"):
         score_answers(_answers(tmp_path, "geo:Danzig"), tmp_path / "bad", config)
     assert len(made) == 1 and made[0].queries and made[0].closed
@@ -76,11 +76,11 @@ def test_kalma_run_closes_the_kg_it_opened_and_when_it_fails(
     tmp_path: Path, store: ox.Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     made = record_opened_clients(monkeypatch, store)
-    config = RunConfig(model="mock", questions=str(_questions(tmp_path, "Berlin")), kg=SPEC)
+    config = KalmaRunConfig(model="mock", questions=str(_questions(tmp_path, "Berlin")), kg=SPEC)
     result = run_kalma(tmp_path / "ok", config, model=MockChat(ANSWER))
     assert result.n_done_now == 1
     assert len(made) == 1 and made[0].queries and made[0].closed
-    config = RunConfig(model="mock", questions=str(_questions(tmp_path, "Danzig")), kg=SPEC)
+    config = KalmaRunConfig(model="mock", questions=str(_questions(tmp_path, "Danzig")), kg=SPEC)
     with pytest.raises(DataError, match="names no entity"):
         run_kalma(tmp_path / "bad", config, model=MockChat(ANSWER))
     assert len(made) == 2 and made[1].queries and made[1].closed
@@ -89,6 +89,6 @@ def test_kalma_run_closes_the_kg_it_opened_and_when_it_fails(
 def test_a_kg_the_caller_gave_is_left_open(tmp_path: Path, store: ox.Store) -> None:
     transport = RecordingTransport(store)
     kg = SparqlRdfKG(SparqlClient(virtuoso("http://kg.test/sparql"), transport=transport))
-    config = ScoreConfig(kg=SPEC, prefixes={"geo": GEO})
+    config = KalmaScoreConfig(kg=SPEC, prefixes={"geo": GEO})
     score_answers(_answers(tmp_path, "Berlin"), tmp_path / "given", config, kg=kg)
     assert transport.queries and not transport.closed

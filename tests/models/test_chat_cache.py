@@ -129,7 +129,7 @@ def test_docstring_example() -> None:
 @pytest.mark.needs("openai")
 def test_wrapper_reports_the_inner_request_limit() -> None:
     """Runs size their concurrency by the model's limit; the cache must not hide it."""
-    from citegraph.models import OpenAICompatibleChat
+    from citegraph.models.chat import OpenAICompatibleChat
 
     inner = OpenAICompatibleChat(
         "m", provider="vllm", base_url="http://127.0.0.1:9/v1", concurrency=3

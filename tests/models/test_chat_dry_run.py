@@ -12,15 +12,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _tiny_models import build_tiny_causal_lm
-from citegraph.models import (
-    DRY_RUN_TOKENS,
-    ChatRequest,
-    DryRunChat,
-    UsageMeter,
-    chat_model,
-    dry_running,
-    metering,
-)
+from citegraph.models import ChatRequest, UsageMeter, chat_model, dry_running, metering
+from citegraph.models.chat import DRY_RUN_TOKENS, DryRunChat
 
 HELLO = ChatRequest.of([{"role": "user", "content": "hello"}])
 

@@ -16,7 +16,8 @@ import pytest
 from _chat_helpers import generate_all
 from citegraph.errors import ConfigError
 from citegraph.io import SQLiteCache
-from citegraph.models import CachedChatModel, ChatRequest, GenerateConfig, Grammar, forget_cached
+from citegraph.models import ChatRequest, GenerateConfig, Grammar
+from citegraph.models.chat import CachedChatModel, forget_cached
 from citegraph.models.chat._openai import OpenAICompatibleChat, grammar_fields
 from citegraph.testing import FakeOpenAIServer
 

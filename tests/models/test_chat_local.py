@@ -105,7 +105,8 @@ def test_chat_model_local_carries_the_cli_defaults(
     local`` uses (128 tokens, penalty 1.3, the stop sequences), read from one place."""
     from types import SimpleNamespace
 
-    from citegraph.models import LOCAL_GENERATE_DEFAULTS, chat_model, generate_config_for
+    from citegraph.models import chat_model
+    from citegraph.models.chat import LOCAL_GENERATE_DEFAULTS, generate_config_for
 
     monkeypatch.setattr(_chat_local, "converted_model_dir", lambda cache_dir=None: tmp_path)
     monkeypatch.setattr(

@@ -31,22 +31,14 @@ from _fake_device import (  # noqa: E402
     run_on_fake_device,
 )
 from _tiny_models import LM_WORDS, build_random_causal_lm, build_tiny_causal_lm  # noqa: E402
-from citegraph.models import (  # noqa: E402
-    HFNLI3,
-    CausalLMScorer,
-    ChatMessage,
-    ChatRequest,
-    CrossEncoderReranker,
-    GenerateConfig,
-    HFChat,
-    HFClassifierNLI,
-    HFEmbeddingModel,
-    HFTextScorer,
-    NLIPair,
-    TrueT5NLI,
-)
+from citegraph.models import ChatMessage, ChatRequest, GenerateConfig, NLIPair  # noqa: E402
+from citegraph.models.chat import HFChat  # noqa: E402
 from citegraph.models.chat._generation import ProgressReporter, ReplyRepetitionPenalty  # noqa: E402
 from citegraph.models.chat._hf import _StopOnText  # noqa: E402
+from citegraph.models.embed import HFEmbeddingModel  # noqa: E402
+from citegraph.models.lm import CausalLMScorer  # noqa: E402
+from citegraph.models.nli import HFNLI3, HFClassifierNLI, TrueT5NLI  # noqa: E402
+from citegraph.models.rerank import CrossEncoderReranker, HFTextScorer  # noqa: E402
 from citegraph.testing import (  # noqa: E402
     build_tiny_encoder,
     save_model,

@@ -44,23 +44,15 @@ from _tiny_models import (  # noqa: E402
     build_random_causal_lm,
 )
 from citegraph.caqa import CATEGORIES  # noqa: E402
-from citegraph.caqa.finetune import ClassifierJudge, FinetuneConfig  # noqa: E402
+from citegraph.caqa.finetune import CaqaFinetuneConfig, ClassifierJudge  # noqa: E402
 from citegraph.caqa.finetune._loop import _optimizer  # noqa: E402
 from citegraph.caqa.finetune._models import ClassifierTrainee  # noqa: E402
-from citegraph.models import (  # noqa: E402
-    HFNLI3,
-    CausalLMScorer,
-    ChatMessage,
-    ChatRequest,
-    CrossEncoderReranker,
-    GenerateConfig,
-    HFChat,
-    HFClassifierNLI,
-    HFEmbeddingModel,
-    HFTextScorer,
-    NLIPair,
-    TrueT5NLI,
-)
+from citegraph.models import ChatMessage, ChatRequest, GenerateConfig, NLIPair  # noqa: E402
+from citegraph.models.chat import HFChat  # noqa: E402
+from citegraph.models.embed import HFEmbeddingModel  # noqa: E402
+from citegraph.models.lm import CausalLMScorer  # noqa: E402
+from citegraph.models.nli import HFNLI3, HFClassifierNLI, TrueT5NLI  # noqa: E402
+from citegraph.models.rerank import CrossEncoderReranker, HFTextScorer  # noqa: E402
 from citegraph.testing import (  # noqa: E402
     build_tiny_encoder,
     build_tiny_nli_classifier,
@@ -282,7 +274,7 @@ def test_classifier_judge(tmp_path: Path, device: str, dtype: str) -> None:
 def fine_tuning_losses(base: Path, device: str) -> tuple[float, float]:
     """The loss of a 4-sample micro-batch, then again after one AdamW step on it (dropout off,
     so CPU and GPU compute the same function; the new head is drawn on the CPU, seed 0)."""
-    config = FinetuneConfig(
+    config = CaqaFinetuneConfig(
         base=str(base), kind="classifier", max_length=32, learning_rate=1e-2, warmup_ratio=0.0
     )
     torch.manual_seed(0)

@@ -12,15 +12,9 @@ import pytest
 from citegraph.caqa.judge import label_grammar
 from citegraph.errors import ConfigError
 from citegraph.kalma.score._text_quality import score_grammar
-from citegraph.models import (
-    ChatRequest,
-    GenerateConfig,
-    Grammar,
-    choice_grammar,
-    choice_reply_text,
-    grammar_accepts,
-    resolve_judge_replies,
-)
+from citegraph.models import ChatRequest, GenerateConfig, Grammar
+from citegraph.models.chat import choice_grammar, choice_reply_text, resolve_judge_replies
+from citegraph.models.grammar import grammar_accepts
 
 llg = pytest.importorskip("llguidance")
 from llguidance.gbnf_to_lark import gbnf_to_lark  # noqa: E402
@@ -104,7 +98,7 @@ def byte_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_random_local_model_always_writes_a_choice(byte_lm: Path) -> None:
-    from citegraph.models import HFChat
+    from citegraph.models.chat import HFChat
 
     torch.set_num_threads(1)
     chat = HFChat.load(byte_lm, device="cpu")

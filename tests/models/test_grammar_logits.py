@@ -22,7 +22,9 @@ from citegraph.kalma.constrain import CitationChoices, citation_grammar  # noqa:
 from citegraph.kalma.generate import generate_answer_async  # noqa: E402
 from citegraph.kalma.parse import parse_answer  # noqa: E402
 from citegraph.kg import Subgraph  # noqa: E402
-from citegraph.models import ChatRequest, GenerateConfig, HFChat, grammar_accepts  # noqa: E402
+from citegraph.models import ChatRequest, GenerateConfig  # noqa: E402
+from citegraph.models.chat import HFChat  # noqa: E402
+from citegraph.models.grammar import grammar_accepts  # noqa: E402
 
 #: Seeds per question (6 questions): 2 by default, 5 under CITEGRAPH_FUZZ=full (tests/_fuzz.py).
 SEEDS = fuzz_size(2, 5)

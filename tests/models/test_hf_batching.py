@@ -17,14 +17,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from citegraph.errors import ConfigError, ModelError  # noqa: E402
-from citegraph.models import (  # noqa: E402
-    HFNLI3,
-    CrossEncoderReranker,
-    HFClassifierNLI,
-    NLIPair,
-    TrueT5NLI,
-    embedding_model,
-)
+from citegraph.models import NLIPair, embedding_model  # noqa: E402
 from citegraph.models.hf._batching import (  # noqa: E402
     ACCELERATOR_PLAN,
     CPU_PLAN,
@@ -37,6 +30,8 @@ from citegraph.models.hf._batching import (  # noqa: E402
     pipelined,
     to_device,
 )
+from citegraph.models.nli import HFNLI3, HFClassifierNLI, TrueT5NLI  # noqa: E402
+from citegraph.models.rerank import CrossEncoderReranker  # noqa: E402
 from citegraph.testing import (  # noqa: E402
     build_tiny_encoder,
     nli_tokenizer,

@@ -12,8 +12,9 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from citegraph.models import HFClassifierNLI, NLIPair  # noqa: E402
+from citegraph.models import NLIPair  # noqa: E402
 from citegraph.models.hf._common import FAST_ATTENTION, fast_attention  # noqa: E402
+from citegraph.models.nli import HFClassifierNLI  # noqa: E402
 from citegraph.testing import NLI_LABELS, NLI_VOCAB, nli_tokenizer, save_model  # noqa: E402
 
 

@@ -18,11 +18,8 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _tiny_models import build_tiny_causal_lm  # noqa: E402
-from citegraph.models import (  # noqa: E402
-    LOCAL_GENERATE_DEFAULTS,
-    GenerationProgress,
-    default_generate_config,
-)
+from citegraph.models import GenerationProgress  # noqa: E402
+from citegraph.models.chat import LOCAL_GENERATE_DEFAULTS, default_generate_config  # noqa: E402
 from citegraph.models.chat._cache import chat_cache_key  # noqa: E402
 from citegraph.models.chat._generation import (  # noqa: E402
     GenerationCancelled,

@@ -26,13 +26,9 @@ pytest.importorskip("tokenizers")
 
 from _tiny_models import build_random_causal_lm, build_tiny_causal_lm  # noqa: E402
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
-from citegraph.models import (  # noqa: E402
-    LOCAL_CHAT_NAME,
-    CausalLMScorer,
-    LMScorer,
-    TokenScores,
-    causal_lm_scorer,
-)
+from citegraph.models import LMScorer, TokenScores, causal_lm_scorer  # noqa: E402
+from citegraph.models.chat import LOCAL_CHAT_NAME  # noqa: E402
+from citegraph.models.lm import CausalLMScorer  # noqa: E402
 
 LN_Z = math.log(math.exp(2.0) + 21.0)  # ln(7.389056 + 21) = ln 28.389056 = 3.345997
 NLL_PARIS = LN_Z - 2.0  # 1.345997

@@ -15,7 +15,8 @@ import pytest
 
 from citegraph.errors import ClientError, ConfigError, ResponseFormatError
 from citegraph.io import SQLiteCache
-from citegraph.models import LMScorer, ServerLMScorer, causal_lm_scorer
+from citegraph.models import LMScorer, causal_lm_scorer
+from citegraph.models.lm import ServerLMScorer
 from citegraph.models.lm._inputs import FIRST_TOKEN
 from citegraph.testing import FakeOpenAIServer, FakeReply
 

@@ -10,17 +10,10 @@ import pytest
 
 from citegraph.errors import ConfigError
 from citegraph.io import Deadlines
-from citegraph.models import (
-    Endpoint,
-    ModelOptions,
-    ServerLMScorer,
-    ServerNLI,
-    ServerNLI3,
-    ServerReranker,
-    causal_lm_scorer,
-    nli_model,
-    reranker_model,
-)
+from citegraph.models import Endpoint, ModelOptions, causal_lm_scorer, nli_model, reranker_model
+from citegraph.models.lm import ServerLMScorer
+from citegraph.models.nli import ServerNLI, ServerNLI3
+from citegraph.models.rerank import ServerReranker
 from citegraph.runs import Runtime
 
 

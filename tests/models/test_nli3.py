@@ -12,16 +12,8 @@ import pytest
 from pydantic import ValidationError
 
 from citegraph.errors import ConfigError
-from citegraph.models import (
-    HFNLI3,
-    LexicalNLI3,
-    NLI3Model,
-    NLIModel,
-    NLIPair,
-    NLIProbs,
-    find_three_way_indices,
-    nli3_model,
-)
+from citegraph.models import NLI3Model, NLIModel, NLIPair, NLIProbs, nli3_model
+from citegraph.models.nli import HFNLI3, LexicalNLI3, find_three_way_indices
 
 PAIRS = [
     NLIPair(premise="He was born in Newark.", hypothesis="place of birth: Newark"),

@@ -21,15 +21,8 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from citegraph.errors import ConfigError, MissingDependency, ModelError  # noqa: E402
-from citegraph.models import (  # noqa: E402
-    CascadeNLI,
-    HFClassifierNLI,
-    LexicalNLI,
-    NLIPair,
-    NLIVerdict,
-    find_entailment_index,
-    nli_model,
-)
+from citegraph.models import NLIPair, NLIVerdict, nli_model  # noqa: E402
+from citegraph.models.nli import CascadeNLI, HFClassifierNLI, LexicalNLI, find_entailment_index  # noqa: E402
 from citegraph.testing import NLI_LABELS, build_tiny_nli_classifier  # noqa: E402
 
 PAIRS = [

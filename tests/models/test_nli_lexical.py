@@ -11,16 +11,8 @@ import pytest
 
 from citegraph.errors import ConfigError, ModelError
 from citegraph.kg import Subgraph
-from citegraph.models import (
-    CascadeNLI,
-    LexicalNLI,
-    NLIModel,
-    NLIPair,
-    NLIVerdict,
-    nli_model,
-    value_from_hypothesis,
-    value_in_text,
-)
+from citegraph.models import NLIModel, NLIPair, NLIVerdict, nli_model
+from citegraph.models.nli import CascadeNLI, LexicalNLI, value_from_hypothesis, value_in_text
 
 
 def _entails(model: NLIModel, pairs: Sequence[tuple[str, str]]) -> list[NLIVerdict]:

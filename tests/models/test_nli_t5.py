@@ -32,7 +32,8 @@ transformers = pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from citegraph.errors import ConfigError, ModelError  # noqa: E402
-from citegraph.models import NLIPair, TrueT5NLI, nli_model  # noqa: E402
+from citegraph.models import NLIPair, nli_model  # noqa: E402
+from citegraph.models.nli import TrueT5NLI  # noqa: E402
 from citegraph.testing import T5_VOCAB, save_model, t5_tokenizer, tiny_t5  # noqa: E402
 
 VOCAB = T5_VOCAB

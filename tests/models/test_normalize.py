@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citegraph.models import (
+from citegraph.models._normalize import (
     DateMention,
     contains_phrase,
     date_entails,

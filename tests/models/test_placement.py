@@ -18,16 +18,9 @@ from citegraph.errors import ConfigError, ModelError
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from citegraph.models import (  # noqa: E402
-    HFClassifierNLI,
-    NLIPair,
-    Placement,
-    load_hf_model,
-    load_placed,
-    nli_model,
-    resolve_device,
-    resolve_dtype,
-)
+from citegraph.models import NLIPair, nli_model  # noqa: E402
+from citegraph.models.hf import Placement, load_hf_model, load_placed, resolve_device, resolve_dtype  # noqa: E402
+from citegraph.models.nli import HFClassifierNLI  # noqa: E402
 
 GIB = 1 << 30
 
@@ -257,7 +250,7 @@ def test_the_lm_scorer_keeps_its_shortcuts_in_half_precision(tmp_path: Path, dty
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from _tiny_models import build_random_causal_lm
-    from citegraph.models import CausalLMScorer
+    from citegraph.models.lm import CausalLMScorer
 
     model = build_random_causal_lm(tmp_path / "lm", initializer_range=0.02)
     scorer = CausalLMScorer.load(model, dtype=dtype)

@@ -21,11 +21,11 @@ from citegraph.models import (
     NLIPair,
     NLIProbs,
     NLIVerdict,
-    ServerNLI3,
     nli3_model,
     nli_model,
     reranker_model,
 )
+from citegraph.models.nli import ServerNLI3
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 pytest.importorskip("openai")

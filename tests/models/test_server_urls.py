@@ -10,7 +10,7 @@ import pytest
 
 from citegraph.errors import ClientError
 from citegraph.io import redact_url, redact_urls_in, split_query
-from citegraph.models import chat_cache_key
+from citegraph.models.chat import chat_cache_key
 from citegraph.models.chat._factory import chat_model
 from citegraph.models.chat._openai import OpenAICompatibleChat
 from citegraph.models.chat._types import ChatRequest

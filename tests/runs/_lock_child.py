@@ -9,9 +9,9 @@ import sys
 import time
 from pathlib import Path
 
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import ChatRequest, MockChat
-from citegraph.runs import RunDir
+from citegraph.runs import RunDir, Runtime
 
 
 def _hold(out: Path) -> None:
@@ -26,9 +26,13 @@ def _kalma(out: Path, data_dir: Path, gate: Path) -> None:
             time.sleep(0.02)
         return "I cannot say [NA]."
 
-    runtime = RunRuntime(limit=3, concurrency=1)
+    runtime = Runtime(limit=3, concurrency=1)
     run_kalma(
-        out, RunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=MockChat(answer)
+        out,
+        KalmaRunConfig(model="mock"),
+        runtime=runtime,
+        data_dir=data_dir,
+        model=MockChat(answer),
     )
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from citegraph.errors import ConfigError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.runs import (
     available_metrics,
     check_gates,
@@ -31,7 +31,11 @@ def kalma(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> dict[str,
     21/22)."""
     out = tmp_path_factory.mktemp("score")
     result = score_answers(
-        DEMO / "answers.jsonl", out, ScoreConfig(), gold_path=DEMO / "gold.jsonl", data_dir=data_dir
+        DEMO / "answers.jsonl",
+        out,
+        KalmaScoreConfig(),
+        gold_path=DEMO / "gold.jsonl",
+        data_dir=data_dir,
     )
     return result.metrics
 

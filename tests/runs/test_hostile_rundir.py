@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import MockChat
 from citegraph.runs import Record, RunBusy, RunDir, Runtime, Task, merge_runs, opened, run_task
 
@@ -54,8 +54,8 @@ def test_a_lone_surrogate_in_a_model_reply_is_stored_resumed_and_reported(
     out = tmp_path / "run"
     first = run_kalma(
         out,
-        RunConfig(model="mock"),
-        runtime=RunRuntime(limit=2),
+        KalmaRunConfig(model="mock"),
+        runtime=Runtime(limit=2),
         data_dir=data_dir,
         model=MockChat(SURROGATE_ANSWER),
     )
@@ -65,7 +65,7 @@ def test_a_lone_surrogate_in_a_model_reply_is_stored_resumed_and_reported(
     assert b"\\ud800" in (out / "samples.jsonl").read_bytes()
     again = MockChat("x \ud800")
     second = run_kalma(
-        out, RunConfig(model="mock"), runtime=RunRuntime(limit=3), data_dir=data_dir, model=again
+        out, KalmaRunConfig(model="mock"), runtime=Runtime(limit=3), data_dir=data_dir, model=again
     )
     assert (second.n_resumed, second.n_done_now, again.calls) == (2, 1, 1)
     assert len(_lines(out / "samples.jsonl")) == 3
@@ -266,8 +266,8 @@ def test_append_records_where_the_line_really_is(tmp_path: Path) -> None:
 def _kalma_run(data_dir: Path, out: Path) -> None:
     run_kalma(
         out,
-        RunConfig(model="mock"),
-        runtime=RunRuntime(limit=2),
+        KalmaRunConfig(model="mock"),
+        runtime=Runtime(limit=2),
         data_dir=data_dir,
         model=MockChat("I cannot say [NA]."),
     )
@@ -314,8 +314,8 @@ def test_an_edited_config_in_run_json_is_refused_everywhere(data_dir: Path, tmp_
     assert viewer.get("/run?run=0/other").status_code == 200
     run_kalma(
         out,
-        RunConfig(model="mock"),
-        runtime=RunRuntime(limit=2, overwrite=True),
+        KalmaRunConfig(model="mock"),
+        runtime=Runtime(limit=2, overwrite=True),
         data_dir=data_dir,
         model=MockChat("I cannot say [NA]."),
     )
@@ -365,10 +365,14 @@ def test_a_full_disk_is_one_line_naming_the_file_and_loses_nothing(
         return real_write(fd, data)
 
     monkeypatch.setattr("citegraph.runs._rundir.os.write", write)
-    runtime = RunRuntime(limit=3, concurrency=1)
+    runtime = Runtime(limit=3, concurrency=1)
     with pytest.raises(DataError) as caught:
         run_kalma(
-            out, RunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=MockChat("x")
+            out,
+            KalmaRunConfig(model="mock"),
+            runtime=runtime,
+            data_dir=data_dir,
+            model=MockChat("x"),
         )
     message = str(caught.value)
     assert message.startswith(f"{out / 'samples.jsonl'}: cannot write (No space left on device)")
@@ -380,7 +384,7 @@ def test_a_full_disk_is_one_line_naming_the_file_and_loses_nothing(
     monkeypatch.undo()
     monkeypatch.setenv("CITEGRAPH_CACHE", str(tmp_path / "cache"))
     again = run_kalma(
-        out, RunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=MockChat("x")
+        out, KalmaRunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=MockChat("x")
     )
     assert (again.n_resumed, again.n_done_now) == (len(kept), 3 - len(kept))
     assert sorted(r["id"] for r in _lines(out / "samples.jsonl")) == [

@@ -64,11 +64,11 @@ RAY = Runtime(engine="ray", ray_actors=2)
 
 
 def test_kalma_score_on_ray_equals_local(tmp_path: Path, data_dir: Path) -> None:
-    from citegraph.kalma import ScoreConfig
+    from citegraph.kalma import KalmaScoreConfig
     from citegraph.kalma.score import KalmaScoreTask
 
     def task() -> KalmaScoreTask:
-        return KalmaScoreTask(ScoreConfig(), DEMO / "answers.jsonl",
+        return KalmaScoreTask(KalmaScoreConfig(), DEMO / "answers.jsonl",
                               gold_path=DEMO / "gold.jsonl", data_dir=data_dir)  # fmt: skip
 
     local = asyncio.run(run_task_async(task(), tmp_path / "local", Runtime(batch_size=1)))
@@ -86,11 +86,11 @@ def test_kalma_score_on_ray_equals_local(tmp_path: Path, data_dir: Path) -> None
 def test_token_totals_on_ray_equal_local(tmp_path: Path, data_dir: Path) -> None:
     """The actors' chat calls (a mock text-quality judge: 4 answers x 4 criteria) come back
     with their batches and are counted in metrics.json as the local engine counts them."""
-    from citegraph.kalma import ScoreConfig
+    from citegraph.kalma import KalmaScoreConfig
     from citegraph.kalma.score import KalmaScoreTask
 
     def task() -> KalmaScoreTask:
-        config = ScoreConfig(text_quality="mock")
+        config = KalmaScoreConfig(text_quality="mock")
         return KalmaScoreTask(config, DEMO / "answers.jsonl", data_dir=data_dir)
 
     runtime = Runtime(batch_size=1, cache=False)

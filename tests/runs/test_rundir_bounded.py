@@ -20,12 +20,13 @@ from test_export import ExportConfig, ExportTask  # tests/runs, on sys.path as p
 from citegraph.cli import main
 from citegraph.errors import DataError
 from citegraph.io import formula_safe
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import MockChat
 from citegraph.runs import (
     RunBusy,
     RunDir,
     RunFileWarning,
+    Runtime,
     export_run,
     finalize,
     merge_runs,
@@ -54,8 +55,8 @@ def _kalma(
 ) -> Any:
     return run_kalma(
         out,
-        RunConfig(model="mock", **config),
-        runtime=RunRuntime(limit=limit),
+        KalmaRunConfig(model="mock", **config),
+        runtime=Runtime(limit=limit),
         data_dir=data_dir,
         model=model or MockChat("I cannot say [NA]."),
     )
@@ -145,8 +146,8 @@ def test_records_without_their_run_json_are_not_adopted(data_dir: Path, tmp_path
         RunDir.open(out, {"m": 1})
     fresh = run_kalma(  # --overwrite starts afresh
         out,
-        RunConfig(model="mock", temperature=0.1),
-        runtime=RunRuntime(limit=3, overwrite=True),
+        KalmaRunConfig(model="mock", temperature=0.1),
+        runtime=Runtime(limit=3, overwrite=True),
         data_dir=data_dir,
         model=model,
     )

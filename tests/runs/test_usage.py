@@ -14,7 +14,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from citegraph.io import SQLiteCache
-from citegraph.models import CachedChatModel, ChatModel, ChatRequest, MockChat, chat_model
+from citegraph.models import ChatModel, ChatRequest, MockChat, chat_model
+from citegraph.models.chat import CachedChatModel
 from citegraph.runs import (
     USAGE_FILE,
     DryRunFinished,

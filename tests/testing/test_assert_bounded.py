@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from citegraph.errors import ConfigError, DataError
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import MockChat
-from citegraph.runs import check_gates, resolve_metric
+from citegraph.runs import Runtime, check_gates, resolve_metric
 from citegraph.testing import RunMetrics, assert_metrics
 
 ANSWER = "Stephen Crane was born in Newark [Q206534, place of birth: Newark]."
@@ -28,8 +28,8 @@ def run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
         patch.setenv("CITEGRAPH_CACHE", str(cache))
         run_kalma(
             out,
-            RunConfig(model="mock"),
-            runtime=RunRuntime(limit=3),
+            KalmaRunConfig(model="mock"),
+            runtime=Runtime(limit=3),
             data_dir=data_dir,
             model=MockChat(ANSWER),
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.testing import RunMetrics, assert_metrics
 
 DEMO = Path(str(resources.files("citegraph.kalma") / "demo"))
@@ -25,7 +25,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
     out = tmp_path_factory.mktemp("score")
     score_answers(
-        DEMO / "answers.jsonl", out, ScoreConfig(), gold_path=DEMO / "gold.jsonl", data_dir=data_dir
+        DEMO / "answers.jsonl",
+        out,
+        KalmaScoreConfig(),
+        gold_path=DEMO / "gold.jsonl",
+        data_dir=data_dir,
     )
     return out
 

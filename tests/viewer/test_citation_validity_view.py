@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 from tests.viewer.conftest import cli
 
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import ChatRequest, MockChat
+from citegraph.runs import Runtime
 
 CRANE = (
     "Stephen Crane was born in Newark [Q206534, place of birth: Newark]. "
@@ -50,15 +51,15 @@ def free_run(tmp_path_factory: pytest.TempPathFactory, data_dir: Path) -> Path:
         patch.setenv("CITEGRAPH_CACHE", str(root.parent / "cache"))
         run_kalma(
             root / "free",
-            RunConfig(model="mock"),
-            runtime=RunRuntime(limit=3),
+            KalmaRunConfig(model="mock"),
+            runtime=Runtime(limit=3),
             data_dir=data_dir,
             model=MockChat(script),
         )
         run_kalma(
             root / "clean",
-            RunConfig(model="mock"),
-            runtime=RunRuntime(limit=3),
+            KalmaRunConfig(model="mock"),
+            runtime=Runtime(limit=3),
             data_dir=data_dir,
             model=MockChat(clean, name="mock/clean"),
         )

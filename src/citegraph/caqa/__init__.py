@@ -6,162 +6,101 @@ One folder per stage, each with its own face:
   or :func:`sample_queries` from the KG) and their grounding (:class:`CaqaKG`);
 - :mod:`citegraph.caqa.build` (§4.2): query extension (:func:`extend_query`) -> supportive /
   insufficient / contradictory / irrelevant subgraphs (:func:`structured_attributions`) -> text
-  (:class:`TemplateTextualiser`, :class:`LLMTextualiser`) -> splits; :func:`build_caqa` is the
+  (``TemplateTextualiser``, ``LLMTextualiser``) -> splits; :func:`build_caqa` is the
   ``caqa.build`` task;
 - :mod:`citegraph.caqa.judge` (§5-6): evaluators (:func:`evaluator`: LLM judges, NLI, AttrScore,
   fine-tuned classifiers) -> labels (:func:`extract_label`) -> :func:`evaluator_report`;
   :func:`judge_caqa` is the ``caqa.judge`` task; paper vs reference mode is :class:`CaqaRules`;
 - :mod:`citegraph.caqa.finetune` (§5.2): :func:`finetune` an evaluator on a train split.
 
-Every public name of the stages is importable from here too.
+This face is the core a user calls; every other name is imported from its stage's face
+(``from citegraph.caqa.build import TemplateTextualiser``).
+
+================================================  ========================================
+name                                              what it is
+================================================  ========================================
+build_caqa / build_caqa_async                     the caqa.build task: a benchmark
+CaqaBuildConfig, CaqaBuildResult, CaqaBuildTask   its config, result and task
+judge_caqa / judge_caqa_async                     the caqa.judge task: judge a split
+CaqaJudgeConfig, CaqaJudgeResult, CaqaJudgeTask   its config, result and task
+finetune, CaqaFinetuneConfig, CaqaFinetuneResult  fine-tune a classifier evaluator
+CaqaRules                                         paper vs reference behaviour
+evaluator, Evaluator, LLMJudge                    an evaluator from its spec; the protocol
+Judgement, extract_label                          one verdict; a label from a reply
+evaluator_report, EvaluatorReport, render_report  an evaluator's scores (Tables 5-6)
+load_kgqa, sample_queries                         questions with logical queries
+KGQASet, KGQASample, LogicalQuery, CaqaKG         their records; the KG they ground in
+extend_query, structured_attributions             the building steps (§4.2)
+AttributionSet                                    a query's four subgraphs
+CaqaSample, StructuredAttribution, Fact           a benchmark sample and its parts
+Category, CATEGORIES, Label                       the four attribution categories
+BinaryLabel, to_binary                            the two-way view of them
+Complexity, COMPLEXITIES                          a sample's query complexity
+load_caqa_split, write_samples                    read and write a split
+================================================  ========================================
+
+Importing this package registers its tasks (``caqa.build``, ``caqa.judge``).
 """
 
-from citegraph.caqa._samples_io import (
-    load_caqa_split,
-    write_samples,
-)
+from citegraph.caqa._samples_io import load_caqa_split, write_samples
 from citegraph.caqa._types import (
-    BINARY_LABELS,
     CATEGORIES,
     COMPLEXITIES,
-    QUERY_SHAPES,
-    SHAPE_COMPLEXITY,
     BinaryLabel,
     CaqaSample,
     Category,
     Complexity,
-    Extension,
     Fact,
     Label,
-    QueryShape,
     StructuredAttribution,
     to_binary,
 )
 from citegraph.caqa.build import (
-    BUILD_PROMPT_VERSION,
-    SPLITS,
-    TEMPLATE_VERSION,
     AttributionSet,
     CaqaBuildConfig,
     CaqaBuildResult,
     CaqaBuildTask,
-    EmptyTextError,
-    ExtendedQuery,
-    LLMTextualiser,
-    TemplateTextualiser,
-    Textualiser,
-    UnionPartners,
-    allowed_extensions,
-    answer_statement,
-    assign_splits,
     build_caqa,
     build_caqa_async,
     extend_query,
-    extend_question,
-    question_from_query,
-    render_logical_form,
-    render_split_report,
-    render_statistics,
-    render_subgraph,
-    split_counts,
-    split_report,
-    statistics,
     structured_attributions,
-    subject_entities,
-    verbalise_facts,
 )
-from citegraph.caqa.finetune import (
-    ClassifierJudge,
-    EpochRecord,
-    FinetuneConfig,
-    FinetuneResult,
-    finetune,
-    map_class_labels,
-)
+from citegraph.caqa.finetune import CaqaFinetuneConfig, CaqaFinetuneResult, finetune
 from citegraph.caqa.judge import (
-    ATTRIBUTIONBENCH_FILE,
-    UNPARSEABLE,
-    AttrScoreJudge,
     CaqaJudgeConfig,
     CaqaJudgeResult,
     CaqaJudgeTask,
     CaqaRules,
-    ComplexityScore,
     Evaluator,
-    EvaluatorCorrelation,
     EvaluatorReport,
-    ExtractionMode,
-    HumanAgreement,
     Judgement,
-    LabelSet,
     LLMJudge,
-    NLIJudge,
-    ReportMode,
-    attributionbench_path,
-    chat_messages,
-    compare_runs,
     evaluator,
     evaluator_report,
     extract_label,
     judge_caqa,
     judge_caqa_async,
-    judge_prompt,
-    judge_prompt_names,
-    load_attributionbench,
-    load_report,
-    nli_texts,
-    pearson_across_evaluators,
-    prompt_version,
-    read_human_labels,
-    read_samples,
-    render_comparison,
     render_report,
-    with_human_labels,
 )
 from citegraph.caqa.queries import (
-    KGQA_SETS,
     CaqaKG,
-    Grounding,
     KGQASample,
     KGQASet,
     LogicalQuery,
-    QueryEdge,
-    SparqlParse,
-    answers_over,
-    ground_set,
-    is_variable,
     load_kgqa,
-    parse_sparql,
-    path_query,
-    read_grailqa,
-    read_pathquestion,
-    read_simplequestions_wd,
-    read_wikiwebquestions,
     sample_queries,
-    single,
-    supports,
-    tree_query,
-    union_query,
 )
 
 __all__ = [
-    "ATTRIBUTIONBENCH_FILE",
-    "BINARY_LABELS",
-    "BUILD_PROMPT_VERSION",
     "CATEGORIES",
     "COMPLEXITIES",
-    "KGQA_SETS",
-    "QUERY_SHAPES",
-    "SHAPE_COMPLEXITY",
-    "SPLITS",
-    "TEMPLATE_VERSION",
-    "UNPARSEABLE",
-    "AttrScoreJudge",
     "AttributionSet",
     "BinaryLabel",
     "CaqaBuildConfig",
     "CaqaBuildResult",
     "CaqaBuildTask",
+    "CaqaFinetuneConfig",
+    "CaqaFinetuneResult",
     "CaqaJudgeConfig",
     "CaqaJudgeResult",
     "CaqaJudgeTask",
@@ -169,95 +108,31 @@ __all__ = [
     "CaqaRules",
     "CaqaSample",
     "Category",
-    "ClassifierJudge",
     "Complexity",
-    "ComplexityScore",
-    "EmptyTextError",
-    "EpochRecord",
     "Evaluator",
-    "EvaluatorCorrelation",
     "EvaluatorReport",
-    "ExtendedQuery",
-    "Extension",
-    "ExtractionMode",
     "Fact",
-    "FinetuneConfig",
-    "FinetuneResult",
-    "Grounding",
-    "HumanAgreement",
     "Judgement",
     "KGQASample",
     "KGQASet",
     "LLMJudge",
-    "LLMTextualiser",
     "Label",
-    "LabelSet",
     "LogicalQuery",
-    "NLIJudge",
-    "QueryEdge",
-    "QueryShape",
-    "ReportMode",
-    "SparqlParse",
     "StructuredAttribution",
-    "TemplateTextualiser",
-    "Textualiser",
-    "UnionPartners",
-    "allowed_extensions",
-    "answer_statement",
-    "answers_over",
-    "assign_splits",
-    "attributionbench_path",
     "build_caqa",
     "build_caqa_async",
-    "chat_messages",
-    "compare_runs",
     "evaluator",
     "evaluator_report",
     "extend_query",
-    "extend_question",
     "extract_label",
     "finetune",
-    "ground_set",
-    "is_variable",
     "judge_caqa",
     "judge_caqa_async",
-    "judge_prompt",
-    "judge_prompt_names",
-    "load_attributionbench",
     "load_caqa_split",
     "load_kgqa",
-    "load_report",
-    "map_class_labels",
-    "nli_texts",
-    "parse_sparql",
-    "path_query",
-    "pearson_across_evaluators",
-    "prompt_version",
-    "question_from_query",
-    "read_grailqa",
-    "read_human_labels",
-    "read_pathquestion",
-    "read_samples",
-    "read_simplequestions_wd",
-    "read_wikiwebquestions",
-    "render_comparison",
-    "render_logical_form",
     "render_report",
-    "render_split_report",
-    "render_statistics",
-    "render_subgraph",
     "sample_queries",
-    "single",
-    "split_counts",
-    "split_report",
-    "statistics",
     "structured_attributions",
-    "subject_entities",
-    "supports",
     "to_binary",
-    "tree_query",
-    "union_query",
-    "verbalise_facts",
-    "with_human_labels",
     "write_samples",
 ]

@@ -31,8 +31,9 @@ from citegraph.cli._options import (
 )
 from citegraph.cli._streams import literal, markup_escaped, shown, shown_json
 from citegraph.io import encodable
-from citegraph.kalma import PROMPT_VERSIONS, AskResult, ask_async
+from citegraph.kalma import AskResult, ask_async
 from citegraph.kalma.constrain import CitationsMode
+from citegraph.kalma.generate import PROMPT_VERSIONS
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
     ChatModel,
@@ -42,9 +43,9 @@ from citegraph.models import (
     ModelOptions,
     ProgressCallback,
     chat_model,
-    generate_config_for,
     parse_model_spec,
 )
+from citegraph.models.chat import generate_config_for
 
 
 @click.command("ask")

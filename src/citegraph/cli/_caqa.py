@@ -10,18 +10,16 @@ import click
 
 from citegraph.caqa import (
     CaqaBuildConfig,
+    CaqaFinetuneConfig,
     CaqaJudgeConfig,
-    FinetuneConfig,
     build_caqa,
-    compare_runs,
     finetune,
     judge_caqa,
     load_caqa_split,
-    render_comparison,
     render_report,
-    render_split_report,
-    render_statistics,
 )
+from citegraph.caqa.build import render_split_report, render_statistics
+from citegraph.caqa.judge import compare_runs, render_comparison
 from citegraph.cli._console import console, note_failed, progress_bar, reports_errors
 from citegraph.cli._options import (
     options_from_model,
@@ -84,7 +82,7 @@ def judge_command(
 
 @caqa_group.command("finetune")
 @click.argument("train", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@options_from_model(FinetuneConfig)
+@options_from_model(CaqaFinetuneConfig)
 @click.option(
     "--dev",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -101,7 +99,7 @@ def finetune_command(
 ) -> None:
     """Fine-tune an evaluator on a CAQA train split (§5.2); judge with it as cls/<out> (a
     classifier) or hf/<out> --prompt alpaca (a causal LM)."""
-    config = FinetuneConfig(**options)
+    config = CaqaFinetuneConfig(**options)
     train_samples = load_caqa_split(train)
     dev_samples = load_caqa_split(dev) if dev is not None else None
     with progress_bar("fine-tuning (steps)") as update:

@@ -18,21 +18,19 @@ from citegraph.cli._options import (
     task_options,
 )
 from citegraph.conner import (
-    AcquireResult,
     ConnerGenerateConfig,
+    ConnerKnowledgeResult,
     ConnerRetrieveConfig,
     ConnerScoreConfig,
     ConnerSelectConfig,
-    Method,
     correlate_runs,
     generate_run,
-    render_correlations,
-    render_score,
     retrieve_run,
     score_knowledge,
     select_run,
-    stand_in_warning,
 )
+from citegraph.conner.correlate import Method, render_correlations
+from citegraph.conner.score import render_score, stand_in_warning
 
 
 @click.group("conner")
@@ -40,7 +38,7 @@ def conner_group() -> None:
     """CONNER: reference-free evaluation of generated or retrieved knowledge."""
 
 
-def _report_acquired(result: AcquireResult) -> None:
+def _report_acquired(result: ConnerKnowledgeResult) -> None:
     m = result.metrics
     words = "-" if m["mean_words"] is None else f"{m['mean_words']:.1f}"
     console.print(

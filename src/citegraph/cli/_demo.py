@@ -31,24 +31,20 @@ from pathlib import Path
 
 import click
 
-from citegraph.caqa import (
-    CaqaBuildConfig,
-    CaqaJudgeConfig,
-    build_caqa,
-    judge_caqa,
-    render_report,
-    render_statistics,
-)
+from citegraph.caqa import CaqaBuildConfig, CaqaJudgeConfig, build_caqa, judge_caqa, render_report
+from citegraph.caqa.build import render_statistics
 from citegraph.cli._ask import progress_line, show_answer
 from citegraph.cli._console import console, err_console, reports_errors
 from citegraph.cli._kalma import print_metrics, run_score
 from citegraph.cli._options import data_dir_option, device_options
 from citegraph.cli._run import print_run_extras, run_one
 from citegraph.cli._streams import literal
-from citegraph.conner import ConnerScoreConfig, render_score, score_knowledge
-from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig, ask_async
+from citegraph.conner import ConnerScoreConfig, score_knowledge
+from citegraph.conner.score import render_score
+from citegraph.kalma import KalmaRunConfig, KalmaScoreConfig, ask_async
 from citegraph.kg import open_kg
-from citegraph.models import chat_model, generate_config_for
+from citegraph.models import chat_model
+from citegraph.models.chat import generate_config_for
 from citegraph.runs import Runtime
 from citegraph.viewer import write_report
 
@@ -124,7 +120,7 @@ def demo(
         f"2. citegraph kalma run --limit {questions} --model {model} --citations {citations} "
         f"--text-quality {model} --judge-replies {judge_replies}"
     )
-    run_config = RunConfig(
+    run_config = KalmaRunConfig(
         model=model,
         max_tokens=max_tokens,
         citations=citations,  # type: ignore[arg-type]
@@ -133,7 +129,7 @@ def demo(
         text_quality=model,
         judge_replies=judge_replies,  # type: ignore[arg-type]
     )
-    run_runtime = RunRuntime(limit=questions, device=device, dtype=dtype)
+    run_runtime = Runtime(limit=questions, device=device, dtype=dtype)
     run = run_one(out / "kalma-run", run_config, run_runtime, data_dir, None, overwrite=True)
     print_metrics(run.metrics)
     print_run_extras(run)
@@ -142,7 +138,7 @@ def demo(
     demo_dir = resources.files("citegraph.kalma") / "demo"
     answers = Path(str(demo_dir / "answers.jsonl"))
     gold = Path(str(demo_dir / "gold.jsonl"))
-    score_config = ScoreConfig(split="specific", mode=mode, nli="lexical")  # type: ignore[arg-type]
+    score_config = KalmaScoreConfig(split="specific", mode=mode, nli="lexical")  # type: ignore[arg-type]
     run_score(score_config, answers, gold, data_dir, out / "scored", overwrite=True)
 
     console.rule(

@@ -29,13 +29,8 @@ from citegraph.cli._options import (
     showing_progress,
 )
 from citegraph.datasets import MAX_ANSWER_CHARS
-from citegraph.kalma import (
-    KalmaRules,
-    RetrievalConfig,
-    ScoreConfig,
-    score_answers,
-    warning_lines,
-)
+from citegraph.kalma import KalmaRules, KalmaScoreConfig, RetrievalConfig, score_answers
+from citegraph.kalma.score import warning_lines
 from citegraph.runs import Runtime
 
 _LABELS = {
@@ -56,7 +51,7 @@ def kalma_group() -> None:
 
 @kalma_group.command("score")
 @click.argument("answers", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@options_from_model(ScoreConfig, exclude=("batch_size",))
+@options_from_model(KalmaScoreConfig, exclude=("batch_size",))
 @engine_options
 @click.option(
     "--gold",
@@ -111,7 +106,7 @@ def score(
             )
     batch_size = options.pop("batch_size", None)
     runtime = runtime_from(options, overwrite=overwrite)
-    config = ScoreConfig(**options, **({"batch_size": batch_size} if batch_size else {}))
+    config = KalmaScoreConfig(**options, **({"batch_size": batch_size} if batch_size else {}))
     run_score(
         config,
         answers,
@@ -126,7 +121,7 @@ def score(
 
 
 def run_score(
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
     answers: Path,
     gold: Path | None,
     data_dir: Path | None,

@@ -23,7 +23,7 @@ from citegraph.cli._console import command_line, progress_bar, warn
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL, check_base_url
 from citegraph.kg import KGOptions
-from citegraph.models import DEVICE_HELP, DTYPE_HELP
+from citegraph.models.hf import DEVICE_HELP, DTYPE_HELP
 from citegraph.runs import Runtime
 
 F = TypeVar("F", bound=Callable[..., Any])

@@ -19,18 +19,18 @@ from citegraph.cli._options import (
     showing_progress,
 )
 from citegraph.kalma import (
-    BuildConfig,
-    RunConfig,
-    RunResult,
+    KalmaBuildConfig,
+    KalmaRunConfig,
+    KalmaRunResult,
     build_benchmark,
     run_kalma,
-    summarise_seeds,
 )
+from citegraph.kalma.run import summarise_seeds
 from citegraph.runs import METRICS_FILE, Runtime
 
 
 @click.command("run")
-@options_from_model(RunConfig, exclude=("seed",))
+@options_from_model(KalmaRunConfig, exclude=("seed",))
 @engine_options
 @click.option(
     "--seeds",
@@ -58,7 +58,7 @@ def run_command(
     seed_list = _seeds(seeds)
     all_metrics = []
     for seed in seed_list:
-        config = RunConfig(**options, seed=seed)
+        config = KalmaRunConfig(**options, seed=seed)
         target = out if len(seed_list) == 1 else out / f"seed-{seed}"
         result = run_one(target, config, runtime, data_dir, contact, overwrite)
         print_metrics(result.metrics)
@@ -83,12 +83,12 @@ def _seeds(text: str) -> list[int]:
 
 def run_one(
     out: Path,
-    config: RunConfig,
+    config: KalmaRunConfig,
     runtime: Runtime,
     data_dir: Path | None,
     contact: str | None,
     overwrite: bool,
-) -> RunResult:
+) -> KalmaRunResult:
     """Run one seed with a progress bar and the resume / failure notes."""
     runtime = runtime.model_copy(
         update={"overwrite": overwrite, "command": runtime.command or command_line()}
@@ -121,7 +121,7 @@ def run_one(
     return result
 
 
-def print_run_extras(result: RunResult) -> None:
+def print_run_extras(result: KalmaRunResult) -> None:
     """Print generation, retrieval, text quality and gold notes of a run."""
     m = result.metrics
     gen = m["generation"]
@@ -171,7 +171,7 @@ def _mean_std(cell: dict[str, Any]) -> str:
 
 
 @click.command("build")
-@options_from_model(BuildConfig)
+@options_from_model(KalmaBuildConfig)
 @engine_options
 @data_dir_option
 @click.option("--out", type=click.Path(path_type=Path), required=True, help="Dataset directory.")
@@ -188,7 +188,7 @@ def build_command(
     --concurrency: items evolving at once (default: the model's request limit).
     """
     runtime = runtime_from(options, overwrite=overwrite)
-    config = BuildConfig(**options)
+    config = KalmaBuildConfig(**options)
     source = config.pairs or f"{config.sample_pairs} pairs sampled from the KG"
     console.print(
         f"kalma build: {source}, KG {config.kg}, model {config.model}, LM {config.lm}, "

@@ -64,7 +64,7 @@ class MetricValue(BaseModel):
     )
 
 
-class RunResult(TaskResult):
+class ConnerResult(TaskResult):
     """What a CONNER run produced: its directory, its metrics and its counts."""
 
     n_samples: int = Field(description="Items of this call (after limit and shard).")

@@ -1,17 +1,17 @@
 """Readers for the scoring inputs: ``answers.jsonl`` and ``gold.jsonl``.
 
-``answers.jsonl``: one ``{"id": "specific-0", "answer": "..."}`` per line; ``question`` is
-optional. ``answer`` may be ``""`` or ``null`` for an empty generation: it is scored as the chosen
-mode says, never dropped. A line whose model call failed (``"status": "failed"``, as ``kalma
-run`` writes it, with its ``error``) is no empty answer: it is read with its ``error`` and
-scored as a failed item, in every mode. An answer may hold at most :data:`MAX_ANSWER_CHARS`
-characters (1 MB of text) unless the reader is given a higher ``max_answer_chars``; a longer
-line than :func:`max_line_bytes` is refused without being read whole (a 200 MB answer would
-otherwise take gigabytes to score). Answers over your own KG (``kalma score --kg``) carry your
-own ids (any non-empty string, unique), their ``question``, and optionally ``entities``: the
-entities the question is about (ids, IRIs, short ids or labels), whose one-hop graphs are then
-used instead of retrieving them from the question; and optionally ``retrieved``: what the
-answering system itself retrieved, as ``[subject, relation, value]`` facts and/or entity
+``answers.jsonl``: one ``{"id": "specific-0", "answer": "..."}`` per line; ``question`` is optional.
+``answer`` may be ``""`` or ``null`` for an empty generation: it is scored as the chosen mode says,
+never dropped. A line whose model call failed (``"status": "failed"``, as ``kalma run`` writes it,
+with its ``error`` and ``error_type``) is no empty answer: it is read with its ``error`` (and
+``error_type`` when given) and scored as a failed item, in every mode. An answer may hold at most
+:data:`MAX_ANSWER_CHARS` characters (1 MB of text) unless the reader is given a higher
+``max_answer_chars``; a longer line than :func:`max_line_bytes` is refused without being read whole
+(a 200 MB answer would otherwise take gigabytes to score). Answers over your own KG (``kalma score
+--kg``) carry your own ids (any non-empty string, unique), their ``question``, and optionally
+``entities``: the entities the question is about (ids, IRIs, short ids or labels), whose one-hop
+graphs are then used instead of retrieving them from the question; and optionally ``retrieved``:
+what the answering system itself retrieved, as ``[subject, relation, value]`` facts and/or entity
 references (an entity stands for its one-hop graph), against which "outside the retrieved
 graphs" is then measured.
 
@@ -73,6 +73,11 @@ class AnswerRecord(BaseModel):
         default=None,
         description="Why the answer's model call failed (a line with status 'failed'): the "
         "answer is a failed item, never scored as an empty answer.",
+    )
+    error_type: str | None = Field(
+        default=None,
+        description="The type of that failure, when the line gives it (``error_type``, as "
+        "``kalma run`` writes it): the scored record keeps it.",
     )
 
 
@@ -174,10 +179,13 @@ def _answer(
     question = obj.get("question")
     if question is not None and not isinstance(question, str):
         raise DataError("must be a string", path=path, line=lineno, field="question")
-    error = None
+    error = error_type = None
     if obj.get("status") == "failed":
         why = obj.get("error") or obj.get("empty_reason")
         error = str(why) if why else "the answer's line says status 'failed' and gives no error"
+        error_type = obj.get("error_type")
+        if error_type is not None and not isinstance(error_type, str):
+            raise DataError("must be a string", path=path, line=lineno, field="error_type")
     return AnswerRecord(
         id=sid,
         answer=answer,
@@ -186,6 +194,7 @@ def _answer(
         retrieved=_retrieved(obj, path, lineno),
         line=lineno,
         error=error,
+        error_type=error_type or None,
     )
 
 

@@ -20,7 +20,8 @@ from citegraph.kalma.parse import ParsedAnswer, parse_answer
 from citegraph.kalma.retrieve import Retrieval, Retriever
 from citegraph.kalma.score import AnswerCitationScores, score_citations
 from citegraph.kg import KnowledgeGraph
-from citegraph.models import ChatModel, GenerateConfig, ProgressCallback, grammar_mode_of
+from citegraph.models import ChatModel, GenerateConfig, ProgressCallback
+from citegraph.models.grammar import grammar_mode_of
 from citegraph.runs import blocking
 
 

@@ -1,5 +1,42 @@
-"""Models behind small protocols: chat generation (OpenAI-compatible servers, local transformers
-models, the embedded SmolLM2 default, a scripted mock) and NLI (entailment) scorers."""
+"""Models behind small protocols, one package per role, each named by a ``provider/model`` spec.
+
+The face holds the core a user needs; everything else is reachable from the role packages
+(``citegraph.models.chat``, ``.nli``, ``.lm``, ``.rerank``, ``.embed``, ``.grammar``) and the
+shared ones (``.hf``: loading, placement, batch plans; ``.server``: the HTTP client, body caps,
+presets, :class:`Endpoint`).
+
+======================================================  =========================================
+name                                                    what it is
+======================================================  =========================================
+``chat_model``, ``nli_model``, ``nli3_model``,          the factories: a spec of the role (and a
+``reranker_model``, ``causal_lm_scorer``,               :class:`ModelOptions`) in, a model out
+``embedding_model``
+``ModelOptions``, ``Endpoint``, ``Deadlines``           where local models run and how servers
+                                                        are reached (one object for every
+                                                        factory)
+``NLIOptions``, ``NLI3Options``, ``RerankerOptions``,   the typed keyword options of each
+``LMScorerOptions``, ``ServerOptions``                  factory's backends
+``parse_spec``, ``parse_model_spec``, ``ModelSpec``,    the spec grammar (``provider/model``,
+``SpecSpellingWarning``, ``spec_identity``,             cascades, wrappers, old spellings)
+``specs_identity``
+``ROLES``, ``Role``, ``Provider``,                      the registry of roles and providers, and
+``register_provider``, ``custom_builder``,              what ``citegraph models`` lists
+``catalog``, ``CatalogRow``, ``devices_here``,
+``SERVED_PROVIDERS``
+``ChatModel``, ``ChatMessage``, ``ChatRequest``,        the chat protocol and its records
+``GenerateConfig``, ``Generation``,
+``GenerationProgress``, ``ProgressCallback``,
+``MockChat``, ``Grammar``, ``GrammarMode``
+``NLIModel``, ``NLIPair``, ``NLIVerdict``,              the scorer protocols and their records
+``NLI3Model``, ``NLIProbs``, ``LMScorer``,
+``TokenScores``, ``EmbeddingModel``
+``UsageMeter``, ``metering``, ``current_meter``,        token counts and dry runs
+``usage_summary``, ``dry_running``
+``default_response_cache``                              the shared response cache file
+``normalize_text``, ``strip_accents``                   the text normalisation of the lexical
+                                                        matchers
+======================================================  =========================================
+"""
 
 from citegraph.io import Deadlines
 from citegraph.models._backend_options import (
@@ -11,15 +48,7 @@ from citegraph.models._backend_options import (
 )
 from citegraph.models._catalog import CatalogRow, catalog, devices_here
 from citegraph.models._nli_protocol import NLIModel, NLIPair, NLIVerdict
-from citegraph.models._normalize import (
-    DateMention,
-    contains_phrase,
-    date_entails,
-    find_dates,
-    normalize_text,
-    parse_date,
-    strip_accents,
-)
+from citegraph.models._normalize import normalize_text, strip_accents
 from citegraph.models._options import SERVED_PROVIDERS, ModelOptions
 from citegraph.models._providers import (
     ROLES,
@@ -27,164 +56,41 @@ from citegraph.models._providers import (
     parse_spec,
     register_provider,
     spec_identity,
+    specs_identity,
 )
 from citegraph.models._spec import ModelSpec, Provider, Role, SpecSpellingWarning
 from citegraph.models.chat import (
-    DEFAULT_MOCK_OUTPUT,
-    DRY_RUN_TOKENS,
-    LOCAL_CHAT_NAME,
-    LOCAL_GENERATE_DEFAULTS,
-    PROVIDERS,
-    CachedChatModel,
     ChatMessage,
     ChatModel,
     ChatRequest,
-    DryRunChat,
     GenerateConfig,
     Generation,
     GenerationProgress,
-    HFChat,
-    JudgeReplies,
     MockChat,
-    OpenAICompatibleChat,
     ProgressCallback,
-    ResolvedReplies,
-    Usage,
     UsageMeter,
-    chat_cache_key,
     chat_model,
-    choice_grammar,
-    choice_reply_text,
-    converted_model_dir,
     current_meter,
-    default_generate_config,
-    dry_run_active,
     dry_running,
-    estimate_tokens,
-    forget_cached,
-    generate_config_for,
-    load_causal_lm,
-    local_chat,
-    local_generate_config,
-    locate_smollm2_gguf,
     metering,
     parse_model_spec,
-    report_usage,
-    resolve_judge_replies,
     usage_summary,
 )
-from citegraph.models.embed import (
-    MINILM_NAME,
-    EmbeddingModel,
-    HFEmbeddingModel,
-    embedding_model,
-    locate_minilm,
-)
-from citegraph.models.grammar import (
-    GRAMMAR_MODES,
-    Grammar,
-    GrammarMode,
-    GrammarUpdate,
-    Steering,
-    grammar_accepts,
-    grammar_mode_of,
-)
-from citegraph.models.hf import (
-    DEVICE_HELP,
-    DTYPE_HELP,
-    LoadedModel,
-    Placement,
-    check_batching,
-    effective_max_length,
-    free_memory,
-    load_hf_model,
-    load_placed,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
-    resolve_device,
-    resolve_dtype,
-    resolve_model_path,
-)
-from citegraph.models.lm import (
-    CausalLMScorer,
-    LMScorer,
-    ServerLMScorer,
-    TokenScores,
-    causal_lm_scorer,
-)
-from citegraph.models.nli import (
-    CONTRADICTION_LABELS,
-    ENTAILMENT_LABELS,
-    HFNLI3,
-    NEUTRAL_LABELS,
-    NLI3_LABELS,
-    TRUE_TEMPLATE,
-    CascadeNLI,
-    HFClassifierNLI,
-    LexicalNLI,
-    LexicalNLI3,
-    NLI3Model,
-    NLIProbs,
-    ServerNLI,
-    ServerNLI3,
-    TrueT5NLI,
-    find_entailment_index,
-    find_three_way_indices,
-    nli3_model,
-    nli_model,
-    value_from_hypothesis,
-    value_in_text,
-)
-from citegraph.models.rerank import (
-    CrossEncoderReranker,
-    HFTextScorer,
-    ServerReranker,
-    reranker_model,
-)
-from citegraph.models.server import (
-    DEFAULT_MAX_RESPONSE_BYTES,
-    MAX_REPLY_CHARS,
-    OPENAI_URL,
-    PRESETS,
-    Endpoint,
-    ProviderPreset,
-    default_response_cache,
-)
+from citegraph.models.embed import EmbeddingModel, embedding_model
+from citegraph.models.grammar import Grammar, GrammarMode
+from citegraph.models.lm import LMScorer, TokenScores, causal_lm_scorer
+from citegraph.models.nli import NLI3Model, NLIProbs, nli3_model, nli_model
+from citegraph.models.rerank import reranker_model
+from citegraph.models.server import Endpoint, default_response_cache
 
 __all__ = [
-    "CONTRADICTION_LABELS",
-    "DEFAULT_MAX_RESPONSE_BYTES",
-    "DEFAULT_MOCK_OUTPUT",
-    "DEVICE_HELP",
-    "DRY_RUN_TOKENS",
-    "DTYPE_HELP",
-    "ENTAILMENT_LABELS",
-    "GRAMMAR_MODES",
-    "HFNLI3",
-    "LOCAL_CHAT_NAME",
-    "LOCAL_GENERATE_DEFAULTS",
-    "MAX_REPLY_CHARS",
-    "MINILM_NAME",
-    "NEUTRAL_LABELS",
-    "NLI3_LABELS",
-    "OPENAI_URL",
-    "PRESETS",
-    "PROVIDERS",
     "ROLES",
     "SERVED_PROVIDERS",
-    "TRUE_TEMPLATE",
-    "CachedChatModel",
-    "CascadeNLI",
     "CatalogRow",
-    "CausalLMScorer",
     "ChatMessage",
     "ChatModel",
     "ChatRequest",
-    "CrossEncoderReranker",
-    "DateMention",
     "Deadlines",
-    "DryRunChat",
     "EmbeddingModel",
     "Endpoint",
     "GenerateConfig",
@@ -192,17 +98,8 @@ __all__ = [
     "GenerationProgress",
     "Grammar",
     "GrammarMode",
-    "GrammarUpdate",
-    "HFChat",
-    "HFClassifierNLI",
-    "HFEmbeddingModel",
-    "HFTextScorer",
-    "JudgeReplies",
     "LMScorer",
     "LMScorerOptions",
-    "LexicalNLI",
-    "LexicalNLI3",
-    "LoadedModel",
     "MockChat",
     "ModelOptions",
     "ModelSpec",
@@ -213,80 +110,33 @@ __all__ = [
     "NLIPair",
     "NLIProbs",
     "NLIVerdict",
-    "OpenAICompatibleChat",
-    "Placement",
     "ProgressCallback",
     "Provider",
-    "ProviderPreset",
     "RerankerOptions",
-    "ResolvedReplies",
     "Role",
-    "ServerLMScorer",
-    "ServerNLI",
-    "ServerNLI3",
     "ServerOptions",
-    "ServerReranker",
     "SpecSpellingWarning",
-    "Steering",
     "TokenScores",
-    "TrueT5NLI",
-    "Usage",
     "UsageMeter",
     "catalog",
     "causal_lm_scorer",
-    "chat_cache_key",
     "chat_model",
-    "check_batching",
-    "choice_grammar",
-    "choice_reply_text",
-    "contains_phrase",
-    "converted_model_dir",
     "current_meter",
     "custom_builder",
-    "date_entails",
-    "default_generate_config",
     "default_response_cache",
     "devices_here",
-    "dry_run_active",
     "dry_running",
-    "effective_max_length",
     "embedding_model",
-    "estimate_tokens",
-    "find_dates",
-    "find_entailment_index",
-    "find_three_way_indices",
-    "forget_cached",
-    "free_memory",
-    "generate_config_for",
-    "grammar_accepts",
-    "grammar_mode_of",
-    "load_causal_lm",
-    "load_hf_model",
-    "load_placed",
-    "load_pretrained",
-    "local_chat",
-    "local_generate_config",
-    "locate_minilm",
-    "locate_smollm2_gguf",
     "metering",
     "nli3_model",
     "nli_model",
     "normalize_text",
-    "parse_date",
     "parse_model_spec",
     "parse_spec",
-    "quiet_loading",
     "register_provider",
-    "report_usage",
-    "require_transformers",
     "reranker_model",
-    "resolve_device",
-    "resolve_dtype",
-    "resolve_judge_replies",
-    "resolve_model_path",
     "spec_identity",
+    "specs_identity",
     "strip_accents",
     "usage_summary",
-    "value_from_hypothesis",
-    "value_in_text",
 ]

@@ -17,7 +17,14 @@ from typing import Any
 from citegraph.errors import ConfigError
 from citegraph.models._spec import ModelSpec, Provider, Role, parse_in
 
-__all__ = ["ROLES", "custom_builder", "parse_spec", "register_provider", "spec_identity"]
+__all__ = [
+    "ROLES",
+    "custom_builder",
+    "parse_spec",
+    "register_provider",
+    "spec_identity",
+    "specs_identity",
+]
 
 _TORCH = ("torch", "transformers")
 _SERVERS = ("openai", "vllm", "ollama", "llamacpp")
@@ -314,3 +321,18 @@ def spec_identity(role: str, text: str | None, *, today: bool = False) -> str | 
     except ConfigError:
         return text
     return parsed.canonical if today else parsed.first_spelling
+
+
+def specs_identity(dumped: dict[str, Any], roles: dict[str, str]) -> dict[str, Any]:
+    """``dumped`` (a config as JSON) with each spec field of ``roles`` (field -> role) in its
+    first release's spelling (:func:`spec_identity`): what a task records as its identity.
+
+    Example:
+        >>> specs_identity({"nli": "hf/m", "seed": 0}, {"nli": "nli"})
+        {'nli': 'hf:m', 'seed': 0}
+    """
+    out = dict(dumped)
+    for field, role in roles.items():
+        if isinstance(out.get(field), str):
+            out[field] = spec_identity(role, out[field])
+    return out

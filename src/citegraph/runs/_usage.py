@@ -27,7 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import DataError
 from citegraph.io import atomic_write, json_text, load_json
-from citegraph.models import DRY_RUN_TOKENS, UsageMeter, usage_summary
+from citegraph.models import UsageMeter, usage_summary
+from citegraph.models.chat import DRY_RUN_TOKENS
 
 __all__ = [
     "TOKENS_COUNTED",

@@ -73,7 +73,7 @@ def metric_records(
     metric: str, values: Sequence[Any], *, id_prefix: str = "nq"
 ) -> list[dict[str, Any]]:
     """``conner score`` records holding one metric's values (``MetricValue`` objects), with ids
-    ``<id_prefix>:<i>``: what :func:`citegraph.conner.score_summary` aggregates."""
+    ``<id_prefix>:<i>``: what :func:`citegraph.conner.score.score_summary` aggregates."""
     return [
         {"id": f"{id_prefix}:{i}", "status": "ok", "metrics": {metric: v.model_dump(mode="json")}}
         for i, v in enumerate(values)

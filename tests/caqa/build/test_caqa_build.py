@@ -13,11 +13,10 @@ from citegraph.caqa import (
     COMPLEXITIES,
     CaqaBuildConfig,
     LogicalQuery,
-    answers_over,
     build_caqa,
     load_caqa_split,
-    supports,
 )
+from citegraph.caqa.queries import answers_over, supports
 from citegraph.errors import ServerError
 from citegraph.models import MockChat
 from citegraph.runs import Runtime

@@ -9,8 +9,9 @@ import pytest
 from _caqa_graphs import facts, tiny_kg
 from _worlds import PEOPLE, PEOPLE_LABELS, WORLD, WORLD_LABELS
 
-from citegraph.caqa import Fact, LogicalQuery, path_query, single, tree_query, union_query
+from citegraph.caqa import Fact, LogicalQuery
 from citegraph.caqa.build import ExtendedQuery, allowed_extensions, extend_query
+from citegraph.caqa.queries import path_query, single, tree_query, union_query
 from citegraph.errors import ConfigError
 
 

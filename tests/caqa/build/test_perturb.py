@@ -10,22 +10,22 @@ import pytest
 from _caqa_graphs import facts, tiny_kg
 from _worlds import PEOPLE, PEOPLE_LABELS, WORLD, WORLD_LABELS
 
-from citegraph.caqa import (
-    Fact,
-    LogicalQuery,
-    QueryEdge,
-    path_query,
-    single,
-    tree_query,
-    union_query,
-)
+from citegraph.caqa import Fact, LogicalQuery
 from citegraph.caqa.build import (
     ExtendedQuery,
     extend_query,
     structured_attributions,
     subject_entities,
 )
-from citegraph.caqa.queries import answers_over, supports
+from citegraph.caqa.queries import (
+    QueryEdge,
+    answers_over,
+    path_query,
+    single,
+    supports,
+    tree_query,
+    union_query,
+)
 from citegraph.errors import ConfigError
 
 WORLD_TYPES = {

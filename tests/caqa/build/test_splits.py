@@ -6,13 +6,8 @@ import random
 
 import pytest
 
-from citegraph.caqa import (
-    CaqaSample,
-    assign_splits,
-    render_split_report,
-    split_counts,
-    split_report,
-)
+from citegraph.caqa import CaqaSample
+from citegraph.caqa.build import assign_splits, render_split_report, split_counts, split_report
 
 
 def _samples(n_questions: int, per_question: int = 3) -> list[CaqaSample]:

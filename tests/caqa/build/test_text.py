@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from citegraph.caqa import Fact, LogicalQuery, QueryEdge, path_query, single, union_query
+from citegraph.caqa import Fact, LogicalQuery
 from citegraph.caqa.build._text import (
     TEMPLATE_VERSION,
     answer_statement,
@@ -27,6 +27,7 @@ from citegraph.caqa.build._textualisers import (
     render_logical_form,
     render_subgraph,
 )
+from citegraph.caqa.queries import QueryEdge, path_query, single, union_query
 from citegraph.errors import ConfigError, DataError, ModelError, ServerError
 from citegraph.models import MockChat
 

@@ -27,8 +27,8 @@ pytest.importorskip("tokenizers")
 from _tolerance import model_approx  # noqa: E402
 from citegraph.caqa import CATEGORIES, CaqaSample, load_caqa_split, write_samples  # noqa: E402
 from citegraph.caqa.finetune import (  # noqa: E402
+    CaqaFinetuneConfig,
     ClassifierJudge,
-    FinetuneConfig,
     finetune,
     map_class_labels,
 )
@@ -42,7 +42,8 @@ from citegraph.caqa.finetune._data import (  # noqa: E402
 )
 from citegraph.caqa.judge._prompts import alpaca_text, chat_messages, prompt_version  # noqa: E402
 from citegraph.errors import ConfigError, DataError, DataNotFoundError, ModelError  # noqa: E402
-from citegraph.models import ChatRequest, GenerateConfig, HFChat, chat_model  # noqa: E402
+from citegraph.models import ChatRequest, GenerateConfig, chat_model  # noqa: E402
+from citegraph.models.chat import HFChat  # noqa: E402
 from citegraph.testing import (  # noqa: E402
     NLI_LABELS,
     NLI_VOCAB,
@@ -138,14 +139,14 @@ def test_targets_digest_and_classifier_texts() -> None:
 
 def test_config_checks_prompt_against_labels() -> None:
     with pytest.raises(ConfigError, match="reference-2way"):
-        FinetuneConfig(base="x", kind="causal", labels="binary")
+        CaqaFinetuneConfig(base="x", kind="causal", labels="binary")
     with pytest.raises(ConfigError, match="not an Alpaca-style"):
-        FinetuneConfig(base="x", kind="causal", prompt="zero-shot")
+        CaqaFinetuneConfig(base="x", kind="causal", prompt="zero-shot")
     # A pair classifier does not use the prompt, so the default prompt is fine for binary.
-    FinetuneConfig(base="x", kind="classifier", labels="binary")
-    FinetuneConfig(base="x", kind="causal", labels="binary", prompt="reference-2way")
+    CaqaFinetuneConfig(base="x", kind="classifier", labels="binary")
+    CaqaFinetuneConfig(base="x", kind="causal", labels="binary", prompt="reference-2way")
     with pytest.raises(ValueError, match="extra"):
-        FinetuneConfig(base="x", kind="causal", learning_rat=1.0)  # type: ignore[call-arg]
+        CaqaFinetuneConfig(base="x", kind="causal", learning_rat=1.0)  # type: ignore[call-arg]
 
 
 def test_map_class_labels() -> None:
@@ -242,7 +243,7 @@ def causal_base(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build_causal_base(tmp_path_factory.mktemp("lm") / "base")
 
 
-def classifier_config(base: Path, **changes: Any) -> FinetuneConfig:
+def classifier_config(base: Path, **changes: Any) -> CaqaFinetuneConfig:
     options: dict[str, Any] = {
         "base": str(base),
         "kind": "classifier",
@@ -252,7 +253,7 @@ def classifier_config(base: Path, **changes: Any) -> FinetuneConfig:
         "warmup_ratio": 0.0,
         "device": "cpu",
     }
-    return FinetuneConfig(**(options | changes))
+    return CaqaFinetuneConfig(**(options | changes))
 
 
 @pytest.fixture(scope="module")
@@ -439,7 +440,7 @@ def test_causal_label_masking_by_hand(causal_base: Path) -> None:
 
 
 def test_causal_fine_tune_answers_through_chat_model(causal_base: Path, tmp_path: Path) -> None:
-    config = FinetuneConfig(
+    config = CaqaFinetuneConfig(
         base=str(causal_base),
         kind="causal",
         epochs=20,
@@ -477,7 +478,7 @@ def test_causal_fine_tune_answers_through_chat_model(causal_base: Path, tmp_path
 
 
 def test_classifier_judge_refuses_a_causal_fine_tune(causal_base: Path, tmp_path: Path) -> None:
-    config = FinetuneConfig(
+    config = CaqaFinetuneConfig(
         base=str(causal_base), kind="causal", epochs=0.1, device="cpu", gradient_checkpointing=True
     )
     result = finetune(SAMPLES, config, tmp_path / "lm")

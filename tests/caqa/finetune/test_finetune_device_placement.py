@@ -15,7 +15,7 @@ pytest.importorskip("tokenizers")
 from _fake_device import FAKE_DEVICE, MISMATCH_TEXT, FakeAccelerator, run_on_fake_device  # noqa: E402
 from _tiny_models import CAQA_SAMPLES, build_tiny_causal_lm  # noqa: E402
 from citegraph.caqa import CATEGORIES  # noqa: E402
-from citegraph.caqa.finetune import ClassifierJudge, FinetuneConfig  # noqa: E402
+from citegraph.caqa.finetune import CaqaFinetuneConfig, ClassifierJudge  # noqa: E402
 from citegraph.caqa.finetune._models import CausalTrainee, ClassifierTrainee  # noqa: E402
 from citegraph.testing import build_tiny_nli_classifier  # noqa: E402
 
@@ -59,7 +59,7 @@ def train_step(trainee: Any) -> float:
 
 
 def test_classifier_fine_tuning_step_stays_on_the_device(tiny_nli_classifier_dir: Path) -> None:
-    config = FinetuneConfig(base=str(tiny_nli_classifier_dir), kind="classifier", max_length=32)
+    config = CaqaFinetuneConfig(base=str(tiny_nli_classifier_dir), kind="classifier", max_length=32)
     trainee = ClassifierTrainee(config, torch, transformers, "cpu")
     accelerator = fake_trainee(trainee)
     what = "ClassifierTrainee"
@@ -71,7 +71,7 @@ def test_classifier_fine_tuning_step_stays_on_the_device(tiny_nli_classifier_dir
 
 def test_causal_fine_tuning_step_stays_on_the_device(tmp_path: Path) -> None:
     base = build_tiny_causal_lm(tmp_path / "causal")
-    config = FinetuneConfig(base=str(base), kind="causal", max_length=64)
+    config = CaqaFinetuneConfig(base=str(base), kind="causal", max_length=64)
     trainee = CausalTrainee(config, torch, transformers, "cpu")
     accelerator = fake_trainee(trainee)
     what = "CausalTrainee"

@@ -247,7 +247,7 @@ def test_the_viewer_shows_the_judge_replies() -> None:
 def test_the_embedded_model_constrained_gives_a_label_for_every_sample(
     tmp_path: Path, split: Path, smollm2_cache: Path
 ) -> None:
-    from citegraph.models import local_chat
+    from citegraph.models.chat import local_chat
 
     judge = LLMJudge(
         local_chat(smollm2_cache), prompt="alpaca", max_tokens=8, replies="constrained"

@@ -27,16 +27,8 @@ from citegraph.caqa.judge import (
 from citegraph.caqa.judge._llm import label_response_format
 from citegraph.errors import ConfigError, MissingDependency, ModelError, ServerError
 from citegraph.io import SQLiteCache
-from citegraph.models import (
-    CachedChatModel,
-    ChatRequest,
-    MockChat,
-    NLIPair,
-    NLIVerdict,
-    OpenAICompatibleChat,
-    chat_cache_key,
-    nli_model,
-)
+from citegraph.models import ChatRequest, MockChat, NLIPair, NLIVerdict, nli_model
+from citegraph.models.chat import CachedChatModel, OpenAICompatibleChat, chat_cache_key
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 
@@ -97,7 +89,12 @@ def test_llm_judge_labels_failures_and_unparseable() -> None:
     assert [j.label for j in got] == ["supportive", "irrelevant", None, None, "insufficient"]
     assert got[0] == Judgement(label="supportive", raw="Relationship Category: Supportive")
     assert got[2] == Judgement(label=None, raw="I am not sure.", error="unparseable")
-    assert got[3] == Judgement(label=None, raw="", error="ServerError: server down")
+    assert got[3] == Judgement(
+        label=None,
+        raw="",
+        error="ServerError: server down",
+        error_type="citegraph.errors.ServerError",
+    )
     # what was sent: the zero-shot messages, greedy, seed 0, no response_format
     assert len(model.requests) == 5
     sent = {r.messages[-1].content: r for r in model.requests}
@@ -319,10 +316,10 @@ def test_nli_judge_with_the_lexical_matcher() -> None:
 
 def test_nli_judge_failures_and_options() -> None:
     failing = NLIJudge(StubNLI(error=ModelError("out of memory")))
-    assert judge_all(failing, [sample("a"), sample("b")]) == [
-        Judgement(label=None, error="ModelError: out of memory"),
-        Judgement(label=None, error="ModelError: out of memory"),
-    ]
+    out_of_memory = Judgement(
+        label=None, error="ModelError: out of memory", error_type="citegraph.errors.ModelError"
+    )
+    assert judge_all(failing, [sample("a"), sample("b")]) == [out_of_memory, out_of_memory]
     with pytest.raises(MissingDependency):
         judge_all(NLIJudge(StubNLI(error=MissingDependency("torch", "hf"))), [sample("a")])
     assert judge_all(NLIJudge(StubNLI()), []) == []

@@ -138,7 +138,7 @@ def test_attributionbench_with_an_nli_evaluator(tmp_path: Path, data_dir: Path) 
 
 
 def test_local_smollm2_judges_end_to_end(tmp_path: Path, split: Path, smollm2_cache: Path) -> None:
-    from citegraph.models import local_chat
+    from citegraph.models.chat import local_chat
 
     config = CaqaJudgeConfig(data=str(split), evaluator="local", prompt="alpaca", max_tokens=8)
     judge = LLMJudge(local_chat(smollm2_cache), prompt="alpaca", max_tokens=8)

@@ -10,17 +10,20 @@ from pathlib import Path
 import pytest
 from _caqa_graphs import tiny_kg
 
-from citegraph.caqa import CaqaKG, LogicalQuery, QueryEdge, path_query, single
+from citegraph.caqa import CaqaKG, LogicalQuery
 from citegraph.caqa.queries import (
     KGQASample,
     KGQASet,
+    QueryEdge,
     ground_set,
     load_kgqa,
     parse_sparql,
+    path_query,
     read_grailqa,
     read_pathquestion,
     read_simplequestions_wd,
     read_wikiwebquestions,
+    single,
 )
 from citegraph.errors import ConfigError, DataError
 from citegraph.kg import load_codex_kg, load_grailqa_kg, load_pathquestion_kg

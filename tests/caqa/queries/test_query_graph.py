@@ -6,7 +6,8 @@ import pytest
 from _caqa_graphs import facts, tiny_kg
 from pydantic import ValidationError
 
-from citegraph.caqa import LogicalQuery, QueryEdge, path_query, single, tree_query, union_query
+from citegraph.caqa import LogicalQuery
+from citegraph.caqa.queries import QueryEdge, path_query, single, tree_query, union_query
 
 KG_FACTS = [
     ("najib", "position", "president"),

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from _caqa_graphs import tiny_kg
 
-from citegraph.caqa import CaqaKG, path_query, single, tree_query
-from citegraph.caqa.queries import sample_queries
+from citegraph.caqa import CaqaKG
+from citegraph.caqa.queries import path_query, sample_queries, single, tree_query
 from citegraph.errors import ConfigError
 from citegraph.kg import load_codex_kg
 

@@ -8,15 +8,8 @@ from pathlib import Path
 import pytest
 
 from _conner_stubs import WordEmbedder, merged_metrics, read_records
-from citegraph.conner import (
-    ConnerGenerateConfig,
-    ConnerRetrieveConfig,
-    DenseRetriever,
-    corpus_fingerprint,
-    generate_run,
-    retrieve_run,
-    task_corpus,
-)
+from citegraph.conner import ConnerGenerateConfig, ConnerRetrieveConfig, generate_run, retrieve_run
+from citegraph.conner.acquire import DenseRetriever, corpus_fingerprint, task_corpus
 from citegraph.datasets import load_conner
 from citegraph.errors import ServerError
 from citegraph.models import ChatRequest, MockChat

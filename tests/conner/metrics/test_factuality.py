@@ -27,7 +27,8 @@ from citegraph.conner.metrics import (
     reference_evidence,
 )
 from citegraph.errors import DataError, ModelError
-from citegraph.models import LexicalNLI3, NLIPair, NLIProbs, nli3_model
+from citegraph.models import NLIPair, NLIProbs, nli3_model
+from citegraph.models.nli import LexicalNLI3
 
 Vector = tuple[float, float, float]
 NEUTRAL: Vector = (0.0, 1.0, 0.0)

@@ -241,7 +241,7 @@ def test_end_to_end_on_the_tiny_causal_lm(tmp_path: Path) -> None:
     pytest.importorskip("transformers")
     pytest.importorskip("tokenizers")
     from _tiny_models import build_tiny_causal_lm
-    from citegraph.models import CausalLMScorer
+    from citegraph.models.lm import CausalLMScorer
 
     scorer = CausalLMScorer.load(build_tiny_causal_lm(tmp_path / "lm", chat_template=None))
     samples = [

@@ -37,15 +37,10 @@ from _conner_stubs import (
     merged_metrics,
     read_records,
 )
-from citegraph.conner import (
-    ConnerScoreConfig,
-    ScoreModels,
-    read_knowledge,
-    render_score,
-    score_knowledge,
-)
+from citegraph.conner import ConnerScoreConfig, score_knowledge
+from citegraph.conner.acquire import read_knowledge
 from citegraph.conner.metrics import EVIDENCE_CHARS, punkt_sentences
-from citegraph.conner.score import PROMPT_TOO_LONG
+from citegraph.conner.score import PROMPT_TOO_LONG, ScoreModels, render_score
 from citegraph.datasets import load_conner
 from citegraph.errors import (
     ConfigError,

@@ -29,13 +29,13 @@ from _conner_stubs import (
     read_records,
 )
 from citegraph.conner import (
-    AcquireResult,
     ConnerGenerateConfig,
+    ConnerKnowledgeResult,
     ConnerScoreConfig,
     ConnerSelectConfig,
-    ScoreModels,
     select_run,
 )
+from citegraph.conner.score import ScoreModels
 from citegraph.errors import ConfigError, ServerError
 from citegraph.models import ChatRequest, MockChat
 from citegraph.runs import Runtime, read_run_info
@@ -56,7 +56,7 @@ def sampler(request: ChatRequest) -> str:
     return "Dragon Ball Z is an anime." if seed == 0 else K0
 
 
-def select_three(out: Path, data_dir: Path, **models: object) -> AcquireResult:
+def select_three(out: Path, data_dir: Path, **models: object) -> ConnerKnowledgeResult:
     """Select among 3 sampled candidates for nq:0 and nq:1 with gamma = (1, 1, 0, 1)."""
     return select_run(
         out,
@@ -135,7 +135,7 @@ def test_an_item_without_any_candidate_fails_and_is_retried(data_dir: Path, tmp_
             raise ServerError("scripted outage", status=503, url="mock://")
         return "Dragon Ball Z is an anime."
 
-    def run() -> AcquireResult:
+    def run() -> ConnerKnowledgeResult:
         return select_run(
             tmp_path / "best",
             ConnerSelectConfig(candidates=2, weights="1,1,0,1"),  # type: ignore[arg-type]

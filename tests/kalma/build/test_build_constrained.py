@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_kalma_build import LABELLED, NO_CACHE, QUESTION, fake_perplexity, kg_dir, pairs_csv
 
-from citegraph.kalma.build._task import BuildConfig, build_benchmark
+from citegraph.kalma.build._task import KalmaBuildConfig, build_benchmark
 from citegraph.kalma.parse import parse_answer
 from citegraph.kg import Subgraph, load_biokalma_kg
 from citegraph.models import ChatRequest, MockChat
@@ -45,7 +45,7 @@ def _pool(kg_dir: Path) -> list[Subgraph]:
 
 def _build(out: Path, kg_dir: Path, pairs: Path, tmp_path: Path, citations: str) -> dict:
     kg = load_biokalma_kg(kg_dir, cache_dir=tmp_path / "kgcache")
-    config = BuildConfig(pairs=str(pairs), rounds=3, alpha=0.5, citations=citations)
+    config = KalmaBuildConfig(pairs=str(pairs), rounds=3, alpha=0.5, citations=citations)
     build_benchmark(
         out,
         config,

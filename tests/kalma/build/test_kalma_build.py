@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
-from citegraph.kalma.build._task import BuildConfig, build_benchmark
+from citegraph.kalma import KalmaRunConfig, run_kalma
+from citegraph.kalma.build._task import KalmaBuildConfig, build_benchmark
 from citegraph.kg import load_biokalma_kg
 from citegraph.models import ChatRequest, MockChat
 from citegraph.runs import Runtime, finalize, merge_runs, task_type
@@ -91,7 +91,7 @@ def pairs_csv(tmp_path: Path) -> Path:
 
 def _build(out: Path, kg_dir: Path, pairs: Path, tmp_path: Path, **kw):
     kg = load_biokalma_kg(kg_dir, cache_dir=tmp_path / "kgcache")
-    config = BuildConfig(pairs=str(pairs), rounds=5, alpha=0.5, **kw)
+    config = KalmaBuildConfig(pairs=str(pairs), rounds=5, alpha=0.5, **kw)
     return build_benchmark(
         out, config, kg=kg, model=MockChat(script), perplexity=fake_perplexity, runtime=NO_CACHE
     )
@@ -154,8 +154,8 @@ def test_run_on_the_built_benchmark_measures_every_metric(kg_dir, pairs_csv, tmp
 
     result = run_kalma(
         tmp_path / "run",
-        RunConfig(dataset=str(out), model="mock", remove_knowledge=1),
-        runtime=RunRuntime(),
+        KalmaRunConfig(dataset=str(out), model="mock", remove_knowledge=1),
+        runtime=Runtime(),
         model=MockChat(answer),
     )
     m = result.metrics
@@ -167,7 +167,7 @@ def test_run_on_the_built_benchmark_measures_every_metric(kg_dir, pairs_csv, tmp
 def test_build_resumes_and_retries_failed_items(kg_dir, pairs_csv, tmp_path) -> None:
     out = tmp_path / "bench"
     kg = load_biokalma_kg(kg_dir, cache_dir=tmp_path / "kgcache")
-    config = BuildConfig(pairs=str(pairs_csv), rounds=3)
+    config = KalmaBuildConfig(pairs=str(pairs_csv), rounds=3)
     flaky = MockChat(script, fail_times=1)
     first = build_benchmark(
         out, config, kg=kg, model=flaky, perplexity=fake_perplexity, runtime=NO_CACHE
@@ -236,7 +236,7 @@ def test_shards_merge_to_the_single_build(kg_dir, tmp_path) -> None:
         writer.writerow(["Artemisia Gentileschi", "father", "Orazio Gentileschi", SEED])
         writer.writerow(["Orazio Gentileschi", "child", "Artemisia Gentileschi", ""])
     kg = load_biokalma_kg(kg_dir, cache_dir=tmp_path / "kgcache")
-    config = BuildConfig(pairs=str(pairs), rounds=3)
+    config = KalmaBuildConfig(pairs=str(pairs), rounds=3)
 
     def build(out: Path, runtime: Runtime):
         return build_benchmark(

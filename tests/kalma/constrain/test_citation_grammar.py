@@ -13,7 +13,7 @@ from citegraph.datasets import load_biokalma
 from citegraph.kalma.constrain import CitationChoices, citation_grammar, cut_open_citation
 from citegraph.kalma.parse import parse_answer
 from citegraph.kg import Subgraph
-from citegraph.models import grammar_accepts
+from citegraph.models.grammar import grammar_accepts
 from citegraph.models.grammar._llg import _allowed_bytes, byte_tokenizer, compile_grammar
 
 pytestmark = pytest.mark.needs("llguidance")

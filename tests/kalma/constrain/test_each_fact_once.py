@@ -22,7 +22,8 @@ from citegraph.kalma.constrain import (
 )
 from citegraph.kalma.generate import generate_answer_async
 from citegraph.kalma.parse import parse_answer
-from citegraph.models import Generation, MockChat, grammar_accepts
+from citegraph.models import Generation, MockChat
+from citegraph.models.grammar import grammar_accepts
 from citegraph.models.grammar._llg import LiveMatcher, byte_tokenizer, compile_grammar
 
 pytestmark = pytest.mark.needs("llguidance")

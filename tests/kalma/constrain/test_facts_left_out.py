@@ -24,7 +24,8 @@ from citegraph.kalma.constrain import MAX_CITABLE_CHARS, CitationChoices, citati
 from citegraph.kalma.generate import build_messages, generate_answer_async
 from citegraph.kalma.parse import parse_answer
 from citegraph.kg import Subgraph
-from citegraph.models import Grammar, MockChat, grammar_accepts
+from citegraph.models import Grammar, MockChat
+from citegraph.models.grammar import grammar_accepts
 
 SHORT = ("place of birth", "London")
 

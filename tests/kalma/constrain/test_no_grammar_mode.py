@@ -13,10 +13,12 @@ from click.testing import CliRunner
 
 from citegraph.cli import main
 from citegraph.errors import ConfigError
-from citegraph.kalma import RunConfig, RunRuntime, ask, run_kalma
+from citegraph.kalma import KalmaRunConfig, ask, run_kalma
 from citegraph.kalma.retrieve import Retrieval, Retriever
 from citegraph.kg import KnowledgeGraph, open_kg
-from citegraph.models import GRAMMAR_MODES, ChatRequest, Generation
+from citegraph.models import ChatRequest, Generation
+from citegraph.models.grammar import GRAMMAR_MODES
+from citegraph.runs import Runtime
 
 ANSWER = "Stephen Crane was a writer [Q206534, occupation: writer]."
 
@@ -51,10 +53,10 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_run_kalma_refuses_before_any_item(data_dir: Path, tmp_path: Path) -> None:
     model = HouseModel()
-    config = RunConfig(model="mock", citations="constrained")
+    config = KalmaRunConfig(model="mock", citations="constrained")
     with pytest.raises(ConfigError) as caught:
         run_kalma(
-            tmp_path / "run", config, runtime=RunRuntime(limit=2), data_dir=data_dir, model=model
+            tmp_path / "run", config, runtime=Runtime(limit=2), data_dir=data_dir, model=model
         )
     _check_message(str(caught.value))
     assert model.requests == []
@@ -62,8 +64,8 @@ def test_run_kalma_refuses_before_any_item(data_dir: Path, tmp_path: Path) -> No
     # the same model runs free
     free = run_kalma(
         tmp_path / "free",
-        RunConfig(model="mock"),
-        runtime=RunRuntime(limit=2),
+        KalmaRunConfig(model="mock"),
+        runtime=Runtime(limit=2),
         data_dir=data_dir,
         model=model,
     )

@@ -20,7 +20,8 @@ from citegraph.kalma.constrain import (
     render_json_answer,
 )
 from citegraph.kalma.parse import parse_answer
-from citegraph.models import Generation, Usage
+from citegraph.models import Generation
+from citegraph.models.chat import Usage
 
 GRAPHS = (
     subgraph(

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from citegraph.io import SQLiteCache
 from citegraph.kalma import generate_answer_async
-from citegraph.models import CachedChatModel, GenerateConfig, MockChat
+from citegraph.models import GenerateConfig, MockChat
+from citegraph.models.chat import CachedChatModel
 
 
 def _local_like() -> MockChat:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from citegraph.kalma import KalmaRules, parse_answer, parse_answer_reference
-from citegraph.kalma.parse import parse_with
+from citegraph.kalma import KalmaRules, parse_answer
+from citegraph.kalma.parse import parse_answer_reference, parse_with
 from citegraph.kalma.score import score_citations
 from citegraph.kg import Subgraph, Triple, load_rdf_kg
 

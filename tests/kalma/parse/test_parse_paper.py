@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.kalma import PAPER_PARSER, ParsedAnswer, parse_answer
+from citegraph.kalma import ParsedAnswer, parse_answer
+from citegraph.kalma.parse import PAPER_PARSER
 from citegraph.kg import Entity, Subgraph, Triple
 
 NA = "NA"  # marker used in the expected lists below for an [NA] citation

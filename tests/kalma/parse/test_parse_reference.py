@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from citegraph.kalma import REFERENCE_PARSER, ParsedAnswer, parse_answer, parse_answer_reference
+from citegraph.kalma import ParsedAnswer, parse_answer
+from citegraph.kalma.parse import REFERENCE_PARSER, parse_answer_reference
 from citegraph.kalma.parse._reference import reference_sentences, reference_triples
 
 # Shared expectations (the demo answers read by hand) live in test_parse_paper.py; tests/ has no

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from citegraph.kalma import sentence_spans, strip_citations
+from citegraph.kalma.parse import sentence_spans, strip_citations
 from citegraph.kalma.parse._brackets import BracketSpan, find_brackets
 
 

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError, ServerError
-from citegraph.kalma import RunConfig, RunRuntime, finalize_run, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
+from citegraph.kalma.run import finalize_run
 from citegraph.models import ChatRequest, MockChat
-from citegraph.runs import RunDir, finalize, merge_runs, read_run_info, task_type
+from citegraph.runs import RunDir, Runtime, finalize, merge_runs, read_run_info, task_type
 
 CITED = (
     "Stephen Crane was born in Newark [Q206534, place of birth: Newark]. "
@@ -46,9 +47,9 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_one_question_scored_by_hand(data_dir: Path, tmp_path: Path) -> None:
     model = MockChat(script)
-    config = RunConfig(model="mock", gold="question-match")
+    config = KalmaRunConfig(model="mock", gold="question-match")
     result = run_kalma(
-        tmp_path / "run", config, runtime=RunRuntime(limit=1), data_dir=data_dir, model=model
+        tmp_path / "run", config, runtime=Runtime(limit=1), data_dir=data_dir, model=model
     )
     m = result.metrics
     # 3 citations, 2 in Stephen Crane's graph -> correctness 2/3.
@@ -72,9 +73,9 @@ def test_one_question_scored_by_hand(data_dir: Path, tmp_path: Path) -> None:
 
 def test_conscious_incompetence_removes_the_gold_fact(data_dir: Path, tmp_path: Path) -> None:
     model = MockChat(script)
-    config = RunConfig(model="mock", gold="question-match", remove_knowledge=1)
+    config = KalmaRunConfig(model="mock", gold="question-match", remove_knowledge=1)
     result = run_kalma(
-        tmp_path / "na", config, runtime=RunRuntime(limit=1), data_dir=data_dir, model=model
+        tmp_path / "na", config, runtime=Runtime(limit=1), data_dir=data_dir, model=model
     )
     [record] = _samples(tmp_path / "na")
     assert record["removed"] == [["Q206534", "movement", "literary realism"]]
@@ -92,11 +93,11 @@ def test_conscious_incompetence_removes_the_gold_fact(data_dir: Path, tmp_path: 
 
 
 def test_retrieval_ablation_replaces_graphs(data_dir: Path, tmp_path: Path) -> None:
-    config = RunConfig(model="mock", retrieval_accuracy=0)
+    config = KalmaRunConfig(model="mock", retrieval_accuracy=0)
     result = run_kalma(
         tmp_path / "abl",
         config,
-        runtime=RunRuntime(limit=3),
+        runtime=Runtime(limit=3),
         data_dir=data_dir,
         model=MockChat(script),
     )
@@ -110,8 +111,10 @@ def test_retrieval_ablation_replaces_graphs(data_dir: Path, tmp_path: Path) -> N
 def test_resume_skips_done_and_retries_failed(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "resume"
     flaky = MockChat(script, fail_times=1)
-    runtime = RunRuntime(limit=3, concurrency=1)
-    first = run_kalma(out, RunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=flaky)
+    runtime = Runtime(limit=3, concurrency=1)
+    first = run_kalma(
+        out, KalmaRunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=flaky
+    )
     assert first.n_failed == 1
     failed = [r for r in _samples(out) if r["status"] == "failed"]
     assert len(failed) == 1 and failed[0]["empty_reason"].startswith("generation failed: Server")
@@ -119,7 +122,7 @@ def test_resume_skips_done_and_retries_failed(data_dir: Path, tmp_path: Path) ->
 
     again = MockChat(script)
     second = run_kalma(
-        out, RunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=again
+        out, KalmaRunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=again
     )
     assert again.calls == 1  # only the failed question is asked again
     assert second.n_resumed == 2 and second.n_failed == 0
@@ -130,8 +133,8 @@ def test_resume_skips_done_and_retries_failed(data_dir: Path, tmp_path: Path) ->
     third = MockChat(script)
     run_kalma(
         out,
-        RunConfig(model="mock"),
-        runtime=RunRuntime(limit=3, concurrency=3),
+        KalmaRunConfig(model="mock"),
+        runtime=Runtime(limit=3, concurrency=3),
         data_dir=data_dir,
         model=third,
     )
@@ -140,14 +143,18 @@ def test_resume_skips_done_and_retries_failed(data_dir: Path, tmp_path: Path) ->
 
 def test_other_config_is_refused(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "x"
-    runtime = RunRuntime(limit=1)
+    runtime = Runtime(limit=1)
     run_kalma(
-        out, RunConfig(model="mock"), runtime=runtime, data_dir=data_dir, model=MockChat(script)
+        out,
+        KalmaRunConfig(model="mock"),
+        runtime=runtime,
+        data_dir=data_dir,
+        model=MockChat(script),
     )
     with pytest.raises(ConfigError, match="temperature"):
         run_kalma(
             out,
-            RunConfig(model="mock", temperature=0.9),
+            KalmaRunConfig(model="mock", temperature=0.9),
             runtime=runtime,
             data_dir=data_dir,
             model=MockChat(script),
@@ -155,11 +162,11 @@ def test_other_config_is_refused(data_dir: Path, tmp_path: Path) -> None:
 
 
 def test_shards_merge_to_the_single_run(data_dir: Path, tmp_path: Path) -> None:
-    config = RunConfig(model="mock", gold="question-match")
+    config = KalmaRunConfig(model="mock", gold="question-match")
     whole = run_kalma(
         tmp_path / "whole",
         config,
-        runtime=RunRuntime(limit=5),
+        runtime=Runtime(limit=5),
         data_dir=data_dir,
         model=MockChat(script),
     )
@@ -169,7 +176,7 @@ def test_shards_merge_to_the_single_run(data_dir: Path, tmp_path: Path) -> None:
         run_kalma(
             out,
             config,
-            runtime=RunRuntime(limit=5, shard=f"{i}/2"),
+            runtime=Runtime(limit=5, shard=f"{i}/2"),
             data_dir=data_dir,
             model=MockChat(script),
         )
@@ -187,8 +194,8 @@ def test_shards_merge_to_the_single_run(data_dir: Path, tmp_path: Path) -> None:
     other = tmp_path / "other"
     run_kalma(
         other,
-        RunConfig(model="mock", seed=1),
-        runtime=RunRuntime(limit=1),
+        KalmaRunConfig(model="mock", seed=1),
+        runtime=Runtime(limit=1),
         data_dir=data_dir,
         model=MockChat(script),
     )
@@ -198,21 +205,21 @@ def test_shards_merge_to_the_single_run(data_dir: Path, tmp_path: Path) -> None:
 
 def test_config_checks() -> None:
     with pytest.raises(ConfigError, match="--gold"):
-        RunConfig(remove_knowledge=1)
+        KalmaRunConfig(remove_knowledge=1)
     with pytest.raises(ConfigError, match="--retrieval dataset"):
-        RunConfig(retrieval="ner", retrieval_accuracy=80)
+        KalmaRunConfig(retrieval="ner", retrieval_accuracy=80)
     with pytest.raises(ConfigError, match="i/N"):
-        RunRuntime(shard="2").shard_parts()
+        Runtime(shard="2").shard_parts()
     with pytest.raises(ConfigError, match="0 <= i < N"):
-        RunRuntime(shard="2/2").shard_parts()
+        Runtime(shard="2/2").shard_parts()
 
 
 def test_model_failure_error_is_recorded_not_raised(data_dir: Path, tmp_path: Path) -> None:
     down = MockChat(script, fail_times=10, error=ServerError("503 from server", status=503))
     result = run_kalma(
         tmp_path / "down",
-        RunConfig(model="mock"),
-        runtime=RunRuntime(limit=2),
+        KalmaRunConfig(model="mock"),
+        runtime=Runtime(limit=2),
         data_dir=data_dir,
         model=down,
     )
@@ -227,8 +234,8 @@ def test_model_failure_error_is_recorded_not_raised(data_dir: Path, tmp_path: Pa
 def test_ner_retrieval_run_reports_retrieval_accuracy(data_dir: Path, tmp_path: Path) -> None:
     result = run_kalma(
         tmp_path / "ner",
-        RunConfig(model="mock", retrieval="ner"),
-        runtime=RunRuntime(limit=2),
+        KalmaRunConfig(model="mock", retrieval="ner"),
+        runtime=Runtime(limit=2),
         data_dir=data_dir,
         model=MockChat(script),
     )
@@ -242,13 +249,13 @@ def test_ner_retrieval_run_reports_retrieval_accuracy(data_dir: Path, tmp_path: 
 
 def test_text_quality_sample(data_dir: Path, tmp_path: Path) -> None:
     judge = MockChat("4", name="mock/judge")
-    config = RunConfig(
+    config = KalmaRunConfig(
         model="mock", text_quality="mock/judge", text_quality_sample=2, mode="reference"
     )
     result = run_kalma(
         tmp_path / "tq",
         config,
-        runtime=RunRuntime(limit=4),
+        runtime=Runtime(limit=4),
         data_dir=data_dir,
         model=MockChat(script),
         judge=judge,
@@ -273,7 +280,7 @@ class _CountingRecords(list):  # type: ignore[type-arg]
 def test_run_metrics_read_each_record_once(data_dir: Path, tmp_path: Path) -> None:
     from citegraph.kalma.run import _report
 
-    config = RunConfig(
+    config = KalmaRunConfig(
         model="mock",
         gold="question-match",
         remove_knowledge=1,
@@ -284,7 +291,7 @@ def test_run_metrics_read_each_record_once(data_dir: Path, tmp_path: Path) -> No
     run_kalma(
         tmp_path / "once",
         config,
-        runtime=RunRuntime(limit=3),
+        runtime=Runtime(limit=3),
         data_dir=data_dir,
         model=MockChat(script),
         judge=MockChat("4", name="mock/judge"),

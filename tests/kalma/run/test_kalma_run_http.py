@@ -19,7 +19,8 @@ from typing import Any
 
 import pytest
 
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
+from citegraph.runs import Runtime
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
 ANSWER = (
@@ -52,13 +53,13 @@ def test_run_over_http(data_dir: Path, tmp_path: Path) -> None:
         return scripted(body)
 
     with FakeOpenAIServer(reply=reply, delay=0.05) as server:
-        config = RunConfig(
+        config = KalmaRunConfig(
             model="vllm/fake-model",
             base_url=server.base_url,
             text_quality="vllm/judge",
             judge_base_url=server.base_url,
         )
-        runtime = RunRuntime(limit=6, concurrency=2)
+        runtime = Runtime(limit=6, concurrency=2)
         result = run_kalma(tmp_path / "run", config, runtime=runtime, data_dir=data_dir)
         answer_bodies = [b for b in server.requests if b["model"] == "fake-model"]
         judge_bodies = [b for b in server.requests if b["model"] == "judge"]
@@ -127,10 +128,8 @@ def test_sigkill_half_way_loses_nothing(data_dir: Path, tmp_path: Path) -> None:
                 proc.kill()
         written = len(_lines(out / "samples.jsonl"))
         assert 4 <= written < n
-        config = RunConfig(model="vllm/fake-model", base_url=server.base_url)
-        result = run_kalma(
-            out, config, runtime=RunRuntime(limit=n, concurrency=2), data_dir=data_dir
-        )
+        config = KalmaRunConfig(model="vllm/fake-model", base_url=server.base_url)
+        result = run_kalma(out, config, runtime=Runtime(limit=n, concurrency=2), data_dir=data_dir)
     assert result.n_resumed >= 4 and result.n_resumed + result.n_done_now == n
     ids = [json.loads(line)["id"] for line in _lines(out / "samples.jsonl")]
     assert sorted(ids) == sorted(f"specific-{i}" for i in range(n))  # each exactly once

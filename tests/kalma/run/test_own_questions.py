@@ -25,7 +25,7 @@ from _kg_helpers import GEO
 from _kg_helpers import GEO_KG as KG
 from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
-from citegraph.kalma import RunConfig, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import ChatRequest, MockChat
 
 QUESTIONS = [
@@ -71,7 +71,7 @@ def _files(tmp_path: Path, questions: list[dict[str, object]] = QUESTIONS) -> tu
 
 def _run(tmp_path: Path, **options: object):
     path, kg = _files(tmp_path)
-    config = RunConfig(model="mock", questions=str(path), kg=str(kg), **options)
+    config = KalmaRunConfig(model="mock", questions=str(path), kg=str(kg), **options)
     return run_kalma(tmp_path / "run", config, model=MockChat(script))
 
 
@@ -117,7 +117,7 @@ def test_own_questions_resume(tmp_path: Path) -> None:
 
 def test_gold_facts_are_removed_for_conscious_incompetence(tmp_path: Path) -> None:
     path, kg = _files(tmp_path, QUESTIONS[1:2])
-    config = RunConfig(model="mock", questions=str(path), kg=str(kg), remove_knowledge=1)
+    config = KalmaRunConfig(model="mock", questions=str(path), kg=str(kg), remove_knowledge=1)
     run_kalma(tmp_path / "run", config, model=MockChat(script))
     record = _records(tmp_path / "run")["berlin"]
     assert record["removed"] == [[f"{GEO}Berlin", "country", "Germany"]]
@@ -125,8 +125,8 @@ def test_gold_facts_are_removed_for_conscious_incompetence(tmp_path: Path) -> No
 
 
 def test_dataset_runs_keep_their_identity() -> None:
-    assert "questions" not in RunConfig().identity()
-    assert RunConfig().identity()["dataset"] == "biokalma"
+    assert "questions" not in KalmaRunConfig().identity()
+    assert KalmaRunConfig().identity()["dataset"] == "biokalma"
 
 
 @pytest.mark.parametrize(
@@ -148,7 +148,7 @@ def test_bad_questions_stop_before_any_model_call(
 ) -> None:
     path, kg = _files(tmp_path, questions)
     model = MockChat(script)
-    config = RunConfig(model="mock", questions=str(path), kg=str(kg))
+    config = KalmaRunConfig(model="mock", questions=str(path), kg=str(kg))
     with pytest.raises(DataError) as caught:
         run_kalma(tmp_path / "run", config, model=model)
     assert message in str(caught.value)
@@ -160,14 +160,14 @@ def test_gold_given_twice_is_refused(tmp_path: Path) -> None:
     path, kg = _files(tmp_path)
     gold = tmp_path / "gold.jsonl"
     gold.write_text(json.dumps({"id": "warsaw", "knowledge": []}) + "\n", encoding="utf-8")
-    config = RunConfig(model="mock", questions=str(path), kg=str(kg), gold=str(gold))
+    config = KalmaRunConfig(model="mock", questions=str(path), kg=str(kg), gold=str(gold))
     with pytest.raises(DataError, match="has gold in the questions file already"):
         run_kalma(tmp_path / "run", config, model=MockChat(script))
 
 
 def test_question_match_gold_is_for_biokalma() -> None:
     with pytest.raises(ConfigError, match="your own questions take their gold"):
-        RunConfig(questions="q.jsonl", gold="question-match")
+        KalmaRunConfig(questions="q.jsonl", gold="question-match")
 
 
 @pytest.mark.needs("spacy")

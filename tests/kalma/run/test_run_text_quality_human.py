@@ -14,9 +14,9 @@ import pytest
 
 from citegraph.datasets import load_biokalma
 from citegraph.errors import ConfigError
-from citegraph.kalma import RunConfig, RunRuntime, run_kalma
+from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import MockChat
-from citegraph.runs import read_run_info
+from citegraph.runs import Runtime, read_run_info
 
 JUDGE_SCORES = ["1", "3", "2", "4"]
 
@@ -33,11 +33,11 @@ def test_run_agreement_with_human_scores(data_dir: Path, tmp_path: Path) -> None
         "".join(f'{{"id": "specific-{i}", "coherence": {i + 1}}}\n' for i in range(4))
         + '{"id": "specific-7", "coherence": 3}\n'  # beyond --limit: not in the run's records
     )
-    config = RunConfig(model="mock", text_quality="mock/judge", text_quality_human=str(human))
+    config = KalmaRunConfig(model="mock", text_quality="mock/judge", text_quality_human=str(human))
     result = run_kalma(
         tmp_path / "run",
         config,
-        runtime=RunRuntime(limit=4),
+        runtime=Runtime(limit=4),
         data_dir=data_dir,
         model=MockChat("I do not know [NA]."),
         judge=MockChat(judge_reply, name="mock/judge"),
@@ -57,10 +57,12 @@ def test_run_agreement_with_human_scores(data_dir: Path, tmp_path: Path) -> None
 
 
 def test_unset_human_file_keeps_the_run_identity() -> None:
-    assert "text_quality_human" not in RunConfig(model="mock").identity()
+    assert "text_quality_human" not in KalmaRunConfig(model="mock").identity()
     assert (
         "text_quality_human"
-        in RunConfig(model="mock", text_quality="mock/j", text_quality_human="h.jsonl").identity()
+        in KalmaRunConfig(
+            model="mock", text_quality="mock/j", text_quality_human="h.jsonl"
+        ).identity()
     )
 
 
@@ -68,7 +70,7 @@ def test_human_scores_need_a_judge(tmp_path: Path, data_dir: Path) -> None:
     with pytest.raises(ConfigError, match="--text-quality MODEL"):
         run_kalma(
             tmp_path / "run",
-            RunConfig(model="mock", text_quality_human="h.jsonl"),
+            KalmaRunConfig(model="mock", text_quality_human="h.jsonl"),
             data_dir=data_dir,
             model=MockChat("x"),
         )

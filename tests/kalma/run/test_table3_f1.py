@@ -6,7 +6,7 @@ in Micro, and the last three metrics are reported in Macro." §4.2: "we calculat
 F1-Score from corresponding precision and recall", i.e. F1 = 2PR / (P + R) of the run means.
 
 Each row's mean (std) cells go through the code ``citegraph kalma run --seeds 0,1,2`` uses to
-write ``summary.json`` (:func:`citegraph.kalma.summarise_seeds`) and through
+write ``summary.json`` (:func:`citegraph.kalma.run.summarise_seeds`) and through
 :func:`citegraph.kalma.score.combine_citation_runs` (the library's run combiner), as three runs
 ``mean - std, mean, mean + std`` (whose mean is the cell's mean and whose sample std its std).
 The F1 they report is compared with the paper's F1 column at the paper's rounding (0.05 points).

@@ -24,14 +24,14 @@ from citegraph.kalma import (
     Citation,
     ParsedAnswer,
     Sentence,
-    aggregate_alignment,
     score_alignment,
     score_alignment_async,
-    score_alignment_many_async,
 )
+from citegraph.kalma.score import aggregate_alignment, score_alignment_many_async
 from citegraph.kalma.score._alignment import NO_PAIRS, SKIPPED
 from citegraph.kg import Triple
-from citegraph.models import CascadeNLI, LexicalNLI, NLIPair, NLIVerdict
+from citegraph.models import NLIPair, NLIVerdict
+from citegraph.models.nli import CascadeNLI, LexicalNLI
 
 CRANE = "Q206534"
 POB = Triple(

@@ -17,7 +17,7 @@ import pytest
 
 from citegraph.errors import DataError, EndpointUnavailable
 from citegraph.kalma.parse import parse_answer, parse_answer_reference
-from citegraph.kalma.score import ScoreConfig, ScoreItem, score_answers, score_items_async
+from citegraph.kalma.score import KalmaScoreConfig, ScoreItem, score_answers, score_items_async
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._report import build_metrics
 from citegraph.kalma.score._task import KalmaScoreTask
@@ -97,7 +97,9 @@ def test_the_hand_made_answer_counted_by_hand() -> None:
 
 def test_the_block_pools_counts_with_their_denominators() -> None:
     records = _score([ANSWER, NA_ONLY, "He wrote books."], EntityLookup(_kg()))
-    block = build_metrics(records, ScoreConfig(), "lexical", gold_given=False)["citation_validity"]
+    block = build_metrics(records, KalmaScoreConfig(), "lexical", gold_given=False)[
+        "citation_validity"
+    ]
     assert block["n_answers"] == 3
     # brackets: 4 + 1 + 0; malformed: [1] only.
     assert (block["brackets"], block["malformed_brackets"]) == (5, 1)
@@ -148,7 +150,9 @@ def test_without_a_kg_not_in_kg_is_unmeasured_with_its_reason() -> None:
     assert v["outside_retrieved"] == 2  # the rest is measured
     # An answer citing nothing needs no lookup: 0 of 0.
     assert records[1]["citation_validity"]["not_in_kg"] == 0
-    block = build_metrics(records, ScoreConfig(), "lexical", gold_given=False)["citation_validity"]
+    block = build_metrics(records, KalmaScoreConfig(), "lexical", gold_given=False)[
+        "citation_validity"
+    ]
     assert (block["not_in_kg"], block["not_in_kg_checked"], block["not_in_kg_rate"]) == (0, 0, None)
     assert block["unmeasured"]["not_in_kg_rate"] == {NO_KG: 1}
 
@@ -204,7 +208,7 @@ def test_failed_and_old_records_are_left_out_and_counted() -> None:
     [record] = _score([ANSWER], EntityLookup(_kg()))
     failed = {"id": "specific-9", "status": "failed", "error": "server down", "question": "q"}
     old = {k: v for k, v in record.items() if k != "citation_validity"} | {"id": "specific-8"}
-    block = build_metrics([record, failed, old], ScoreConfig(), "lexical", gold_given=False)[
+    block = build_metrics([record, failed, old], KalmaScoreConfig(), "lexical", gold_given=False)[
         "citation_validity"
     ]
     assert block["n_answers"] == 1 and block["brackets"] == 4
@@ -220,9 +224,9 @@ def test_totals_of_nothing_are_none_not_zero() -> None:
 
 
 def test_a_dataset_directory_has_no_kg_to_ask(tmp_path: Path) -> None:
-    task = KalmaScoreTask(ScoreConfig(dataset=str(tmp_path)), tmp_path / "answers.jsonl")
+    task = KalmaScoreTask(KalmaScoreConfig(dataset=str(tmp_path)), tmp_path / "answers.jsonl")
     assert task._entity_lookup().reason == NO_KG_DATASET_DIR
-    task = KalmaScoreTask(ScoreConfig(), tmp_path / "answers.jsonl", data_dir=tmp_path)
+    task = KalmaScoreTask(KalmaScoreConfig(), tmp_path / "answers.jsonl", data_dir=tmp_path)
     assert task._entity_lookup().reason is None  # BioKaLMA's store, opened on first use
 
 

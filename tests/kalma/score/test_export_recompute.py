@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.runs import export_run
 
 pd = pytest.importorskip("pandas")
@@ -66,7 +66,7 @@ def _recomputed(samples: Any) -> dict[str, dict[str, float | None]]:
     return out
 
 
-def _export(tmp_path: Path, data_dir: Path, config: ScoreConfig, gold: bool = True) -> Any:
+def _export(tmp_path: Path, data_dir: Path, config: KalmaScoreConfig, gold: bool = True) -> Any:
     run = tmp_path / "run"
     gold_path = DEMO / "gold.jsonl" if gold else None
     score_answers(DEMO / "answers.jsonl", run, config, gold_path=gold_path, data_dir=data_dir)
@@ -79,7 +79,7 @@ def _export(tmp_path: Path, data_dir: Path, config: ScoreConfig, gold: bool = Tr
 def test_every_figure_is_recomputed_from_the_export(
     tmp_path: Path, data_dir: Path, mode: str
 ) -> None:
-    samples, metrics = _export(tmp_path, data_dir, ScoreConfig(mode=mode))
+    samples, metrics = _export(tmp_path, data_dir, KalmaScoreConfig(mode=mode))
     recomputed = _recomputed(samples)
     for metric, value in recomputed.items():
         for kind in ("micro", "macro"):
@@ -93,7 +93,7 @@ def test_every_figure_is_recomputed_from_the_export(
 
 
 def test_the_counts_are_the_hand_computed_ones(tmp_path: Path, data_dir: Path) -> None:
-    samples, _ = _export(tmp_path, data_dir, ScoreConfig())
+    samples, _ = _export(tmp_path, data_dir, KalmaScoreConfig())
     rows = samples.set_index("id")
     assert list(rows.index) == ["specific-0", "specific-1", "specific-3", "specific-6"]
     assert list(rows["n_citations"]) == [9, 6, 0, 7]
@@ -117,7 +117,7 @@ def test_the_counts_are_the_hand_computed_ones(tmp_path: Path, data_dir: Path) -
 
 
 def test_without_gold_precision_and_recall_stay_unmeasured(tmp_path: Path, data_dir: Path) -> None:
-    samples, metrics = _export(tmp_path, data_dir, ScoreConfig(), gold=False)
+    samples, metrics = _export(tmp_path, data_dir, KalmaScoreConfig(), gold=False)
     assert set(samples["unmeasured_precision"]) == {"no gold minimum knowledge set"}
     recomputed = _recomputed(samples)
     assert recomputed["precision"] == {"micro": None, "macro": None} == metrics["precision"]
@@ -135,7 +135,7 @@ def test_the_docs_pandas_query_gives_the_precision_of_metrics_json(
     text = DOCS.read_text(encoding="utf-8")
     after = text.split("The same in pandas", 1)[1]
     block = after.split("```python\n", 1)[1].split("```", 1)[0]
-    _, metrics = _export(tmp_path, data_dir, ScoreConfig())
+    _, metrics = _export(tmp_path, data_dir, KalmaScoreConfig())
     code = block.replace(
         "runs/na1/export/samples.parquet", str(tmp_path / "out" / "samples.parquet")
     )
@@ -150,7 +150,7 @@ def test_the_docs_pandas_query_gives_the_precision_of_metrics_json(
 def test_citation_validity_is_recomputed_from_the_export(
     tmp_path: Path, data_dir: Path, mode: str
 ) -> None:
-    samples, metrics = _export(tmp_path, data_dir, ScoreConfig(mode=mode))
+    samples, metrics = _export(tmp_path, data_dir, KalmaScoreConfig(mode=mode))
     block = metrics["citation_validity"]
     rows = samples[samples["n_brackets"].notna()]
     assert rows["n_brackets"].sum() == block["brackets"]

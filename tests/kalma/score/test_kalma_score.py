@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError, DataError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.metrics import BootstrapConfig
 from citegraph.runs import Runtime, finalize, merge_runs, task_type
 
@@ -85,7 +85,7 @@ def test_demo_answers_paper_mode(tmp_path: Path, data_dir: Path) -> None:
 def test_reference_mode_counts_na_pairs_against_uncited_gold(
     tmp_path: Path, data_dir: Path
 ) -> None:
-    config = ScoreConfig(mode="reference")
+    config = KalmaScoreConfig(mode="reference")
     metrics = score_answers(
         DEMO / "answers.jsonl",
         tmp_path,
@@ -147,7 +147,11 @@ def test_empty_answer_paper_scores_reference_skips(tmp_path: Path, data_dir: Pat
     paper = score_answers(answers, tmp_path / "p", gold_path=gold, data_dir=data_dir).metrics
     assert paper["recall"] == {"micro": 0.0, "macro": 0.0}  # paper: an empty answer scores 0
     ref = score_answers(
-        answers, tmp_path / "r", ScoreConfig(mode="reference"), gold_path=gold, data_dir=data_dir
+        answers,
+        tmp_path / "r",
+        KalmaScoreConfig(mode="reference"),
+        gold_path=gold,
+        data_dir=data_dir,
     ).metrics
     assert ref["recall"] == {"micro": None, "macro": None}  # reference: skipped, with a reason
     assert "empty answer" in next(iter(ref["unmeasured"]["recall"]))
@@ -155,7 +159,7 @@ def test_empty_answer_paper_scores_reference_skips(tmp_path: Path, data_dir: Pat
 
 @pytest.mark.parametrize("mode", ["paper", "reference"])
 def test_shards_merge_to_the_single_run(tmp_path: Path, data_dir: Path, mode: str) -> None:
-    config = ScoreConfig(mode=mode, bootstrap=20, batch_size=2)
+    config = KalmaScoreConfig(mode=mode, bootstrap=20, batch_size=2)
     gold = DEMO / "gold.jsonl"
     answers = DEMO / "answers.jsonl"
     whole = score_answers(answers, tmp_path / "whole", config, gold_path=gold, data_dir=data_dir)
@@ -198,7 +202,7 @@ def test_streamed_metrics_equal_the_aggregates_of_the_full_scores(
     )
     from citegraph.runs import RunDir
 
-    config = ScoreConfig(mode=mode, bootstrap=20)  # type: ignore[arg-type]
+    config = KalmaScoreConfig(mode=mode, bootstrap=20)  # type: ignore[arg-type]
     result = score_answers(
         DEMO / "answers.jsonl", tmp_path, config, gold_path=DEMO / "gold.jsonl", data_dir=data_dir
     )
@@ -246,7 +250,7 @@ def test_equal_answer_summaries_are_shared_and_count_once_each(
     from citegraph.kalma.score._report import _Scores, build_metrics
     from citegraph.runs import RunDir
 
-    config = ScoreConfig()
+    config = KalmaScoreConfig()
     result = score_answers(
         DEMO / "answers.jsonl", tmp_path, config, gold_path=DEMO / "gold.jsonl", data_dir=data_dir
     )

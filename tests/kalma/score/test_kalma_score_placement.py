@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.errors import ConfigError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.runs import Runtime
 
 pytest.importorskip("torch")
@@ -25,7 +25,7 @@ def test_the_nli_models_device_dtype_and_size_are_recorded_and_kept(
     import transformers
 
     spec = f"hf:{tiny_nli_classifier_dir}"
-    config = ScoreConfig(split="specific", nli=spec)
+    config = KalmaScoreConfig(split="specific", nli=spec)
     out = tmp_path / "run"
     answers = DEMO / "answers.jsonl"
     score_answers(answers, out, config, data_dir=data_dir, runtime=Runtime(limit=2))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from citegraph.caqa import evaluator
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.runs import Runtime
 from citegraph.testing import FakeOpenAIServer
 
@@ -34,7 +34,7 @@ def test_kalma_score_sends_each_cited_fact_to_the_served_classifier(
     tmp_path: Path, data_dir: Path, nli_folder: Path
 ) -> None:
     with FakeOpenAIServer() as server:
-        config = ScoreConfig(
+        config = KalmaScoreConfig(
             split="specific", nli=f"vllm/{nli_folder}", nli_base_url=server.base_url
         )
         result = score_answers(

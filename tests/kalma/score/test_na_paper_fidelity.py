@@ -25,7 +25,7 @@ from citegraph.kalma.score import (
 from citegraph.kalma.score._item import na_gold_set
 from citegraph.kalma.score._na import aggregate_na_scores
 from citegraph.kg import Triple
-from citegraph.models import CascadeNLI, LexicalNLI
+from citegraph.models.nli import CascadeNLI, LexicalNLI
 
 QUESTION = "Where did Stephen Crane live and what did he write?"
 
@@ -221,7 +221,7 @@ def test_kalma_run_keeps_the_injected_set_when_removing_knowledge(data_dir: Path
     pair over 1 [NA] sentence and 1 absent fact."""
     from citegraph.datasets import GoldRecord, load_kalma_dataset
     from citegraph.kalma.run._answer import RunModels, answer_and_score
-    from citegraph.kalma.run._config import RunConfig
+    from citegraph.kalma.run._config import KalmaRunConfig
     from citegraph.testing import MockChat
 
     sample = load_kalma_dataset("biokalma", "specific", data_dir)[0]
@@ -230,7 +230,7 @@ def test_kalma_run_keeps_the_injected_set_when_removing_knowledge(data_dir: Path
     gold = {
         sample.id: GoldRecord(id=sample.id, knowledge=(birth, father), knowledge_injected=(father,))
     }
-    config = RunConfig(model="mock", mode="reference", remove_knowledge=1, gold="gold.jsonl")
+    config = KalmaRunConfig(model="mock", mode="reference", remove_knowledge=1, gold="gold.jsonl")
     models = RunModels(
         answerer=MockChat("His father was Jonathan Townley Crane [NA]."),
         nli=LexicalNLI(),

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from citegraph.cli._kalma import validity_line
-from citegraph.kalma.score import ScoreConfig, ScoreItem, score_items_async
+from citegraph.kalma.score import KalmaScoreConfig, ScoreItem, score_items_async
 from citegraph.kalma.score._config import ScoringOptions
 from citegraph.kalma.score._report import build_metrics
 from citegraph.kalma.score._validity import EntityLookup
@@ -85,7 +85,9 @@ def test_an_answer_without_repeats_counts_none() -> None:
 
 def test_the_block_pools_repeats_over_kg_citations() -> None:
     records = _score([REPEATING, ONCE])
-    block = build_metrics(records, ScoreConfig(), "lexical", gold_given=False)["citation_validity"]
+    block = build_metrics(records, KalmaScoreConfig(), "lexical", gold_given=False)[
+        "citation_validity"
+    ]
     # repeats 2 + 0 over KG citations 4 + 1; in-bracket 1 + 0
     assert (block["repeated_citations"], block["repeated_checked"]) == (2, 5)
     assert block["repeated_rate"] == pytest.approx(2 / 5)
@@ -118,7 +120,7 @@ def test_a_record_scored_before_repeats_were_counted_is_unmeasured_not_zero() ->
 
 def test_the_command_line_the_sample_page_and_the_run_table_show_them() -> None:
     records = _score([REPEATING, ONCE])
-    metrics = build_metrics(records, ScoreConfig(), "lexical", gold_given=False)
+    metrics = build_metrics(records, KalmaScoreConfig(), "lexical", gold_given=False)
     line = validity_line(metrics["citation_validity"], None)
     assert "5 KG citations" in line
     assert "2 (40.0%) repeating a triple cited before in the answer (1 in the same bracket)" in line
@@ -150,7 +152,7 @@ def test_the_command_line_the_sample_page_and_the_run_table_show_them() -> None:
 
 def test_a_run_table_from_before_repeats_has_no_repeat_rows() -> None:
     records = _score([ONCE])
-    metrics = build_metrics(records, ScoreConfig(), "lexical", gold_given=False)
+    metrics = build_metrics(records, KalmaScoreConfig(), "lexical", gold_given=False)
     block = metrics["citation_validity"]
     for key in [k for k in block if k.startswith("repeated")]:
         del block[key]

@@ -22,7 +22,7 @@ import pytest
 
 from _sparql_server import SparqlServer
 from citegraph.errors import DataError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.runs import Runtime
 
 GEO = "https://data.example.net/geo#"
@@ -111,7 +111,7 @@ def test_curies_over_sparql_with_prefix_score_as_over_the_file(
     # the endpoint declares no prefixes: geo:Warsaw names nothing there
     with pytest.raises(DataError, match="geo:Warsaw"):
         score_answers(answers, tmp_path / "bare", kg=spec, gold_path=gold)
-    config = ScoreConfig(kg=spec, prefixes={"geo": GEO})
+    config = KalmaScoreConfig(kg=spec, prefixes={"geo": GEO})
     over_sparql = score_answers(answers, tmp_path / "sparql", config, gold_path=gold)
     for name in ("correctness", "precision", "recall", "f1", "alignment"):
         assert over_sparql.metrics[name] == over_file.metrics[name], name
@@ -131,8 +131,10 @@ def test_a_label_predicate_names_entities_over_the_file_and_sparql(
     geo = {"geo": GEO}
     for where, spec in (("file", str(files["kg"])), ("sparql", "sparql+" + endpoint.url)):
         with pytest.raises(DataError, match="Capital City of Warsaw"):
-            score_answers(answers, tmp_path / f"{where}-plain", ScoreConfig(kg=spec, prefixes=geo))
-        config = ScoreConfig(kg=spec, prefixes=geo, label_predicates=(OFFICIAL,))
+            score_answers(
+                answers, tmp_path / f"{where}-plain", KalmaScoreConfig(kg=spec, prefixes=geo)
+            )
+        config = KalmaScoreConfig(kg=spec, prefixes=geo, label_predicates=(OFFICIAL,))
         result = score_answers(answers, tmp_path / where, config)
         assert result.metrics["correctness"]["micro"] == 1.0, where
         info = json.loads((tmp_path / where / "run.json").read_text())
@@ -143,7 +145,9 @@ def test_persisted_answers_are_recorded_and_no_cache_bypasses_them(
     files: dict[str, Path], endpoint: SparqlServer, tmp_path: Path
 ) -> None:
     answers, spec = files["answers"], "sparql+" + endpoint.url
-    persist = ScoreConfig(kg=spec, prefixes={"geo": GEO}, kg_cache="persist", kg_cache_max_age=600)
+    persist = KalmaScoreConfig(
+        kg=spec, prefixes={"geo": GEO}, kg_cache="persist", kg_cache_max_age=600
+    )
     first = score_answers(answers, tmp_path / "first", persist)
     assert first.metrics["correctness"]["micro"] == 1.0
     warsaw, river = ox.NamedNode(GEO + "Warsaw"), ox.NamedNode(GEO + "river")

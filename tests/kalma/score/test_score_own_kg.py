@@ -35,7 +35,7 @@ from click.testing import CliRunner
 
 from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "own-kg"
 KG = str(EXAMPLE / "people.ttl")
@@ -154,7 +154,7 @@ def test_cli_kg_with_a_dataset_is_a_usage_error(tmp_path: Path, flag: list[str])
 
 
 def test_python_kg_with_another_dataset_is_an_error(tmp_path: Path) -> None:
-    config = ScoreConfig(dataset=str(tmp_path))
+    config = KalmaScoreConfig(dataset=str(tmp_path))
     with pytest.raises(ConfigError, match="not both"):
         score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", config, kg=KG)
 
@@ -219,4 +219,4 @@ def test_gold_for_ids_without_answers_is_a_warning_or_an_error(tmp_path: Path) -
 def test_a_kg_file_given_as_the_dataset_points_to_kg(tmp_path: Path) -> None:
     # The first error: the KG passed where a dataset directory is expected.
     with pytest.raises(DataError, match=r"not a dataset directory.*give it as --kg"):
-        score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", ScoreConfig(dataset=KG))
+        score_answers(EXAMPLE / "answers.jsonl", tmp_path / "run", KalmaScoreConfig(dataset=KG))

@@ -25,7 +25,7 @@ from click.testing import CliRunner
 
 from citegraph.cli import main
 from citegraph.errors import ConfigError, DataError
-from citegraph.kalma import ScoreConfig, score_answers
+from citegraph.kalma import KalmaScoreConfig, score_answers
 from citegraph.kalma.view._presenter import KalmaPresenter
 from citegraph.models import MockChat
 from citegraph.runs import read_run_info
@@ -77,7 +77,7 @@ def test_score_judges_every_answer_and_agrees_with_people(
     tmp_path: Path, data_dir: Path, human: Path
 ) -> None:
     judge = _judge()
-    config = ScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
+    config = KalmaScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
     result = score_answers(
         ANSWERS, tmp_path / "run", config, gold_path=DEMO / "gold.jsonl", data_dir=data_dir,
         judge=judge,
@@ -109,15 +109,17 @@ def test_score_judges_every_answer_and_agrees_with_people(
 
 
 def test_unset_judge_fields_leave_the_run_identity_alone() -> None:
-    dumped = ScoreConfig().model_dump(mode="json")
+    dumped = KalmaScoreConfig().model_dump(mode="json")
     for name in ("text_quality", "text_quality_sample", "judge_base_url", "text_quality_human"):
         assert name not in dumped
-    assert ScoreConfig(text_quality="mock/j").model_dump(mode="json")["text_quality"] == "mock/j"
+    assert (
+        KalmaScoreConfig(text_quality="mock/j").model_dump(mode="json")["text_quality"] == "mock/j"
+    )
 
 
 def test_reference_mode_judges_the_first_n_with_a_kg(tmp_path: Path, data_dir: Path) -> None:
     judge = MockChat("4", name="mock/judge")
-    config = ScoreConfig(text_quality="mock/judge", text_quality_sample=2, mode="reference")
+    config = KalmaScoreConfig(text_quality="mock/judge", text_quality_sample=2, mode="reference")
     score_answers(ANSWERS, tmp_path / "run", config, data_dir=data_dir, judge=judge)
     records = [
         json.loads(x) for x in (tmp_path / "run" / "samples.jsonl").read_text().split("\n") if x
@@ -128,7 +130,7 @@ def test_reference_mode_judges_the_first_n_with_a_kg(tmp_path: Path, data_dir: P
 
 def test_sample_is_drawn_over_the_whole_file(tmp_path: Path, data_dir: Path) -> None:
     """--limit scores the first answers only, but judges those the whole run would judge."""
-    config = ScoreConfig(text_quality="mock/judge", text_quality_sample=2)
+    config = KalmaScoreConfig(text_quality="mock/judge", text_quality_sample=2)
     whole = score_answers(ANSWERS, tmp_path / "all", config, data_dir=data_dir, judge=_judge())
     judged = {
         json.loads(x)["id"]
@@ -152,13 +154,13 @@ def test_sample_is_drawn_over_the_whole_file(tmp_path: Path, data_dir: Path) -> 
 
 def test_human_scores_need_a_judge(tmp_path: Path, human: Path) -> None:
     with pytest.raises(ConfigError, match="--text-quality MODEL"):
-        score_answers(ANSWERS, tmp_path / "run", ScoreConfig(text_quality_human=str(human)))
+        score_answers(ANSWERS, tmp_path / "run", KalmaScoreConfig(text_quality_human=str(human)))
 
 
 def test_human_ids_not_among_the_answers(tmp_path: Path, data_dir: Path) -> None:
     path = tmp_path / "human.jsonl"
     path.write_text('{"id": "specific-99", "coherence": 3}\n')
-    config = ScoreConfig(text_quality="mock/judge", text_quality_human=str(path))
+    config = KalmaScoreConfig(text_quality="mock/judge", text_quality_human=str(path))
     with pytest.raises(DataError, match="specific-99") as info:
         score_answers(ANSWERS, tmp_path / "run", config, data_dir=data_dir, judge=_judge())
     assert info.value.path == str(path)
@@ -166,7 +168,7 @@ def test_human_ids_not_among_the_answers(tmp_path: Path, data_dir: Path) -> None
 
 @pytest.mark.needs("starlette", "jinja2")  # the viewer and the HTML report
 def test_viewer_rows_and_html_report(tmp_path: Path, data_dir: Path, human: Path) -> None:
-    config = ScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
+    config = KalmaScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
     result = score_answers(ANSWERS, tmp_path / "run", config, data_dir=data_dir, judge=_judge())
     info = read_run_info(tmp_path / "run")
     rows = {r.name: r for r in KalmaPresenter.metrics(result.metrics, info).metrics}
@@ -234,7 +236,7 @@ def test_viewer_run_page_shows_the_agreement(tmp_path: Path, data_dir: Path, hum
 
     from citegraph.viewer import create_app
 
-    config = ScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
+    config = KalmaScoreConfig(text_quality="mock/judge", text_quality_human=str(human))
     score_answers(ANSWERS, tmp_path / "runs" / "tq", config, data_dir=data_dir, judge=_judge())
     client = TestClient(create_app([tmp_path / "runs"], warm=False), base_url="http://127.0.0.1")
     page = client.get("/run", params={"run": "0/tq"})

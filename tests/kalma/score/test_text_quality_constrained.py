@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from citegraph.cli import main
 from citegraph.errors import ConfigError
-from citegraph.kalma import RunConfig, RunRuntime, ScoreConfig
+from citegraph.kalma import KalmaRunConfig, KalmaScoreConfig
 from citegraph.kalma.score._text_quality import (
     NO_SCORE,
     NON_INTEGER,
@@ -23,6 +23,7 @@ from citegraph.kalma.score._text_quality import (
     score_grammar,
 )
 from citegraph.models import ChatRequest, Generation, MockChat
+from citegraph.runs import Runtime
 
 pytest.importorskip("llguidance")
 
@@ -128,28 +129,31 @@ def test_aggregate_records_constrained_and_refuses_a_mix() -> None:
 
 
 def test_identity_has_judge_replies_only_when_constrained() -> None:
-    assert "judge_replies" not in RunConfig(model="mock").identity()
-    assert "judge_replies" not in RunConfig(model="mock", text_quality="openai/gpt-4o").identity()
-    free = RunConfig(model="mock", text_quality="mock", judge_replies="free")
+    assert "judge_replies" not in KalmaRunConfig(model="mock").identity()
+    assert (
+        "judge_replies" not in KalmaRunConfig(model="mock", text_quality="openai/gpt-4o").identity()
+    )
+    free = KalmaRunConfig(model="mock", text_quality="mock", judge_replies="free")
     assert "judge_replies" not in free.identity()
     assert (
-        RunConfig(model="mock", text_quality="local").identity()["judge_replies"] == "constrained"
+        KalmaRunConfig(model="mock", text_quality="local").identity()["judge_replies"]
+        == "constrained"
     )
-    explicit = RunConfig(model="mock", text_quality="mock", judge_replies="constrained")
+    explicit = KalmaRunConfig(model="mock", text_quality="mock", judge_replies="constrained")
     assert explicit.identity()["judge_replies"] == "constrained"
-    assert "judge_replies" not in ScoreConfig().model_dump()
-    assert "judge_replies" not in ScoreConfig(judge_replies="free").model_dump()
+    assert "judge_replies" not in KalmaScoreConfig().model_dump()
+    assert "judge_replies" not in KalmaScoreConfig(judge_replies="free").model_dump()
 
 
 def test_kalma_run_with_a_constrained_mock_judge(data_dir: Path, tmp_path: Path) -> None:
     from citegraph.kalma import run_kalma
 
     judge = MockChat("Great answer.", name="mock/judge")
-    config = RunConfig(model="mock", text_quality="mock/judge", judge_replies="constrained")
+    config = KalmaRunConfig(model="mock", text_quality="mock/judge", judge_replies="constrained")
     result = run_kalma(
         tmp_path / "tq",
         config,
-        runtime=RunRuntime(limit=2, cache=False),
+        runtime=Runtime(limit=2, cache=False),
         data_dir=data_dir,
         model=MockChat("An answer [NA]."),
         judge=judge,
@@ -162,7 +166,7 @@ def test_kalma_run_with_a_constrained_mock_judge(data_dir: Path, tmp_path: Path)
         run_kalma(
             tmp_path / "refused",
             config,
-            runtime=RunRuntime(limit=2, cache=False),
+            runtime=Runtime(limit=2, cache=False),
             data_dir=data_dir,
             model=MockChat("An answer [NA]."),
             judge=_NoGrammarJudge(),  # type: ignore[arg-type]
@@ -179,11 +183,11 @@ def test_cli_takes_judge_replies(command: list[str]) -> None:
 def test_kalma_score_refuses_a_judge_that_cannot_constrain_before_any_answer(
     tmp_path: Path, data_dir: Path
 ) -> None:
-    from citegraph.kalma import ScoreConfig, score_answers
+    from citegraph.kalma import KalmaScoreConfig, score_answers
 
     demo = Path(__file__).resolve().parents[3] / "src" / "citegraph" / "kalma" / "demo"
     judge = _NoGrammarJudge()
-    config = ScoreConfig(text_quality="mock/judge", judge_replies="constrained")
+    config = KalmaScoreConfig(text_quality="mock/judge", judge_replies="constrained")
     with pytest.raises(ConfigError, match="cannot constrain"):
         score_answers(
             demo / "answers.jsonl", tmp_path / "run", config, data_dir=data_dir, judge=judge

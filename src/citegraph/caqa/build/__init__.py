@@ -6,6 +6,7 @@ contradictory, irrelevant subgraphs) -> a :class:`Textualiser` (templates, or an
 8-10) -> train / dev / test by question (:func:`assign_splits`) and Table 4 (:func:`statistics`).
 """
 
+from citegraph.caqa._types import Extension
 from citegraph.caqa.build._extend import (
     ExtendedQuery,
     UnionPartners,
@@ -60,6 +61,7 @@ __all__ = [
     "CaqaBuildTask",
     "EmptyTextError",
     "ExtendedQuery",
+    "Extension",
     "LLMTextualiser",
     "TemplateTextualiser",
     "Textualiser",

@@ -30,13 +30,14 @@ from citegraph.caqa.finetune._config import META_FILE
 from citegraph.caqa.finetune._data import ClassifierInput, classifier_texts, pad_features
 from citegraph.caqa.judge import Judgement, LabelSet
 from citegraph.errors import ConfigError, DataError, ModelError
-from citegraph.models import (
+from citegraph.models.hf import (
     Placement,
     check_batching,
     effective_max_length,
     load_hf_model,
     resolve_model_path,
 )
+from citegraph.runs import error_fields
 
 #: Class names (lower-cased, spaces and hyphens as underscores) read as each CAQA label.
 LABEL_SYNONYMS: dict[str, Label] = {
@@ -208,8 +209,8 @@ class ClassifierJudge:
             batch = {k: v.to(self._device) for k, v in batch.items()}
             probs = self._torch.softmax(self._model(**batch).logits.float(), dim=-1).tolist()
         except Exception as exc:  # tokenizer / shape / device errors: the batch fails, not the run
-            error = f"model error: {type(exc).__name__}: {exc}"
-            return [Judgement(label=None, error=error) for _ in samples]
+            failed = error_fields(exc, prefix="model error: ")
+            return [Judgement(label=None, **failed) for _ in samples]
         names = self._model.config.id2label
         judgements = []
         for row in probs:

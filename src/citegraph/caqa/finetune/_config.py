@@ -1,4 +1,4 @@
-"""What ``caqa finetune`` trains: :class:`FinetuneConfig`, and the name of the metadata file
+"""What ``caqa finetune`` trains: :class:`CaqaFinetuneConfig`, and the name of the metadata file
 written next to a fine-tuned model (read back by :class:`ClassifierJudge`)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ META_FILE = "citegraph-judge.json"
 META_FORMAT = "citegraph-judge/1"
 
 
-class FinetuneConfig(BaseModel):
+class CaqaFinetuneConfig(BaseModel):
     """How to fine-tune; written verbatim into ``citegraph-judge.json``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -84,7 +84,7 @@ class FinetuneConfig(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _prompt_fits(self) -> FinetuneConfig:
+    def _prompt_fits(self) -> CaqaFinetuneConfig:
         if self.kind == "causal" or self.classifier_input == "prompt":
             entry = judge_prompt(self.prompt)
             if entry["style"] != "alpaca":

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.caqa._types import CaqaSample
-from citegraph.caqa.finetune._config import FinetuneConfig
+from citegraph.caqa.finetune._config import CaqaFinetuneConfig
 from citegraph.caqa.finetune._models import Trainee
 
 #: ``progress(step, total_steps, info)`` after every optimizer step.
@@ -38,7 +38,7 @@ def steps_per_epoch(n: int, batch_size: int, accumulation: int) -> int:
     return math.ceil(math.ceil(n / batch_size) / accumulation)
 
 
-def _optimizer(model: Any, config: FinetuneConfig, torch: Any, total: int) -> tuple[Any, Any]:
+def _optimizer(model: Any, config: CaqaFinetuneConfig, torch: Any, total: int) -> tuple[Any, Any]:
     """AdamW (no decay on biases and norm weights) and HF's linear warmup-then-decay schedule."""
     params = [p for p in model.parameters() if p.requires_grad]
     groups = [
@@ -62,7 +62,7 @@ def train_loop(
     targets: list[int],
     dev: list[CaqaSample],
     dev_targets: list[int],
-    config: FinetuneConfig,
+    config: CaqaFinetuneConfig,
     progress: Progress | None,
 ) -> tuple[list[EpochRecord], int]:
     """The loop; returns the history and the number of optimizer steps."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from citegraph.caqa._types import CaqaSample
-from citegraph.caqa.finetune._config import FinetuneConfig
+from citegraph.caqa.finetune._config import CaqaFinetuneConfig
 from citegraph.caqa.finetune._data import (
     IGNORE_INDEX,
     LABEL_WORDS,
@@ -25,9 +25,9 @@ from citegraph.caqa.finetune._data import (
     raw_chat_template,
 )
 from citegraph.errors import ConfigError
-from citegraph.models import (
+from citegraph.models.chat import load_causal_lm
+from citegraph.models.hf import (
     effective_max_length,
-    load_causal_lm,
     load_pretrained,
     quiet_loading,
     resolve_dtype,
@@ -46,7 +46,9 @@ class Trainee:
     max_length: int
     truncated: set[str]
 
-    def __init__(self, config: FinetuneConfig, torch: Any, transformers: Any, device: str) -> None:
+    def __init__(
+        self, config: CaqaFinetuneConfig, torch: Any, transformers: Any, device: str
+    ) -> None:
         self.config = config
         self.torch = torch
         self.transformers = transformers
@@ -74,7 +76,9 @@ def _batches(n: int, size: int) -> list[range]:
 class ClassifierTrainee(Trainee):
     """``AutoModelForSequenceClassification`` with a fresh head of 4 (or 2) CAQA classes."""
 
-    def __init__(self, config: FinetuneConfig, torch: Any, transformers: Any, device: str) -> None:
+    def __init__(
+        self, config: CaqaFinetuneConfig, torch: Any, transformers: Any, device: str
+    ) -> None:
         super().__init__(config, torch, transformers, device)
         names = label_names(config.labels)
         id2label = dict(enumerate(names))
@@ -146,7 +150,9 @@ class ClassifierTrainee(Trainee):
 class CausalTrainee(Trainee):
     """``AutoModelForCausalLM`` trained to answer the Alpaca prompt with the label word."""
 
-    def __init__(self, config: FinetuneConfig, torch: Any, transformers: Any, device: str) -> None:
+    def __init__(
+        self, config: CaqaFinetuneConfig, torch: Any, transformers: Any, device: str
+    ) -> None:
         super().__init__(config, torch, transformers, device)
         loaded = load_causal_lm(config.base, device=device, dtype=config.dtype or "float32")
         tokenizer, model = loaded.tokenizer, loaded.model

@@ -10,8 +10,9 @@ clipping, seeded shuffling; one seed gives one result on one machine.
 The output folder holds the model, its tokenizer and ``citegraph-judge.json`` (what was trained
 on what, the per-epoch losses and dev scores, package versions). A causal model loads back with
 ``chat_model("hf/<folder>")`` and answers the Alpaca prompt (judge it with prompt ``alpaca``); a
-classifier loads with :class:`~citegraph.caqa.ClassifierJudge`. Training happens in a sibling
-``<folder>.tmp-*`` directory renamed into place at the end, so a folder is complete or absent.
+classifier loads with :class:`~citegraph.caqa.finetune.ClassifierJudge`. Training happens in a
+sibling ``<folder>.tmp-*`` directory renamed into place at the end, so a folder is complete or
+absent.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.caqa._types import CaqaSample
-from citegraph.caqa.finetune._config import META_FILE, META_FORMAT, FinetuneConfig
+from citegraph.caqa.finetune._config import META_FILE, META_FORMAT, CaqaFinetuneConfig
 from citegraph.caqa.finetune._data import (
     LABEL_WORDS,
     LabelChoice,
@@ -42,11 +43,11 @@ from citegraph.caqa.finetune._models import CausalTrainee, ClassifierTrainee, Tr
 from citegraph.caqa.judge import prompt_version
 from citegraph.errors import ConfigError
 from citegraph.io import json_bytes
-from citegraph.models import require_transformers, resolve_device
+from citegraph.models.hf import require_transformers, resolve_device
 from citegraph.runs import package_versions
 
 
-class FinetuneResult(BaseModel):
+class CaqaFinetuneResult(BaseModel):
     """What :func:`finetune` produced."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,13 +66,13 @@ class FinetuneResult(BaseModel):
 
 def finetune(
     train: Sequence[CaqaSample],
-    config: FinetuneConfig,
+    config: CaqaFinetuneConfig,
     out_dir: str | Path,
     *,
     dev: Sequence[CaqaSample] | None = None,
     progress: Progress | None = None,
     overwrite: bool = False,
-) -> FinetuneResult:
+) -> CaqaFinetuneResult:
     """Fine-tune ``config.base`` on ``train`` and save the judge into ``out_dir``.
 
     Not an engine task: training is one loop whose every step depends on all the steps before it
@@ -119,7 +120,7 @@ def finetune(
             trainee.save(tmp)
         final = next(r for r in reversed(history) if r.train_loss is not None)
         per_epoch = steps_per_epoch(len(used), config.batch_size, config.gradient_accumulation)
-        result = FinetuneResult(
+        result = CaqaFinetuneResult(
             out_dir=out,
             kind=config.kind,
             labels=config.labels,
@@ -140,7 +141,7 @@ def finetune(
     return result
 
 
-def _subset(samples: list[CaqaSample], config: FinetuneConfig) -> list[CaqaSample]:
+def _subset(samples: list[CaqaSample], config: CaqaFinetuneConfig) -> list[CaqaSample]:
     if not samples:
         raise ConfigError("no training samples")
     limit = config.max_train_samples
@@ -150,7 +151,7 @@ def _subset(samples: list[CaqaSample], config: FinetuneConfig) -> list[CaqaSampl
     return [samples[i] for i in keep]
 
 
-def _trainee(config: FinetuneConfig, torch: Any, transformers: Any, device: str) -> Trainee:
+def _trainee(config: CaqaFinetuneConfig, torch: Any, transformers: Any, device: str) -> Trainee:
     cls: type[Trainee] = ClassifierTrainee if config.kind == "classifier" else CausalTrainee
     trainee = cls(config, torch, transformers, device)
     if config.gradient_checkpointing:  # renamed in transformers 5 (the old name warns)
@@ -161,8 +162,8 @@ def _trainee(config: FinetuneConfig, torch: Any, transformers: Any, device: str)
 
 
 def _metadata(
-    config: FinetuneConfig,
-    result: FinetuneResult,
+    config: CaqaFinetuneConfig,
+    result: CaqaFinetuneResult,
     given: Sequence[CaqaSample],
     used: Sequence[CaqaSample],
     dev: Sequence[CaqaSample],

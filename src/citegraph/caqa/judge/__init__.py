@@ -7,6 +7,7 @@ Evaluators (:func:`evaluator`: :class:`LLMJudge` with the Table 11 prompts,
 :func:`render_report`, :func:`compare_runs`. Paper vs reference mode: :class:`CaqaRules`.
 """
 
+from citegraph.caqa._types import BINARY_LABELS
 from citegraph.caqa.judge._attributionbench import (
     ATTRIBUTIONBENCH_FILE,
     attributionbench_path,
@@ -61,6 +62,7 @@ from citegraph.caqa.judge._task import (
 
 __all__ = [
     "ATTRIBUTIONBENCH_FILE",
+    "BINARY_LABELS",
     "LABEL_GRAMMAR",
     "UNPARSEABLE",
     "AttrScoreJudge",

@@ -32,6 +32,11 @@ class Judgement(BaseModel):
     error: str | None = Field(
         default=None, description="Why there is no label: 'unparseable', or the model error."
     )
+    error_type: str | None = Field(
+        default=None,
+        description="The module-qualified class of the model error, when one was raised (what "
+        "a failed record stores as its ``error_type``).",
+    )
     scores: dict[str, float] | None = Field(
         default=None, description="Per-label probabilities when the backend has them."
     )

@@ -43,7 +43,6 @@ from citegraph.models import (
     SERVED_PROVIDERS,
     ChatModel,
     ChatRequest,
-    JudgeReplies,
     ModelOptions,
     NLIOptions,
     chat_model,
@@ -51,8 +50,8 @@ from citegraph.models import (
     nli_model,
     parse_model_spec,
     parse_spec,
-    resolve_judge_replies,
 )
+from citegraph.models.chat import JudgeReplies, resolve_judge_replies
 
 __all__ = ["evaluator"]
 

@@ -13,8 +13,10 @@ the model failed (EndpointError,  ``None``    ``"<Kind>:       ``""``
 ModelError) for this sample                   <message>"``
 ================================  ==========  ===============  ====================================
 
-A missing optional dependency (:class:`~citegraph.errors.MissingDependency`) and configuration
-errors are raised: they are not about one sample.
+A judgement of a failed model also holds the error's module-qualified class (``error_type``,
+which the judged sample's record keeps). A missing optional dependency
+(:class:`~citegraph.errors.MissingDependency`) and configuration errors are raised: they are not
+about one sample.
 
 Constrained replies (``replies="constrained"``) limit the reply to exactly one label word the
 extraction reads (:func:`label_grammar`: the prompt's option words, plus a word for any label
@@ -51,16 +53,10 @@ from citegraph.caqa.judge._prompts import (
 )
 from citegraph.caqa.judge._rules import CaqaRules
 from citegraph.errors import ConfigError, EndpointError, MissingDependency, ModelError
-from citegraph.models import (
-    ChatModel,
-    ChatRequest,
-    GenerateConfig,
-    Grammar,
-    ResolvedReplies,
-    choice_grammar,
-    choice_reply_text,
-    grammar_mode_of,
-)
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Grammar
+from citegraph.models.chat import ResolvedReplies, choice_grammar, choice_reply_text
+from citegraph.models.grammar import grammar_mode_of
+from citegraph.runs import error_fields
 
 __all__ = [
     "LABEL_GRAMMAR",
@@ -268,7 +264,7 @@ class LLMJudge:
         except MissingDependency:
             raise
         except (EndpointError, ModelError) as exc:
-            return Judgement(label=None, raw="", error=f"{type(exc).__name__}: {exc}")
+            return Judgement(label=None, raw="", **error_fields(exc))
         return self.read(generation.text)
 
     async def judge(self, samples: Sequence[CaqaSample]) -> list[Judgement]:

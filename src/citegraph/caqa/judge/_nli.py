@@ -32,6 +32,7 @@ from citegraph.caqa.judge._prompts import nli_texts, prompt_version
 from citegraph.caqa.judge._rules import NotEntailedAs
 from citegraph.errors import ConfigError, MissingDependency, ModelError
 from citegraph.models import NLIModel, NLIPair
+from citegraph.runs import error_fields
 
 __all__ = ["NLIJudge"]
 
@@ -114,11 +115,10 @@ class NLIJudge:
         except MissingDependency:
             raise
         except ModelError as exc:
-            error = f"{type(exc).__name__}: {exc}"
-            return [Judgement(label=None, error=error) for _ in samples]
+            return [Judgement(label=None, **error_fields(exc)) for _ in samples]
         if len(verdicts) != len(samples):
-            error = f"ModelError: {len(verdicts)} NLI verdicts for {len(samples)} samples"
-            return [Judgement(label=None, error=error) for _ in samples]
+            wrong = ModelError(f"{len(verdicts)} NLI verdicts for {len(samples)} samples")
+            return [Judgement(label=None, **error_fields(wrong)) for _ in samples]
         other = self.not_entailed_as
         judgements = []
         for verdict in verdicts:

@@ -47,7 +47,8 @@ from citegraph.caqa.judge._view import CaqaJudgePresenter
 from citegraph.errors import CitegraphError
 from citegraph.io import ServerURL, atomic_write
 from citegraph.metrics import BootstrapConfig
-from citegraph.models import JudgeReplies
+from citegraph.models import specs_identity
+from citegraph.models.chat import JudgeReplies
 from citegraph.runs import (
     FAILED,
     Presenter,
@@ -152,6 +153,8 @@ def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
         "raw": judgement.raw,
         "error": judgement.error,
     }
+    if judgement.error_type is not None:  # a failed model: the exit status is read from it
+        record["error_type"] = judgement.error_type
     if sample.attribution is not None:
         record["subgraph"] = sample.attribution.fact_rows()
     if judgement.scores is not None:
@@ -246,7 +249,8 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
         """The config, the task, and the evaluator's name and label set; with constrained
         replies, ``judge_replies: constrained`` and the grammar's name (so ``auto`` is recorded
         resolved, and free runs keep their ids)."""
-        recorded = self.config.model_dump(mode="json") | {
+        recorded = specs_identity(self.config.model_dump(mode="json"), {"evaluator": "evaluator"})
+        recorded |= {
             "task": self.name,
             "evaluator_name": models.name,
             "label_set": models.label_set,

@@ -6,6 +6,7 @@ WikiWebQuestions, PathQuestion) and the named sets :func:`load_kgqa` reads; quer
 a KG (:func:`sample_queries`); and what a set of facts derives (:func:`answers_over`).
 """
 
+from citegraph.caqa._types import QUERY_SHAPES, SHAPE_COMPLEXITY, QueryShape
 from citegraph.caqa.queries._check import answers_over, supports
 from citegraph.caqa.queries._graph import CaqaKG, Grounding
 from citegraph.caqa.queries._kgqa import (
@@ -30,12 +31,15 @@ from citegraph.caqa.queries._sampler import sample_queries
 
 __all__ = [
     "KGQA_SETS",
+    "QUERY_SHAPES",
+    "SHAPE_COMPLEXITY",
     "CaqaKG",
     "Grounding",
     "KGQASample",
     "KGQASet",
     "LogicalQuery",
     "QueryEdge",
+    "QueryShape",
     "SparqlParse",
     "answers_over",
     "ground_set",

@@ -8,8 +8,9 @@ knowledge generation), one user message per sample, greedy by default.
 
 The answer is the first non-empty line of the generation, without a repeated ``Answer:`` /
 ``Speaker 2:`` label (:func:`extract_answer`); the raw text is kept. Failed calls and samples
-without knowledge are recorded in ``error``, never raised; ``too_long`` marks a prompt that does
-not fit the model's context (a failure that no retry mends).
+without knowledge are recorded in ``error`` (a failed call's class in ``error_type``), never
+raised; ``too_long`` marks a prompt that does not fit the model's context (a failure that no
+retry mends).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample
 from citegraph.errors import ConfigError, EndpointError, ModelError, PromptTooLong
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig
-from citegraph.runs import blocking, run_bounded_async
+from citegraph.runs import blocking, error_fields, run_bounded_async
 
 __all__ = ["DownstreamAnswer", "extract_answer", "generate_answers"]
 
@@ -105,7 +106,8 @@ async def generate_answers_async(
     Args:
         samples: The test items (all of one task).
         knowledge: One knowledge text per sample, matched by id (``Knowledge`` or the results
-            of :func:`~citegraph.conner.generate_knowledge`; failed ones are recorded as errors).
+            of :func:`~citegraph.conner.acquire.generate_knowledge`; failed ones are recorded as
+            errors).
         model: Any chat model.
         template: An ``answer-few-shot`` template or id; default the paper's best for the task.
         shots: Demonstrations per prompt (0: zero-shot use of the same template).
@@ -131,17 +133,18 @@ async def generate_answers_async(
     by_id = _index(knowledge)
     demo_pool = list(pool) if pool is not None else samples
 
-    plans: list[tuple[dict[str, Any], str | None, str | None]] = []
+    plans: list[tuple[dict[str, Any], str | None, dict[str, Any] | None]] = []
     for sample in samples:
         common: dict[str, Any] = {"id": sample.id, "model": model.name, "prompt_version": version}
         item = by_id.get(sample.id)
         if isinstance(item, GeneratedKnowledge):
-            if item.knowledge is None:
-                plans.append((common, None, f"no knowledge: {item.error}"))
+            if item.knowledge is None:  # the knowledge's failure, with its type
+                why = {"error": f"no knowledge: {item.error}", "error_type": item.error_type}
+                plans.append((common, None, why))
                 continue
             item = item.knowledge
         if item is None:
-            plans.append((common, None, "no knowledge for this sample"))
+            plans.append((common, None, {"error": "no knowledge for this sample"}))
             continue
         demos = select_demonstrations(
             sample, demo_pool, shots=shots, seed=seed, max_words=demo_max_words
@@ -151,17 +154,18 @@ async def generate_answers_async(
         text = answer_prompt(sample, item.text, template=chosen, demonstrations=demos)
         plans.append((common, text, None))
 
-    async def one(plan: tuple[dict[str, Any], str | None, str | None]) -> DownstreamAnswer:
+    async def one(
+        plan: tuple[dict[str, Any], str | None, dict[str, Any] | None],
+    ) -> DownstreamAnswer:
         common, text, missing = plan
         if text is None:
-            return DownstreamAnswer(answer=None, error=missing, **common)
+            return DownstreamAnswer(answer=None, **(missing or {}), **common)
         request = ChatRequest(messages=prompt_messages(text), config=config)
         try:
             generation = await model.generate(request)
         except (EndpointError, ModelError) as exc:
-            error = f"{type(exc).__name__}: {exc}"
             too_long = isinstance(exc, PromptTooLong)
-            return DownstreamAnswer(answer=None, error=error, too_long=too_long, **common)
+            return DownstreamAnswer(answer=None, **error_fields(exc), too_long=too_long, **common)
         return DownstreamAnswer(
             answer=extract_answer(generation.text),
             raw_text=generation.text,

@@ -3,9 +3,9 @@
 :func:`generate_knowledge` renders the paper's zero-shot or few-shot knowledge prompt for each
 sample (:mod:`citegraph.conner.acquire._prompts`), sends it as one user message, and returns one
 :class:`GeneratedKnowledge` per sample, in order. A failed call (an
-:class:`~citegraph.errors.EndpointError` or :class:`~citegraph.errors.ModelError` after the
-model's own retries) is recorded in ``error`` and the other samples go on; bad options raise
-before any call. Decoding is greedy by default (temperature 0), as the paper reports.
+:class:`~citegraph.errors.EndpointError` or :class:`~citegraph.errors.ModelError` after the model's
+own retries) is recorded in ``error`` (its class in ``error_type``) and the other samples go on; bad
+options raise before any call. Decoding is greedy by default (temperature 0), as the paper reports.
 
 The generated text is cleaned by :func:`clean_knowledge`: surrounding whitespace removed and,
 since few-shot prompts invite a model to go on with another example, everything from a new
@@ -34,9 +34,9 @@ from citegraph.conner.acquire._prompts import (
     template_of_kind,
 )
 from citegraph.datasets import ConnerSample, ConnerTask
-from citegraph.errors import CitegraphError, ConfigError, EndpointError, ModelError
+from citegraph.errors import ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
-from citegraph.runs import Progress, blocking, run_bounded_async
+from citegraph.runs import Progress, blocking, error_fields, run_bounded_async
 
 __all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge"]
 
@@ -56,6 +56,11 @@ class GenerationOutcome(BaseModel):
 
     id: str = Field(description="The sample id.")
     error: str | None = Field(default=None, description="Why generation failed.")
+    error_type: str | None = Field(
+        default=None,
+        description="The module-qualified class of the error, when the model call raised it "
+        "(what a failed record stores as its ``error_type``).",
+    )
     raw_text: str | None = Field(
         default=None, description="The model's text before cleaning or extraction."
     )
@@ -141,7 +146,7 @@ async def generate_knowledge_async(
         template: A template or id of that kind; default the paper's best for the task.
         shots: Few-shot demonstrations per prompt.
         pool: Where demonstrations come from (default ``samples``); see
-            :func:`~citegraph.conner.select_demonstrations`.
+            :func:`~citegraph.conner.acquire.select_demonstrations`.
         demo_max_words: Longest demonstration knowledge, in words (None: no limit).
         temperature, top_p, max_tokens, seed: Sampling parameters.
         demo_seed: Seed of the draw of demonstrations (default ``seed``); fixing it while
@@ -188,7 +193,7 @@ async def generate_knowledge_async(
             request = ChatRequest(messages=prompt_messages(text), config=config)
             generation = await model.generate(request)
         except (EndpointError, ModelError) as exc:
-            return GeneratedKnowledge(knowledge=None, error=_describe(exc), **common)
+            return GeneratedKnowledge(knowledge=None, **error_fields(exc), **common)
         return _knowledge_result(generation, source, common)
 
     return await run_bounded_async(plans, one, concurrency=concurrency, progress=progress)
@@ -207,7 +212,3 @@ def _knowledge_result(
         finish_reason=generation.finish_reason,
         **common,
     )
-
-
-def _describe(exc: CitegraphError) -> str:
-    return f"{type(exc).__name__}: {exc}"

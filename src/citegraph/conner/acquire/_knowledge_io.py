@@ -79,7 +79,8 @@ def knowledge_record(
 
 
 def generated_record(item: GeneratedKnowledge, source: str) -> dict[str, Any]:
-    """The record of one generation: its knowledge, or ``status`` failed with the error."""
+    """The record of one generation: its knowledge, or ``status`` failed with the error (and
+    its ``error_type``)."""
     extra: dict[str, Any] = {
         "raw": item.raw_text,
         "prompt_version": item.prompt_version,
@@ -88,7 +89,8 @@ def generated_record(item: GeneratedKnowledge, source: str) -> dict[str, Any]:
     }
     if item.knowledge is not None:
         return knowledge_record(item.knowledge, extra)
-    return {"id": item.id, "status": FAILED, "text": None, "source": source, "error": item.error}
+    failed = {"id": item.id, "status": FAILED, "text": None, "source": source, "error": item.error}
+    return failed | ({"error_type": item.error_type} if item.error_type is not None else {})
 
 
 def _gold(samples: Sequence[ConnerSample]) -> KnowledgeInput:

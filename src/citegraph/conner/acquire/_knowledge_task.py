@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from citegraph.conner._types import RunResult, in_item_order
+from citegraph.conner._types import ConnerResult, in_item_order
 from citegraph.conner.acquire._knowledge_io import TaskChoice, load_task
 from citegraph.conner.acquire._view import KnowledgePresenter
 from citegraph.datasets import ConnerSample
@@ -19,8 +19,8 @@ from citegraph.models import ChatModel, ModelOptions, chat_model
 from citegraph.runs import FAILED, Record, RunDir, Task, TaskMetrics
 
 __all__ = [
-    "AcquireResult",
-    "KnowledgeTask",
+    "ConnerKnowledgeResult",
+    "ConnerKnowledgeTask",
     "acquired_metrics",
     "cached_chat",
     "finish_acquired",
@@ -29,7 +29,7 @@ __all__ = [
 ModelsT = TypeVar("ModelsT")
 
 
-class AcquireResult(RunResult):
+class ConnerKnowledgeResult(ConnerResult):
     """What a generation, retrieval or selection run produced."""
 
 
@@ -54,14 +54,16 @@ def acquired_metrics(records: Sequence[Record]) -> dict[str, Any]:
     }
 
 
-def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int) -> AcquireResult:
+def finish_acquired(
+    run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int
+) -> ConnerKnowledgeResult:
     """Write ``metrics.json`` of a knowledge run filled by hand (the records of ``chosen``)."""
     wanted = {s.id for s in chosen}
     records = [r for r in run.records if r["id"] in wanted]
     metrics = acquired_metrics(records)
     run.write_metrics(metrics)
     n_failed = metrics["n_failed"]
-    return AcquireResult(
+    return ConnerKnowledgeResult(
         out=run.path,
         metrics=metrics,
         n_samples=len(records),
@@ -70,7 +72,7 @@ def finish_acquired(run: RunDir, chosen: Sequence[ConnerSample], n_resumed: int)
     )
 
 
-class KnowledgeTask(Task[ConnerSample, ModelsT]):
+class ConnerKnowledgeTask(Task[ConnerSample, ModelsT]):
     """A task whose items are a CONNER test set and whose records are knowledge (generate,
     retrieve, select): the items, the metrics (:func:`acquired_metrics`), the item order and
     how its runs are shown (:class:`~citegraph.conner.acquire._view.KnowledgePresenter`)."""

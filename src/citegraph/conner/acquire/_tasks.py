@@ -25,22 +25,22 @@ from citegraph.conner.acquire._knowledge_io import (
     knowledge_record,
 )
 from citegraph.conner.acquire._knowledge_task import (
-    AcquireResult,
-    KnowledgeTask,
+    ConnerKnowledgeResult,
+    ConnerKnowledgeTask,
     cached_chat,
 )
 from citegraph.conner.acquire._prompts import DEFAULT_DEMO_MAX_WORDS, DEFAULT_SHOTS
 from citegraph.conner.acquire._retrieve import DenseRetriever, load_corpus, retrieve_knowledge
 from citegraph.datasets import ConnerSample
 from citegraph.io import ServerURL
-from citegraph.models import ChatModel, embedding_model
+from citegraph.models import ChatModel, embedding_model, specs_identity
 from citegraph.runs import Record, Runtime, blocking, given_or_loaded, register_task, run_task_async
 
 __all__ = [
     "ConnerGenerateConfig",
+    "ConnerGenerateTask",
     "ConnerRetrieveConfig",
-    "GenerateTask",
-    "RetrieveTask",
+    "ConnerRetrieveTask",
     "generate_run",
     "generate_run_async",
     "retrieve_run",
@@ -92,7 +92,7 @@ class ConnerRetrieveConfig(TaskChoice):
 
 
 @register_task
-class GenerateTask(KnowledgeTask[ChatModel]):
+class ConnerGenerateTask(ConnerKnowledgeTask[ChatModel]):
     """``conner generate``: one knowledge text per item from a chat model (Tables 11-12)."""
 
     name = "conner.generate"
@@ -146,7 +146,7 @@ class GenerateTask(KnowledgeTask[ChatModel]):
 
 
 @register_task
-class RetrieveTask(KnowledgeTask[DenseRetriever]):
+class ConnerRetrieveTask(ConnerKnowledgeTask[DenseRetriever]):
     """``conner retrieve``: each item's top ``k`` passages of a corpus (dense embeddings)."""
 
     name = "conner.retrieve"
@@ -177,7 +177,8 @@ class RetrieveTask(KnowledgeTask[DenseRetriever]):
 
     def run_config(self, models: DenseRetriever) -> dict[str, Any]:
         """The config, the task's name and the embedding model's."""
-        identity = self.config.model_dump(mode="json") | {"task_name": self.name}
+        dumped = specs_identity(self.config.model_dump(mode="json"), {"retriever": "embedding"})
+        identity = dumped | {"task_name": self.name}
         return identity | {"retriever_name": models.model.name}
 
     def run_data(self, models: DenseRetriever) -> dict[str, str]:
@@ -197,7 +198,7 @@ async def generate_run_async(
     data_dir: str | Path | None = None,
     model: ChatModel | None = None,
     runtime: Runtime | None = None,
-) -> AcquireResult:
+) -> ConnerKnowledgeResult:
     """Generate knowledge for the task's items with ``config.model`` into the run ``out``.
 
     Args:
@@ -212,8 +213,8 @@ async def generate_run_async(
         ConfigError: Bad options, or ``out`` holds a different run.
         DataError, DataNotFoundError: The task's data is missing or malformed.
     """
-    task = GenerateTask(config, data_dir=data_dir, model=model)
-    return AcquireResult.of(await run_task_async(task, out, runtime))
+    task = ConnerGenerateTask(config, data_dir=data_dir, model=model)
+    return ConnerKnowledgeResult.of(await run_task_async(task, out, runtime))
 
 
 async def retrieve_run_async(
@@ -223,7 +224,7 @@ async def retrieve_run_async(
     data_dir: str | Path | None = None,
     retriever: DenseRetriever | None = None,
     runtime: Runtime | None = None,
-) -> AcquireResult:
+) -> ConnerKnowledgeResult:
     """Retrieve each item's top ``config.k`` passages from ``config.corpus`` into the run ``out``.
 
     Args:
@@ -238,8 +239,8 @@ async def retrieve_run_async(
         DataError, DataNotFoundError: A missing or malformed corpus or task file.
         MissingDependency, ModelError: The embedding model cannot be loaded.
     """
-    task = RetrieveTask(config, data_dir=data_dir, retriever=retriever)
-    return AcquireResult.of(await run_task_async(task, out, runtime))
+    task = ConnerRetrieveTask(config, data_dir=data_dir, retriever=retriever)
+    return ConnerKnowledgeResult.of(await run_task_async(task, out, runtime))
 
 
 generate_run = blocking(generate_run_async)

@@ -39,7 +39,8 @@ from citegraph.conner._types import DetailValue, MetricValue
 from citegraph.conner.metrics._rules import ConnerRules, Mode
 from citegraph.conner.metrics._sentences import punkt_sentences
 from citegraph.errors import ConfigError, ModelError
-from citegraph.models import HFTextScorer, LMScorer, custom_builder, parse_spec
+from citegraph.models import LMScorer, custom_builder, parse_spec
+from citegraph.models.rerank import HFTextScorer
 from citegraph.runs import blocking
 
 __all__ = [

@@ -6,7 +6,7 @@ surprising knowledge high. As in the authors' ``info.py``:
 
 - the prompt is :data:`INFO_PROMPT` with the topic and the query (:func:`informativeness_prefix`;
   for NQ a ``"?"`` is appended to a question without one; for WoW the query is the dialogue
-  history joined with ``" [SEP] "``, see :func:`~citegraph.conner.metric_query`);
+  history joined with ``" [SEP] "``, see :func:`~citegraph.conner.metrics.metric_query`);
 - the knowledge is cut to its first ``max_words`` = 300 whitespace-separated words (joined by
   single spaces);
 - ``first_token="drop"`` leaves out the prediction of the first knowledge token (the one made
@@ -49,7 +49,7 @@ def informativeness_prefix(sample: ConnerSample, *, wow_query: WowQuery = "histo
 
     Args:
         sample: The test item (its topic, query and, for WoW, history).
-        wow_query: See :func:`~citegraph.conner.metric_query`.
+        wow_query: See :func:`~citegraph.conner.metrics.metric_query`.
     """
     query = metric_query(sample, wow_query=wow_query).strip()
     if sample.task == "nq" and query and not query.endswith("?"):
@@ -98,7 +98,7 @@ async def informativeness_async(
         lm: The causal-LM scorer (one batched ``score_continuations`` call).
         first_token: ``"keep"`` (Eq. 5) or ``"drop"`` (the reference slicing, see the module).
         max_words: Words of knowledge kept (300 as the reference); None keeps all.
-        wow_query: See :func:`~citegraph.conner.metric_query`.
+        wow_query: See :func:`~citegraph.conner.metrics.metric_query`.
 
     Returns:
         One :class:`MetricValue` per text (``model`` = ``lm.name``); ``details``: ``mean_nll``,

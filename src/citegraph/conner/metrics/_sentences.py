@@ -1,7 +1,7 @@
 """Split a knowledge text into sentences (the units CONNER verifies one by one):
 :func:`punkt_sentences`.
 
-Named for the splitter it stands in for: KaLMA's :func:`citegraph.kalma.sentence_spans` splits
+Named for the splitter it stands in for: KaLMA's :func:`citegraph.kalma.parse.sentence_spans` splits
 attributed answers (offsets, citation brackets kept whole) by its own rules, and differs on
 purpose.
 

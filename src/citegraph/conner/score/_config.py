@@ -13,7 +13,7 @@ from citegraph.conner.acquire import TASK_CORPUS, TaskChoice
 from citegraph.conner.metrics import ConnerRules, Mode
 from citegraph.errors import ConfigError
 from citegraph.io import ServerURL
-from citegraph.models import spec_identity
+from citegraph.models import spec_identity, specs_identity
 
 __all__ = [
     "ConnerScoreConfig",
@@ -133,11 +133,7 @@ class ConnerScoreConfig(TaskChoice):
         their first release's spelling (:func:`~citegraph.models.spec_identity`), so
         ``embedding/minilm`` and ``embedding:minilm`` are one run, the id runs made before the
         new spelling already have."""
-        out = self.model_dump(mode="json", exclude=exclude)
-        for field, role in SPEC_ROLES.items():
-            if field in out:
-                out[field] = spec_identity(role, out[field])
-        return out
+        return specs_identity(self.model_dump(mode="json", exclude=exclude), SPEC_ROLES)
 
 
 #: The config's model specs and their roles (``citegraph models``).

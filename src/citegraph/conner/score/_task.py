@@ -1,7 +1,7 @@
 """``conner score``: the six perspectives over one task's knowledge, as an engine task.
 
 Input: the knowledge of each test item (``gold``, a knowledge run directory or a JSONL file, see
-:func:`~citegraph.conner.read_knowledge`). Output, a run directory: ``run.json``
+:func:`~citegraph.conner.acquire.read_knowledge`). Output, a run directory: ``run.json``
 (configuration, input hashes, versions), ``samples.jsonl`` (per item: the query, the knowledge text
 and its source, each metric's :class:`MetricValue`, factuality's with each sentence's verdict and
 evidence, and, with an answer model, the answer) and ``metrics.json``
@@ -28,7 +28,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from citegraph.conner._types import METRICS, Knowledge, RunResult, in_item_order
+from citegraph.conner._types import METRICS, ConnerResult, Knowledge, in_item_order
 from citegraph.conner.acquire import KnowledgeInput, load_task, read_knowledge
 from citegraph.conner.metrics import max_negatives, too_few_negatives
 from citegraph.conner.score._config import ConnerScoreConfig, model_notes
@@ -50,15 +50,15 @@ from citegraph.runs import (
     run_task_async,
 )
 
-__all__ = ["ConnerScoreResult", "ScoreTask", "score_knowledge", "score_knowledge_async"]
+__all__ = ["ConnerScoreResult", "ConnerScoreTask", "score_knowledge", "score_knowledge_async"]
 
 
-class ConnerScoreResult(RunResult):
+class ConnerScoreResult(ConnerResult):
     """What :func:`score_knowledge` produced."""
 
 
 @register_task
-class ScoreTask(Task[ConnerSample, ScoreModels]):
+class ConnerScoreTask(Task[ConnerSample, ScoreModels]):
     """``conner score``: every chosen metric over the knowledge of a task's items."""
 
     name = "conner.score"
@@ -175,7 +175,7 @@ async def score_knowledge_async(
         DataError, DataNotFoundError: Bad or missing knowledge or corpus files.
         MissingDependency, ModelError: A model cannot be loaded.
     """
-    task = ScoreTask(config, data_dir=data_dir, models=models)
+    task = ConnerScoreTask(config, data_dir=data_dir, models=models)
     return ConnerScoreResult.of(await run_task_async(task, out, runtime))
 
 

@@ -203,6 +203,8 @@ async def score_batch_async(
                 record["answer_error"] = answer.error
             elif answer.error is not None:
                 record |= {"status": FAILED, "error": f"answer model: {answer.error}"}
+                if answer.error_type is not None:  # what the exit status is read from
+                    record["error_type"] = answer.error_type
         records.append(record)
     return records
 

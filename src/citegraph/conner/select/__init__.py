@@ -1,5 +1,5 @@
 """CONNER-guided selection (§5): knowledge quality (Eq. 9), the choice among candidates or
-demonstrations, and ``conner select`` (:class:`SelectTask`: sample, score, keep the best)."""
+demonstrations, and ``conner select`` (:class:`ConnerSelectTask`: sample, score, keep the best)."""
 
 from citegraph.conner.select._config import ConnerSelectConfig, check_select, scored_metrics
 from citegraph.conner.select._selection import (
@@ -10,15 +10,15 @@ from citegraph.conner.select._selection import (
     select_best_demonstrations,
     select_knowledge,
 )
-from citegraph.conner.select._task import Candidate, SelectTask, select_run, select_run_async
+from citegraph.conner.select._task import Candidate, ConnerSelectTask, select_run, select_run_async
 
 __all__ = [
     "DEFAULT_GAMMA",
     "INTRINSIC_METRICS",
     "Candidate",
     "ConnerSelectConfig",
+    "ConnerSelectTask",
     "KnowledgeChoice",
-    "SelectTask",
     "check_select",
     "knowledge_quality",
     "scored_metrics",

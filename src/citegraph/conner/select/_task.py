@@ -12,7 +12,7 @@ itself a knowledge run (``conner score`` reads it), with the sub-runs beside it:
 
 Every step resumes: re-running the command finishes the sub-runs (a candidate whose generation
 failed is generated again, and the candidates' scores are recomputed when their knowledge
-changed) and selects again from all of them (:class:`SelectTask`, a quick step from the
+changed) and selects again from all of them (:class:`ConnerSelectTask`, a quick step from the
 sub-runs' records). ``limit`` and ``shard`` apply to every step, so each machine's ``out`` holds
 its share; ``runs merge`` joins the selections. A candidate whose generation failed is left out
 of the choice; an item with no candidate is recorded as failed, with the reasons. The values that
@@ -30,19 +30,19 @@ from typing import Any
 
 from citegraph.conner._types import Knowledge, MetricValue
 from citegraph.conner.acquire import (
-    AcquireResult,
     ConnerGenerateConfig,
-    GenerateTask,
+    ConnerGenerateTask,
+    ConnerKnowledgeResult,
+    ConnerKnowledgeTask,
     KnowledgeInput,
-    KnowledgeTask,
     cached_chat,
     knowledge_record,
     read_knowledge,
 )
 from citegraph.conner.score import (
     ConnerScoreConfig,
+    ConnerScoreTask,
     ScoreModels,
-    ScoreTask,
     load_score_models,
     read_score_values,
 )
@@ -66,14 +66,14 @@ from citegraph.runs import (
     run_task_async,
 )
 
-__all__ = ["Candidate", "SelectTask", "select_run", "select_run_async"]
+__all__ = ["Candidate", "ConnerSelectTask", "select_run", "select_run_async"]
 
 #: Per candidate: each item's knowledge (or why it has none), and its metric values by item id.
 Candidate = tuple[KnowledgeInput, dict[str, dict[str, MetricValue]]]
 
 
 @register_task
-class SelectTask(KnowledgeTask[list[Candidate]]):
+class ConnerSelectTask(ConnerKnowledgeTask[list[Candidate]]):
     """``conner select``'s last step: per item, the best of the candidates that the sub-runs in
     ``root`` generated and scored (Eq. 9). :func:`select_run` runs the sub-runs first."""
 
@@ -184,7 +184,7 @@ def _choices(
 
 
 async def _run_candidates(
-    task: SelectTask,
+    task: ConnerSelectTask,
     runtime: Runtime,
     model: ChatModel | None,
     score_models: ScoreModels | None,
@@ -199,26 +199,30 @@ async def _run_candidates(
     ):
         for i in range(task.config.candidates):
             generated, scored = task.candidate_dirs(i)
-            generate = GenerateTask(task.candidate_config(i), data_dir=task.data_dir, model=chat)
+            generate = ConnerGenerateTask(
+                task.candidate_config(i), data_dir=task.data_dir, model=chat
+            )
             done = await run_task_async(generate, generated, runtime)
             # new knowledge changes the score run's input: score the candidate afresh
             rescore = runtime.overwrite or done.n_done_now > 0
             score = task.score.model_copy(update={"knowledge": str(generated)})
             await run_task_async(
-                ScoreTask(score, data_dir=task.data_dir, models=scoring),
+                ConnerScoreTask(score, data_dir=task.data_dir, models=scoring),
                 scored,
                 runtime.model_copy(update={"overwrite": rescore}),
             )
 
 
-async def _dry_run_candidates(task: SelectTask, runtime: Runtime, model: ChatModel | None) -> None:
+async def _dry_run_candidates(
+    task: ConnerSelectTask, runtime: Runtime, model: ChatModel | None
+) -> None:
     """A dry run of every candidate's generation (the chat calls selection makes; scoring calls
     no chat model), summed into one report: raises :class:`~citegraph.runs.DryRunFinished`."""
     tokens: dict[str, dict[str, int]] = {}
     counted: dict[str, str] = {}
     n_items = n_failed = 0
     for i in range(task.config.candidates):
-        generate = GenerateTask(task.candidate_config(i), data_dir=task.data_dir, model=model)
+        generate = ConnerGenerateTask(task.candidate_config(i), data_dir=task.data_dir, model=model)
         try:
             await run_task_async(generate, task.candidate_dirs(i)[0], runtime)
         except DryRunFinished as done:
@@ -254,7 +258,7 @@ async def select_run_async(
     model: ChatModel | None = None,
     score_models: ScoreModels | None = None,
     runtime: Runtime | None = None,
-) -> AcquireResult:
+) -> ConnerKnowledgeResult:
     """Sample, score and select knowledge into the run ``out`` (see the module docstring).
 
     Args:
@@ -274,7 +278,7 @@ async def select_run_async(
             paragraph coherence without a model, or ``out`` holds a different run.
     """
     runtime = runtime or Runtime()
-    task = SelectTask(config, generate, score, root=out, data_dir=data_dir)
+    task = ConnerSelectTask(config, generate, score, root=out, data_dir=data_dir)
     if runtime.dry_run:
         await _dry_run_candidates(task, runtime, model)
     # refuse a directory that holds another run before any model is asked
@@ -289,7 +293,7 @@ async def select_run_async(
     await _run_candidates(task, runtime, model, score_models)
     # the selection is a quick step from the sub-runs' records: made afresh on every call
     chosen = await run_task_async(task, out, runtime.model_copy(update={"overwrite": True}))
-    return AcquireResult.of(chosen)
+    return ConnerKnowledgeResult.of(chosen)
 
 
 select_run = blocking(select_run_async)

@@ -1,7 +1,7 @@
 """Building a KaLMA benchmark with gold from a KG (paper §2.2, Appendix A): person pairs,
 name disambiguation, evolutionary question generation, and the ``kalma.build`` task."""
 
-from citegraph.kalma.build._config import BuildConfig
+from citegraph.kalma.build._config import KalmaBuildConfig
 from citegraph.kalma.build._disambiguate import (
     Resolution,
     disambiguate,
@@ -31,7 +31,7 @@ from citegraph.kalma.build._select import (
     specificity,
 )
 from citegraph.kalma.build._task import (
-    BuildResult,
+    KalmaBuildResult,
     KalmaBuildTask,
     build_benchmark,
     build_benchmark_async,
@@ -40,10 +40,10 @@ from citegraph.kalma.build._templates import fact_sentence, relation_class
 
 __all__ = [
     "PERSON_RELATIONS",
-    "BuildConfig",
-    "BuildResult",
     "Evolution",
     "EvolveConfig",
+    "KalmaBuildConfig",
+    "KalmaBuildResult",
     "KalmaBuildTask",
     "PerplexityFn",
     "PersonPair",

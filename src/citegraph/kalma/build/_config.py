@@ -12,10 +12,10 @@ from citegraph.kalma.build._evolve import EvolveConfig
 from citegraph.kalma.build._prompts import BUILD_PROMPTS
 from citegraph.kalma.build._select import CoherenceNorm
 from citegraph.kalma.constrain import CitationsMode
-from citegraph.models import GenerateConfig
+from citegraph.models import GenerateConfig, specs_identity
 
 
-class BuildConfig(BaseModel):
+class KalmaBuildConfig(BaseModel):
     """What a build does; written verbatim into ``run.json`` (its hash identifies the build)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -61,7 +61,7 @@ class BuildConfig(BaseModel):
     )
 
     @model_validator(mode="after")
-    def _one_source(self) -> BuildConfig:
+    def _one_source(self) -> KalmaBuildConfig:
         if (self.pairs is None) == (self.sample_pairs is None):
             raise ConfigError("give exactly one of --pairs FILE.csv or --sample-pairs N")
         return self
@@ -83,4 +83,4 @@ class BuildConfig(BaseModel):
         """The config as ``run.json`` records it: ``citations`` only when constrained, so builds
         made before the field existed keep their run ids and resume."""
         exclude = {"citations"} if self.citations == "free" else set()
-        return self.model_dump(mode="json", exclude=exclude)
+        return specs_identity(self.model_dump(mode="json", exclude=exclude), {"lm": "lm"})

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.errors import ConfigError, EndpointError, MissingDependency, ModelError
-from citegraph.kalma.build._config import BuildConfig
+from citegraph.kalma.build._config import KalmaBuildConfig
 from citegraph.kalma.build._disambiguate import Resolution, disambiguate_many_async
 from citegraph.kalma.build._evolve import evolve_async
 from citegraph.kalma.build._pairs import PersonPair, filter_complete, read_pairs_csv, sample_pairs
@@ -41,7 +41,9 @@ class BuildSelection(BaseModel):
     report: dict[str, Any] = Field(description="The selection report of metrics.json.")
 
 
-async def select_items(config: BuildConfig, *, kg: KnowledgeGraph | OpenedKG) -> BuildSelection:
+async def select_items(
+    config: KalmaBuildConfig, *, kg: KnowledgeGraph | OpenedKG
+) -> BuildSelection:
     """Read or sample the pairs, keep complete names, disambiguate them in ``kg``: the caller's
     KG, or the one ``config.kg`` names, opened (its identity recorded; its opener closes it).
 
@@ -66,7 +68,7 @@ async def select_items(config: BuildConfig, *, kg: KnowledgeGraph | OpenedKG) ->
     )
 
 
-def _pairs(config: BuildConfig, kg: KnowledgeGraph) -> tuple[list[PersonPair], dict[str, str]]:
+def _pairs(config: KalmaBuildConfig, kg: KnowledgeGraph) -> tuple[list[PersonPair], dict[str, str]]:
     if config.pairs is not None:
         return read_pairs_csv(config.pairs), {"pairs": sha256_file(config.pairs)}
     if not isinstance(kg, OxigraphKG):
@@ -99,7 +101,7 @@ async def build_item(
     model: ChatModel,
     perplexity: PerplexityFn,
     counts: RelationCounts,
-    config: BuildConfig,
+    config: KalmaBuildConfig,
     kg: KnowledgeGraph,
 ) -> dict[str, Any]:
     """Evolve one item; a failed model call gives ``status: failed`` (retried on resume)."""

@@ -25,18 +25,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from citegraph.kalma.build._config import BuildConfig
+from citegraph.kalma.build._config import KalmaBuildConfig
 from citegraph.kalma.build._disambiguate import Resolution
 from citegraph.kalma.build._item import BuildSelection, build_item, select_items
 from citegraph.kalma.build._output import dataset_stats, write_dataset
 from citegraph.kalma.build._select import PerplexityFn
 from citegraph.kg import KnowledgeGraph, OpenedKG, open_kg
-from citegraph.models import (
-    ChatModel,
-    causal_lm_scorer,
-    chat_model,
-    grammar_mode_of,
-)
+from citegraph.models import ChatModel, causal_lm_scorer, chat_model
+from citegraph.models.grammar import grammar_mode_of
 from citegraph.runs import (
     FAILED,
     Record,
@@ -55,7 +51,7 @@ from citegraph.runs import (
 TASK = "kalma.build"
 
 
-class BuildResult(TaskResult):
+class KalmaBuildResult(TaskResult):
     """What :func:`build_benchmark` produced (``n_resumed``: items found already built)."""
 
     n_items: int = Field(description="Items of the build (pairs that resolved).")
@@ -90,13 +86,13 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
 
     def __init__(
         self,
-        config: BuildConfig,
+        config: KalmaBuildConfig,
         selection: BuildSelection,
         *,
         model: ChatModel | None = None,
         perplexity: PerplexityFn | None = None,
     ) -> None:
-        self.config: BuildConfig = config
+        self.config: KalmaBuildConfig = config
         self.selection = selection
         self._model = model
         self._perplexity = perplexity
@@ -204,14 +200,14 @@ class KalmaBuildTask(Task[tuple[str, Resolution], BuildModels]):
 
 async def build_benchmark_async(
     out: str | Path,
-    config: BuildConfig,
+    config: KalmaBuildConfig,
     *,
     runtime: Runtime | None = None,
     data_dir: str | Path | None = None,
     kg: KnowledgeGraph | None = None,
     model: ChatModel | None = None,
     perplexity: PerplexityFn | None = None,
-) -> BuildResult:
+) -> KalmaBuildResult:
     """Build a benchmark into the directory ``out`` (see the module docstring).
 
     Args:
@@ -236,7 +232,7 @@ async def build_benchmark_async(
         selection = await select_items(config, kg=source)
         task = KalmaBuildTask(config, selection, model=model, perplexity=perplexity)
         outcome = await run_task_async(task, out, runtime)
-    return BuildResult.of(outcome)
+    return KalmaBuildResult.of(outcome)
 
 
 build_benchmark = blocking(build_benchmark_async)

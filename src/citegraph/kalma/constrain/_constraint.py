@@ -29,9 +29,9 @@ from citegraph.models import (
     Generation,
     Grammar,
     GrammarMode,
-    forget_cached,
-    grammar_mode_of,
 )
+from citegraph.models.chat import forget_cached
+from citegraph.models.grammar import grammar_mode_of
 
 __all__ = ["ONCE_AFTER_REPLY", "ONCE_IN_DECODING", "CitationConstraint"]
 

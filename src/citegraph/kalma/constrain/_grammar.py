@@ -45,7 +45,8 @@ from citegraph.kalma.constrain._choices import CitableEntity, CitationChoices
 from citegraph.kalma.constrain._forms import MAX_FACTS, MAX_GROUPS, gbnf_form, lark_form
 from citegraph.kalma.constrain._once import OncePerAnswer
 from citegraph.kalma.parse import sentence_spans
-from citegraph.models import Grammar, Steering
+from citegraph.models import Grammar
+from citegraph.models.grammar import Steering
 
 __all__ = [
     "CITATION_GRAMMAR",

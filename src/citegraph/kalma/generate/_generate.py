@@ -1,7 +1,8 @@
 """Generate one attributed answer: prompt -> model -> text, with failures recorded, not raised.
 
 A model call that fails after its retries (server down, rate limit never lifted, local model
-error) yields an answer with ``error`` set and empty text. Runs record it with its reason, leave
+error) yields an answer with ``error`` set (and ``error_type``, the error's class) and empty
+text. Runs record it with its reason, leave
 it out of the scores (failed is not zero) and retry it when resumed.
 
 With ``citations="constrained"`` the request carries the question's citation grammar
@@ -22,19 +23,14 @@ from citegraph.errors import EndpointError, MissingDependency, ModelError
 from citegraph.kalma.constrain import CitationConstraint, CitationsMode
 from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
-from citegraph.models import (
-    ChatModel,
-    ChatRequest,
-    GenerateConfig,
-    Generation,
-    generate_config_for,
-)
-from citegraph.runs import blocking
+from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models.chat import generate_config_for
+from citegraph.runs import blocking, error_fields
 
 
 class AttributedAnswer(BaseModel):
     """The model's attributed answer to one question (text citing KG facts), or why there is
-    none. Not CONNER's :class:`~citegraph.conner.DownstreamAnswer` (an answer made from
+    none. Not CONNER's :class:`~citegraph.conner.acquire.DownstreamAnswer` (an answer made from
     knowledge, to judge the knowledge by)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -42,6 +38,11 @@ class AttributedAnswer(BaseModel):
     text: str = Field(description="The raw generated text ('' on failure or empty output).")
     prompt_version: str
     error: str | None = Field(default=None, description="Why the model gave no answer.")
+    error_type: str | None = Field(
+        default=None,
+        description="The module-qualified class of the error, when ``error`` is set (what a "
+        "failed record stores as its ``error_type``).",
+    )
     generation: Generation | None = Field(default=None, description="Provider metadata.")
     citations: CitationsMode = Field(default="free", description="How citations were made.")
     constraint: dict[str, Any] | None = Field(
@@ -98,7 +99,7 @@ async def generate_answer_async(
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:
-        return failed.model_copy(update={"error": f"{type(exc).__name__}: {exc}"})
+        return failed.model_copy(update=error_fields(exc))
     return AttributedAnswer(
         text=text,
         prompt_version=prompt_version,

@@ -1,7 +1,7 @@
 """Sentence splitting for attributed answers (the paper parser's splitter): :func:`sentence_spans`.
 
 It returns offsets and never splits inside a citation bracket; CONNER's
-:func:`citegraph.conner.punkt_sentences` (knowledge texts, strings, the rules of ``nltk``'s
+:func:`citegraph.conner.metrics.punkt_sentences` (knowledge texts, strings, the rules of ``nltk``'s
 Punkt that CONNER's code uses) differs on purpose and is kept apart.
 
 A sentence ends at ``.``, ``!``, ``?`` or ``…`` (a run of them, then any closing quotes or

@@ -10,11 +10,11 @@ from citegraph.kalma.run._ablations import (
     remove_knowledge,
 )
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE, question_match_gold
-from citegraph.kalma.run._config import RunConfig, RunRuntime
+from citegraph.kalma.run._config import KalmaRunConfig
 from citegraph.kalma.run._report import build_run_metrics, summarise_seeds
 from citegraph.kalma.run._task import (
+    KalmaRunResult,
     KalmaRunTask,
-    RunResult,
     finalize_run,
     run_kalma,
     run_kalma_async,
@@ -25,13 +25,12 @@ __all__ = [
     "APPROX_GOLD",
     "APPROX_GOLD_NOTE",
     "Corruption",
+    "KalmaRunConfig",
+    "KalmaRunResult",
     "KalmaRunTask",
     "Removal",
     "RemovalStrategy",
     "ReplacedSlot",
-    "RunConfig",
-    "RunResult",
-    "RunRuntime",
     "build_run_metrics",
     "corrupt_retrieval",
     "finalize_run",

@@ -4,8 +4,9 @@ KG context (the dataset's graphs, or citegraph's retrieval over ``--kg``) -> the
 incompetence experiment (gold facts removed from that context) -> the prompt and the model's
 answer -> the same per-answer scores as ``kalma score`` (correctness against the KG the model was
 given) -> the optional text-quality judge. The result is the question's ``samples.jsonl`` line;
-a failed model call gives ``status: failed`` with the model's failure reason in ``error``, and
-no scores: it is never scored as an empty answer (tried again on resume).
+a failed model call gives ``status: failed`` with the model's failure reason in ``error`` (its
+type in ``error_type``), and no scores: it is never scored as an empty answer (tried again on
+resume).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from citegraph.datasets import BioKaLMASample, GoldRecord, QuestionRecord
 from citegraph.kalma.generate import AttributedAnswer, flatten_kg, generate_answer_async
 from citegraph.kalma.retrieve import Retriever
 from citegraph.kalma.run._ablations import remove_knowledge
-from citegraph.kalma.run._config import RunConfig
+from citegraph.kalma.run._config import KalmaRunConfig
 from citegraph.kalma.score import (
     EntityLookup,
     ScoreItem,
@@ -48,7 +49,7 @@ class RunModels(BaseModel):
 
 async def answer_and_score(
     sample: BioKaLMASample | QuestionRecord,
-    config: RunConfig,
+    config: KalmaRunConfig,
     models: RunModels,
     *,
     graphs: tuple[Subgraph, ...],
@@ -96,6 +97,8 @@ async def answer_and_score(
     )
     if answer.error:  # failed is not zero: no answer came, so nothing is scored
         record |= {"question": sample.question, "error": answer.error}
+        if answer.error_type is not None:  # what the exit status is read from
+            record["error_type"] = answer.error_type
     else:
         item = ScoreItem(
             id=sample.id,

@@ -18,19 +18,18 @@ from citegraph.kalma.constrain import CitationsMode
 from citegraph.kalma.generate import DEFAULT_PROMPT, PromptVersion
 from citegraph.kalma.run._approx_gold import APPROX_GOLD
 from citegraph.kalma.score import (
-    ScoreConfig,
+    KalmaScoreConfig,
     ScoringOptions,
     TextQualityOptions,
     replies_identity,
 )
 from citegraph.kg import KGOptions
-from citegraph.models import GenerateConfig
-from citegraph.runs import Runtime
+from citegraph.models import GenerateConfig, specs_identity
 
 TASK = "kalma.run"
 
 
-class RunConfig(KGOptions, TextQualityOptions, ScoringOptions):
+class KalmaRunConfig(KGOptions, TextQualityOptions, ScoringOptions):
     """One KaLMA experiment: dataset, model, prompt, retrieval, ablations and scoring; with
     ``--retrieval ner``, how ``kg`` is opened (:class:`~citegraph.kg.KGOptions`)."""
 
@@ -105,7 +104,7 @@ class RunConfig(KGOptions, TextQualityOptions, ScoringOptions):
     )
 
     @model_validator(mode="after")
-    def _check(self) -> RunConfig:
+    def _check(self) -> KalmaRunConfig:
         if self.questions is not None:
             self._check_questions()
         elif self.remove_knowledge and self.gold is None and self.dataset == "biokalma":
@@ -147,6 +146,7 @@ class RunConfig(KGOptions, TextQualityOptions, ScoringOptions):
         else:  # your own questions: no benchmark, and always retrieved over kg
             exclude |= {"dataset", "split", "retrieval"}
         out = self.identity_dump(self.model_dump(mode="json", exclude=exclude))
+        out = specs_identity(out, {"nli": "nli", "model": "chat", "text_quality": "chat"})
         return replies_identity(out, self.resolved_judge_replies(self.text_quality))
 
     def generate_config(self) -> GenerateConfig:
@@ -158,18 +158,13 @@ class RunConfig(KGOptions, TextQualityOptions, ScoringOptions):
             seed=self.seed,
         )
 
-    def score_config(self) -> ScoreConfig:
+    def score_config(self) -> KalmaScoreConfig:
         """The scoring options, as ``kalma score`` takes them."""
         shared = self.model_dump(include=set(ScoringOptions.model_fields))
-        return ScoreConfig(**shared, dataset=self.dataset, split=self.split, seed=self.seed)
+        return KalmaScoreConfig(**shared, dataset=self.dataset, split=self.split, seed=self.seed)
 
 
-RunRuntime = Runtime
-"""``kalma run``'s runtime settings: the engine's :class:`~citegraph.runs.Runtime` (``limit``,
-``shard``, ``concurrency``, ``batch_size``, ``cache``...), kept under its old name."""
-
-
-def gold_source(config: RunConfig) -> str | None:
+def gold_source(config: KalmaRunConfig) -> str | None:
     """The gold a run uses: ``--gold``, else a dataset directory's ``gold.jsonl``, else none."""
     if config.gold is not None:
         return config.gold

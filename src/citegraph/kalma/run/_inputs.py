@@ -23,7 +23,7 @@ from citegraph.datasets import (
 from citegraph.errors import ConfigError, DataError
 from citegraph.kalma.run._ablations import corrupt_retrieval
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, question_match_gold
-from citegraph.kalma.run._config import RunConfig, gold_source
+from citegraph.kalma.run._config import KalmaRunConfig, gold_source
 from citegraph.kalma.score import Reference, judged_ids, resolve_in_kg_async, with_subjects
 from citegraph.kg import KnowledgeGraph, Subgraph
 from citegraph.runs import sha256_file
@@ -56,7 +56,7 @@ class RunInputs(BaseModel):
         return tuple(sample.graphs) if self.graphs is None else self.graphs[sample.id]
 
 
-def read_inputs(config: RunConfig, data_dir: str | Path | None) -> RunInputs:
+def read_inputs(config: KalmaRunConfig, data_dir: str | Path | None) -> RunInputs:
     """Check the split and decide everything that is chosen over the whole split. Every graph
     is built here only when that choice needs them all (approximate gold, the retrieval
     ablation); otherwise a question's graphs are built when it is answered.
@@ -83,7 +83,7 @@ def read_inputs(config: RunConfig, data_dir: str | Path | None) -> RunInputs:
 
 
 def _gold(
-    config: RunConfig, split: KalmaSplit, whole: Sequence[BioKaLMASample] | None
+    config: KalmaRunConfig, split: KalmaSplit, whole: Sequence[BioKaLMASample] | None
 ) -> tuple[dict[str, GoldRecord] | None, dict[str, str]]:
     data = {"dataset": sha256_file(split.path)}
     source = gold_source(config)
@@ -114,7 +114,7 @@ def _gold(
     return gold, data
 
 
-def _own_questions(config: RunConfig) -> RunInputs:
+def _own_questions(config: KalmaRunConfig) -> RunInputs:
     """Your own questions (``--questions``) with their gold: each line's ``gold`` / ``absent``
     and ``--gold FILE`` together (its subjects are resolved in the KG when the run opens).
 
@@ -213,13 +213,13 @@ async def resolve_questions(
     return entity_ids, gold
 
 
-def _judged_ids(config: RunConfig, split: KalmaSplit | QuestionsFile) -> set[str] | None:
+def _judged_ids(config: KalmaRunConfig, split: KalmaSplit | QuestionsFile) -> set[str] | None:
     """The questions the text-quality judge sees (None: all), chosen over the whole split."""
     return judged_ids(config, split.ids, split.has_graph)
 
 
 def _context_graphs(
-    config: RunConfig, samples: Sequence[BioKaLMASample]
+    config: KalmaRunConfig, samples: Sequence[BioKaLMASample]
 ) -> dict[str, tuple[Subgraph, ...]]:
     """The dataset graphs, with the retrieval ablation applied over the whole split."""
     graphs = {s.id: tuple(s.graphs) for s in samples}

@@ -17,7 +17,7 @@ from typing import Any
 
 from citegraph.kalma.retrieve import retrieval_accuracy
 from citegraph.kalma.run._approx_gold import APPROX_GOLD, APPROX_GOLD_NOTE
-from citegraph.kalma.run._config import RunConfig, gold_source
+from citegraph.kalma.run._config import KalmaRunConfig, gold_source
 from citegraph.kalma.score import (
     HUMAN_FIELD,
     METRICS,
@@ -29,9 +29,9 @@ from citegraph.metrics import f1_score, summarise_runs
 from citegraph.runs import FAILED, recorded_config
 
 
-def run_config_of(info: dict[str, Any]) -> RunConfig:
-    """The :class:`RunConfig` recorded in a run's ``run.json``."""
-    return recorded_config(RunConfig, info)
+def run_config_of(info: dict[str, Any]) -> KalmaRunConfig:
+    """The :class:`KalmaRunConfig` recorded in a run's ``run.json``."""
+    return recorded_config(KalmaRunConfig, info)
 
 
 #: The record fields the run's own sections read (generation, retrieval, experiment, text
@@ -157,7 +157,7 @@ def _generation(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _retrieval(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any] | None:
+def _retrieval(records: Sequence[dict[str, Any]], config: KalmaRunConfig) -> dict[str, Any] | None:
     """Retrieval accuracy of the run's questions, in the run's mode."""
     rows = [r["retrieval"] for r in records if r.get("retrieval")]
     if not rows:
@@ -191,7 +191,7 @@ def _own_retrieval(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _experiment(records: Sequence[dict[str, Any]], config: RunConfig) -> dict[str, Any]:
+def _experiment(records: Sequence[dict[str, Any]], config: KalmaRunConfig) -> dict[str, Any]:
     out: dict[str, Any] = {
         "remove_knowledge": config.remove_knowledge,
         "remove_strategy": config.remove_strategy if config.remove_knowledge else None,

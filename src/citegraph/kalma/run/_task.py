@@ -24,7 +24,7 @@ from citegraph.datasets import BioKaLMASample, GoldRecord
 from citegraph.errors import ConfigError
 from citegraph.kalma.retrieve import RetrievalConfig, Retriever
 from citegraph.kalma.run._answer import RunModels, answer_and_score
-from citegraph.kalma.run._config import TASK, RunConfig
+from citegraph.kalma.run._config import TASK, KalmaRunConfig
 from citegraph.kalma.run._inputs import RunInputs, read_inputs, resolve_questions
 from citegraph.kalma.run._report import build_run_metrics
 from citegraph.kalma.score import (
@@ -39,13 +39,8 @@ from citegraph.kalma.score import (
 )
 from citegraph.kalma.view import KalmaPresenter
 from citegraph.kg import KnowledgeGraph, kg_cache_note, kg_with_identity, open_kg
-from citegraph.models import (
-    ChatModel,
-    NLIModel,
-    chat_model,
-    grammar_mode_of,
-    nli_model,
-)
+from citegraph.models import ChatModel, NLIModel, chat_model, nli_model
+from citegraph.models.grammar import grammar_mode_of
 from citegraph.runs import (
     Record,
     RunDir,
@@ -64,7 +59,7 @@ from citegraph.runs import (
 )
 
 
-class RunResult(TaskResult):
+class KalmaRunResult(TaskResult):
     """What :func:`run_kalma` produced (``n_resumed``: questions found already answered)."""
 
     n_done_now: int = Field(description="Questions answered in this call.")
@@ -98,7 +93,7 @@ class KalmaRunTask(Task[str, RunModels]):
 
     def __init__(
         self,
-        config: RunConfig,
+        config: KalmaRunConfig,
         *,
         data_dir: str | Path | None = None,
         contact: str | None = None,
@@ -107,7 +102,7 @@ class KalmaRunTask(Task[str, RunModels]):
         nli: NLIModel | None = None,
         kg: KnowledgeGraph | None = None,
     ) -> None:
-        self.config: RunConfig = config
+        self.config: KalmaRunConfig = config
         self.data_dir = data_dir
         self.contact = contact
         self._model, self._judge, self._nli, self._kg = model, judge, nli, kg
@@ -268,7 +263,7 @@ def select_samples(samples: Sequence[BioKaLMASample], runtime: Runtime) -> list[
 
 async def run_kalma_async(
     out: str | Path,
-    config: RunConfig | None = None,
+    config: KalmaRunConfig | None = None,
     *,
     runtime: Runtime | None = None,
     data_dir: str | Path | None = None,
@@ -277,12 +272,12 @@ async def run_kalma_async(
     nli: NLIModel | None = None,
     kg: KnowledgeGraph | None = None,
     contact: str | None = None,
-) -> RunResult:
+) -> KalmaRunResult:
     """Generate attributed answers for a benchmark split and score them into a run directory.
 
     Args:
         out: The run directory (created; resumed when it holds the same run).
-        config: What to run (see :class:`RunConfig`); defaults to the paper's setup with the
+        config: What to run (see :class:`KalmaRunConfig`); defaults to the paper's setup with the
             embedded local model.
         runtime: limit, shard, concurrency, cache, overwrite, command, progress (not part of
             the run's identity; see :class:`citegraph.runs.Runtime`).
@@ -296,7 +291,7 @@ async def run_kalma_async(
         DataError: the gold file is malformed or names unknown ids.
     """
     task = KalmaRunTask(
-        config or RunConfig(),
+        config or KalmaRunConfig(),
         data_dir=data_dir,
         contact=contact,
         model=model,
@@ -305,7 +300,7 @@ async def run_kalma_async(
         kg=kg,
     )
     outcome = await run_task_async(task, out, runtime)
-    return RunResult.of(outcome)
+    return KalmaRunResult.of(outcome)
 
 
 run_kalma = blocking(run_kalma_async)

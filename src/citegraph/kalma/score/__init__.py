@@ -26,7 +26,7 @@ from citegraph.kalma.score._citations import (
     score_citations,
 )
 from citegraph.kalma.score._config import (
-    ScoreConfig,
+    KalmaScoreConfig,
     ScoringOptions,
     TextQualityOptions,
     replies_identity,
@@ -55,8 +55,8 @@ from citegraph.kalma.score._nli import render_fact
 from citegraph.kalma.score._report import METRICS, build_metrics
 from citegraph.kalma.score._resolve import Reference, resolve_in_kg, resolve_in_kg_async
 from citegraph.kalma.score._task import (
+    KalmaScoreResult,
     KalmaScoreTask,
-    ScoreResult,
     score_answers,
     score_answers_async,
 )
@@ -114,6 +114,8 @@ __all__ = [
     "CriterionScore",
     "EntityLookup",
     "HumanScores",
+    "KalmaScoreConfig",
+    "KalmaScoreResult",
     "KalmaScoreTask",
     "LexicalAnswersQuestion",
     "NAEntailment",
@@ -121,9 +123,7 @@ __all__ = [
     "NAReport",
     "NLIAnswersQuestion",
     "Reference",
-    "ScoreConfig",
     "ScoreItem",
-    "ScoreResult",
     "ScoringOptions",
     "TextQuality",
     "TextQualityOptions",

@@ -23,7 +23,7 @@ from citegraph.io import ServerURL
 from citegraph.kalma._reasons import nli_stand_in_warning
 from citegraph.kalma._rules import KalmaRules, Mode
 from citegraph.kg import KGOptions
-from citegraph.models import JudgeReplies, ResolvedReplies, resolve_judge_replies
+from citegraph.models.chat import JudgeReplies, ResolvedReplies, resolve_judge_replies
 
 
 class ScoringOptions(BaseModel):
@@ -138,7 +138,7 @@ class TextQualityOptions(BaseModel):
     )
 
 
-class ScoreConfig(KGOptions, TextQualityOptions, ScoringOptions):
+class KalmaScoreConfig(KGOptions, TextQualityOptions, ScoringOptions):
     """How a file of answers is scored. Written verbatim into ``run.json`` and ``metrics.json``.
 
     Answers are scored either against a benchmark's entries (``dataset`` and ``split``: their ids
@@ -167,7 +167,7 @@ class ScoreConfig(KGOptions, TextQualityOptions, ScoringOptions):
     seed: int = Field(default=0, description="Seed of the bootstrap.")
 
     @model_validator(mode="after")
-    def _kg_options_need_a_kg(self) -> ScoreConfig:
+    def _kg_options_need_a_kg(self) -> KalmaScoreConfig:
         if self.kg is None and self.reads_differently:
             raise ConfigError("--label-predicate and --prefix read your own KG: give it with --kg")
         return self

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from citegraph.kalma._rules import KalmaRules
 from citegraph.kalma.generate import flatten_kg
-from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._config import KalmaScoreConfig
 from citegraph.kalma.score._item import ScoreItem
 from citegraph.kalma.score._text_quality import judge_text_quality_async, reference_subset
 from citegraph.kg import Subgraph
@@ -65,7 +65,7 @@ async def judge_answer(
     graphs: Sequence[Subgraph],
     answer: str,
     judge: ChatModel,
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
 ) -> dict[str, Any]:
     """One answer's ``text_quality`` record field (four criteria, the run's mode)."""
     quality = await judge_text_quality_async(
@@ -84,7 +84,7 @@ async def judge_records(
     items: Sequence[ScoreItem],
     judge: ChatModel,
     judged: set[str] | None,
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
 ) -> None:
     """Add the judge's ``text_quality`` to the records of the judged answers (in place):
     those with an answer and, with a sample, in ``judged``."""

@@ -26,7 +26,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from citegraph.models import LexicalNLI, NLIModel, NLIPair, normalize_text
+from citegraph.models import NLIModel, NLIPair, normalize_text
+from citegraph.models.nli import LexicalNLI
 
 #: Version of the zero-shot premise / hypothesis wording below; recorded with every decision.
 EDGE_PROMPT_VERSION = "na-edge-v1"

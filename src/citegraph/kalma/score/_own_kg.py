@@ -35,7 +35,7 @@ from citegraph.errors import DataError
 from citegraph.io import JsonlIndex
 from citegraph.kalma.parse import norm_ws, subject_references
 from citegraph.kalma.retrieve import RetrievalConfig, Retriever
-from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._config import KalmaScoreConfig
 from citegraph.kalma.score._inputs import SubjectMap, chunks, gold_references
 from citegraph.kalma.score._resolve import Reference, entity_matches, resolve_in_kg_async
 from citegraph.kalma.score._validity import NO_ENTITY
@@ -108,7 +108,7 @@ async def prepare_own_kg(
     identity: str,
     answers: JsonlIndex[AnswerRecord],
     gold: JsonlIndex[GoldRecord] | None,
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
 ) -> OwnKG:
     """Resolve the answers' ``entities`` and the gold subjects in ``kg``.
 

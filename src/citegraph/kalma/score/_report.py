@@ -29,7 +29,7 @@ from citegraph.kalma._reasons import answer_unmeasured, failed_reason
 from citegraph.kalma.parse import PAPER_PARSER, REFERENCE_PARSER
 from citegraph.kalma.score._alignment import AnswerAlignment, aggregate_alignment
 from citegraph.kalma.score._citations import AnswerCitationScores, aggregate_citation_scores
-from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._config import KalmaScoreConfig
 from citegraph.kalma.score._na import AnswerNAScores, NAReport, aggregate_na_scores
 from citegraph.kalma.score._validity_report import ValidityTotals
 from citegraph.metrics import BootstrapConfig, MicroMacro
@@ -42,7 +42,7 @@ METRICS = ("correctness", "precision", "recall", "f1", "alignment", "na_precisio
 
 def build_metrics(
     records: Iterable[dict[str, Any]],
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
     nli_name: str,
     *,
     gold_given: bool,
@@ -205,7 +205,7 @@ EDGE_RULE = (
 )
 
 
-def _edge_case(na: NAReport, config: ScoreConfig) -> dict[str, Any]:
+def _edge_case(na: NAReport, config: KalmaScoreConfig) -> dict[str, Any]:
     """How the §4.5 edge case entered [NA] precision."""
     applied = config.rules.na_not_answering_is_correct
     return {

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from citegraph.datasets import AnswerRecord, GoldRecord, KalmaSplit, index_answers, index_gold
 from citegraph.io import JsonlIndex
-from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._config import KalmaScoreConfig
 from citegraph.kalma.score._inputs import (
     InputWarnings,
     SubjectMap,
@@ -48,7 +48,7 @@ class ScoreInputs(BaseModel):
 
 
 def read_score_inputs(
-    config: ScoreConfig,
+    config: KalmaScoreConfig,
     answers_path: Path,
     gold_path: str | Path | None,
     data_dir: str | Path | None,

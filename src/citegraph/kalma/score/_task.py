@@ -29,7 +29,7 @@ from citegraph.datasets import (
     AnswerRecord,
 )
 from citegraph.errors import ConfigError
-from citegraph.kalma.score._config import ScoreConfig
+from citegraph.kalma.score._config import KalmaScoreConfig
 from citegraph.kalma.score._item import ScoreItem, score_items_async
 from citegraph.kalma.score._judge_answers import judge_records
 from citegraph.kalma.score._own_kg import (
@@ -56,6 +56,7 @@ from citegraph.models import (
     chat_model,
     current_meter,
     nli_model,
+    specs_identity,
 )
 from citegraph.runs import (
     FAILED,
@@ -75,7 +76,7 @@ from citegraph.runs import (
 )
 
 
-class ScoreResult(TaskResult):
+class KalmaScoreResult(TaskResult):
     """What :func:`score_answers` produced (``n_resumed``: answers found already scored)."""
 
     n_scored_now: int = Field(description="Answers scored in this call (the rest were resumed).")
@@ -121,7 +122,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
 
     def __init__(
         self,
-        config: ScoreConfig,
+        config: KalmaScoreConfig,
         answers_path: str | Path,
         *,
         gold_path: str | Path | None = None,
@@ -149,7 +150,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
             )
         if kg is not None and config.kg is None:
             raise ConfigError("a KG object is given: set config.kg to what names it (its spec)")
-        self.config: ScoreConfig = config
+        self.config: KalmaScoreConfig = config
         self.answers_path = Path(answers_path)
         self.gold_path = gold_path
         self.data_dir = data_dir
@@ -229,7 +230,8 @@ class KalmaScoreTask(Task[int, NLIModel]):
 
     def run_config(self, models: NLIModel) -> dict[str, Any]:
         judge = {"judge_name": self._judge_open.name} if self._judge_open is not None else {}
-        return self.config.model_dump(mode="json") | {"nli_name": models.name} | judge
+        recorded = specs_identity(self.config.model_dump(mode="json"), {"nli": "nli"})
+        return recorded | {"nli_name": models.name} | judge
 
     def run_data(self, models: NLIModel) -> dict[str, str]:
         data = dict(self.inputs.data)
@@ -295,7 +297,7 @@ class KalmaScoreTask(Task[int, NLIModel]):
 
     @classmethod
     def summarize(cls, records: Sequence[Record], info: dict[str, Any]) -> dict[str, Any]:
-        config = recorded_config(ScoreConfig, info)
+        config = recorded_config(KalmaScoreConfig, info)
         gold_given = "gold" in (info.get("data") or {})
         warnings = (info.get("notes") or {}).get("warnings") or {}
         metrics = build_metrics(
@@ -326,20 +328,23 @@ class KalmaScoreTask(Task[int, NLIModel]):
 
 
 def _failed(answer: AnswerRecord) -> Record:
-    """The record of an answer whose model call failed: a failed item with the reason, never
-    scored as an empty answer."""
-    return {
+    """The record of an answer whose model call failed: a failed item with the reason (and its
+    type, when the answers file gives it: the exit status is read from it), never scored as an
+    empty answer."""
+    record: Record = {
         "id": answer.id,
         "status": FAILED,
         "error": f"the answer's model call failed: {answer.error}",
-        "question": answer.question,
     }
+    if answer.error_type is not None:
+        record["error_type"] = answer.error_type
+    return record | {"question": answer.question}
 
 
 async def score_answers_async(
     answers_path: str | Path,
     out: str | Path,
-    config: ScoreConfig | None = None,
+    config: KalmaScoreConfig | None = None,
     *,
     runtime: Runtime | None = None,
     gold_path: str | Path | None = None,
@@ -349,7 +354,7 @@ async def score_answers_async(
     contact: str | None = None,
     max_answer_chars: int = MAX_ANSWER_CHARS,
     judge: ChatModel | None = None,
-) -> ScoreResult:
+) -> KalmaScoreResult:
     """Score a file of attributed answers and write a run directory.
 
     Example (answers over your own KG, with the lexical matcher)::
@@ -392,7 +397,7 @@ async def score_answers_async(
         ConfigError: ``out`` holds a run with another configuration (and not ``overwrite``), or
             both a dataset and a KG are given.
     """
-    config = config or ScoreConfig()
+    config = config or KalmaScoreConfig()
     runtime = runtime or Runtime()
     if runtime.batch_size is None:
         runtime = runtime.model_copy(update={"batch_size": config.batch_size})
@@ -415,10 +420,10 @@ async def score_answers_async(
         judge=judge,
     )
     outcome = await run_task_async(task, out, runtime)
-    return ScoreResult.of(outcome)
+    return KalmaScoreResult.of(outcome)
 
 
-def _with_kg(config: ScoreConfig, spec: str) -> ScoreConfig:
+def _with_kg(config: KalmaScoreConfig, spec: str) -> KalmaScoreConfig:
     if config.kg is not None and config.kg != spec:
         raise ConfigError(f"two KGs given: kg={spec!r} and config.kg={config.kg!r}")
     return config.model_copy(update={"kg": spec})

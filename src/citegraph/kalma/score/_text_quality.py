@@ -66,17 +66,9 @@ from citegraph.kalma._prompt_files import prompt_file
 from citegraph.kalma._rules import KalmaRules, Mode, rules_of
 from citegraph.kalma.parse import reference_plain, strip_citations
 from citegraph.metrics import summarise_runs
-from citegraph.models import (
-    ChatMessage,
-    ChatModel,
-    ChatRequest,
-    GenerateConfig,
-    Grammar,
-    ResolvedReplies,
-    choice_grammar,
-    choice_reply_text,
-    grammar_mode_of,
-)
+from citegraph.models import ChatMessage, ChatModel, ChatRequest, GenerateConfig, Grammar
+from citegraph.models.chat import ResolvedReplies, choice_grammar, choice_reply_text
+from citegraph.models.grammar import grammar_mode_of
 from citegraph.runs import blocking
 
 Criterion = Literal["coherence", "consistency", "fluency", "relevance"]

@@ -48,7 +48,7 @@ from typing import Any
 from citegraph.errors import ConfigError, ResponseFormatError
 from citegraph.models.lm._inputs import FIRST_TOKEN
 from citegraph.models.lm._scores import TokenScores
-from citegraph.models.server import Endpoint, Refused, ServerItems
+from citegraph.models.server import PRESETS, Endpoint, Refused, ServedModel
 
 __all__ = ["SERVER_LM_PROVIDERS", "ServerLMScorer"]
 
@@ -61,7 +61,7 @@ _HINT = (
 )
 
 
-class ServerLMScorer:
+class ServerLMScorer(ServedModel):
     """An :class:`~citegraph.models.LMScorer` on a server's prompt log-probabilities.
 
     Args:
@@ -90,16 +90,15 @@ class ServerLMScorer:
             raise ConfigError(f"LM scoring by server needs one of {SERVER_LM_PROVIDERS}")
         if max_length is not None and max_length < 2:
             raise ConfigError(f"max_length must be >= 2, got {max_length}")
-        self._items = ServerItems.connect(
-            model, provider=provider, endpoint=endpoint or Endpoint(), batch_size=batch_size,
+        super().__init__(
+            model,
+            provider=provider,
+            endpoint=endpoint,
+            batch_size=batch_size,
             missing_hint=_HINT,
-        )  # fmt: skip
+            presets=PRESETS,
+        )
         self._limit = max_length
-
-    @property
-    def name(self) -> str:
-        """``"<provider>/<model>"``, e.g. ``"vllm/EleutherAI/gpt-neo-2.7B"``."""
-        return self._items.client.name
 
     @property
     def endpoint(self) -> str:
@@ -228,10 +227,6 @@ class ServerLMScorer:
             token_logprobs=tuple(scored) if keep else None,
             n_truncated=cut,
         )
-
-    async def aclose(self) -> None:
-        """Close the connection pool (and a cache opened from a path)."""
-        await self._items.aclose()
 
     def __repr__(self) -> str:
         return f"ServerLMScorer({self.name!r}, base_url={self.endpoint!r})"

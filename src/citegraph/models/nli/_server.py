@@ -34,7 +34,7 @@ from citegraph.errors import ConfigError, ModelError, ResponseFormatError
 from citegraph.models._nli_protocol import NLIPair, NLIVerdict
 from citegraph.models.nli._hf import find_entailment_index
 from citegraph.models.nli._nli3_probs import NLIProbs, find_three_way_indices, normalise_label
-from citegraph.models.server import SCORE_PRESETS, Endpoint, Refused, ServerItems, server_root
+from citegraph.models.server import Endpoint, Refused, ServedModel, server_root
 
 __all__ = ["ServerNLI", "ServerNLI3", "default_pair_separator", "read_labels"]
 
@@ -74,7 +74,7 @@ def read_labels(model: str) -> dict[int, str]:
         ) from exc
 
 
-class _ServerClassifier:
+class _ServerClassifier(ServedModel):
     """Class probabilities of premise / hypothesis pairs from ``/classify``."""
 
     def __init__(
@@ -89,10 +89,9 @@ class _ServerClassifier:
     ) -> None:
         if provider != "vllm":
             raise ConfigError(f"NLI by server needs a 'vllm/<model>' spec, not {provider!r}")
-        self._items = ServerItems.connect(
-            model, provider=provider, endpoint=endpoint or Endpoint(), batch_size=batch_size,
-            missing_hint=_HINT, presets=SCORE_PRESETS,
-        )  # fmt: skip
+        super().__init__(
+            model, provider=provider, endpoint=endpoint, batch_size=batch_size, missing_hint=_HINT
+        )
         self._given_labels = dict(enumerate(labels)) if labels is not None else None
         self._separator = pair_separator or default_pair_separator(model)
         self._classes = 1  # the fewest classes an answer may have (class indices given)
@@ -164,10 +163,6 @@ class _ServerClassifier:
                 )
             out.append([float(p) for p in probs])
         return out
-
-    async def aclose(self) -> None:
-        """Close the connection pool (and a cache opened from a path)."""
-        await self._items.aclose()
 
 
 class ServerNLI(_ServerClassifier):

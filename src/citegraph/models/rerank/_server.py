@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from citegraph.errors import ConfigError, ModelError, ResponseFormatError
-from citegraph.models.server import SCORE_PRESETS, Endpoint, Refused, ServerItems, server_root
+from citegraph.models.server import Endpoint, Refused, ServedModel, server_root
 
 __all__ = ["SERVER_RERANK_PROVIDERS", "ServerReranker"]
 
@@ -34,7 +34,7 @@ _HINTS = {
 }
 
 
-class ServerReranker:
+class ServerReranker(ServedModel):
     """Relevance of ``(query, passage)`` pairs from a served cross-encoder.
 
     Args:
@@ -59,15 +59,13 @@ class ServerReranker:
     ) -> None:
         if provider not in SERVER_RERANK_PROVIDERS:
             raise ConfigError(f"reranking by server needs one of {SERVER_RERANK_PROVIDERS}")
-        self._items = ServerItems.connect(
-            model, provider=provider, endpoint=endpoint or Endpoint(), batch_size=batch_size,
-            missing_hint=_HINTS[provider], presets=SCORE_PRESETS,
-        )  # fmt: skip
-
-    @property
-    def name(self) -> str:
-        """``"<provider>/<model>"``."""
-        return self._items.client.name
+        super().__init__(
+            model,
+            provider=provider,
+            endpoint=endpoint,
+            batch_size=batch_size,
+            missing_hint=_HINTS[provider],
+        )
 
     @property
     def settings(self) -> dict[str, Any]:
@@ -124,7 +122,3 @@ class ServerReranker:
                 url=url,
             )
         return [scores[i] for i in range(len(batch))]
-
-    async def aclose(self) -> None:
-        """Close the connection pool (and a cache opened from a path)."""
-        await self._items.aclose()

@@ -19,6 +19,7 @@ from citegraph.models.server._items import (
     ServerItems,
     default_response_cache,
 )
+from citegraph.models.server._served import ServedModel
 
 __all__ = [
     "DEFAULT_MAX_RESPONSE_BYTES",
@@ -30,6 +31,7 @@ __all__ = [
     "Endpoint",
     "ProviderPreset",
     "Refused",
+    "ServedModel",
     "ServerClient",
     "ServerItems",
     "default_response_cache",
