@@ -6,7 +6,8 @@ from that type: 3 for a model or endpoint error, 2 for an input error (``DataErr
 Covered: ``kalma run`` (the answer's error), ``kalma score`` (a failed answer's type kept from
 the answers file; a text-quality judge that fails for good stops the command with its type's
 status), ``conner generate`` (the knowledge's error), ``conner score`` (the answer model's
-error), ``caqa judge`` (LLM, NLI and classifier judges)."""
+error), ``conner select`` (an item no candidate has knowledge for: the first candidate's error),
+``caqa judge`` (LLM, NLI and classifier judges)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,14 @@ from _conner_stubs import StubLM, StubRelevance, SubstringNLI, WordCount
 from citegraph.caqa import CaqaJudgeConfig, CaqaSample, LLMJudge, judge_caqa, write_samples
 from citegraph.caqa.judge import NLIJudge
 from citegraph.cli import main
-from citegraph.conner import ConnerGenerateConfig, ConnerScoreConfig, generate_run, score_knowledge
+from citegraph.conner import (
+    ConnerGenerateConfig,
+    ConnerScoreConfig,
+    ConnerSelectConfig,
+    generate_run,
+    score_knowledge,
+    select_run,
+)
 from citegraph.conner.acquire import GeneratedKnowledge, generate_answers
 from citegraph.conner.score import ScoreModels
 from citegraph.datasets import load_conner
@@ -32,6 +40,7 @@ from citegraph.errors import (
     DataError,
     EndpointUnavailable,
     ModelError,
+    ServerError,
     error_type_name,
 )
 from citegraph.kalma import KalmaRunConfig, run_kalma
@@ -264,6 +273,44 @@ def test_conner_score_records_the_answer_models_error_type(data_dir: Path, tmp_p
         MODEL_ERROR,
     )
     assert finished.failure is not None and finished.failure.kind == "model"
+    assert _report_exit(out)[0] == 3
+
+
+def test_conner_select_records_the_first_failed_candidates_type(
+    data_dir: Path, tmp_path: Path
+) -> None:
+    """nq:1 has no candidate: candidate 0's call failed with a ``ServerError``, candidate 1's
+    with a ``ModelError``; its record keeps the first one's type (nq:0 is chosen as usual)."""
+    errors_by_seed = {
+        0: ServerError("scripted outage", status=503, url="mock://"),
+        1: ModelError("OOM"),
+    }
+
+    def sampler(request: ChatRequest) -> str:
+        if "dragon ball" in request.messages[-1].content.lower():
+            raise errors_by_seed[request.config.seed or 0]
+        return "Dragon Ball Z is an anime."
+
+    out = tmp_path / "select"
+    with collecting_runs() as runs:
+        select_run(
+            out,
+            ConnerSelectConfig(candidates=2, weights="1,1,0,1"),  # type: ignore[arg-type]
+            generate=ConnerGenerateConfig(model="mock", temperature=1.0),
+            score=ConnerScoreConfig(knowledge="-"),
+            data_dir=data_dir,
+            model=MockChat(sampler),
+            score_models=ScoreModels(lm=StubLM(), nli=SubstringNLI(), relevance=StubRelevance()),
+            runtime=Runtime(limit=2),
+        )
+    candidates = [_failed(out / "candidates" / f"c{i}")[0]["error_type"] for i in range(2)]
+    assert candidates == ["citegraph.errors.ServerError", MODEL_ERROR]
+    (failed,) = _failed(out)
+    assert failed["id"] == "nq:1" and failed["error"].startswith("no candidate: ")
+    assert failed["error_type"] == "citegraph.errors.ServerError"
+    selection = runs.finished[-1]
+    assert selection.out == out and selection.failure is not None
+    assert selection.failure.error_type == "citegraph.errors.ServerError"
     assert _report_exit(out)[0] == 3
 
 

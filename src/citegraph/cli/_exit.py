@@ -168,9 +168,9 @@ def guarded(func: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any
                 )
             _stop(USAGE)
     for run in runs.finished:  # the chat calls' token totals, one line a run
-        line = tokens_line(run.metrics)
-        if line:
-            console.print(line, markup=False, highlight=False, soft_wrap=True)
+        tokens = tokens_line(run.metrics)
+        if tokens:
+            console.print(tokens, markup=False, highlight=False, soft_wrap=True)
     code = judge_runs(runs.finished, policy)
     if code:
         _stop(code)

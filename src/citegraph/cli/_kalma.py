@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -398,18 +399,25 @@ def retrieve_command(
     import json
 
     from citegraph.datasets import load_biokalma
-    from citegraph.kalma import evaluate_retrieval_async
+    from citegraph.kalma import Retrieval, RetrievalAccuracy, evaluate_retrieval_async
     from citegraph.kg import open_kg
 
     samples = load_biokalma(split, data_dir)[:limit]  # type: ignore[arg-type]
     kg_options = kg_options_from(kg_reading)
-    kg = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options).kg
     rules = KalmaRules.for_mode(mode)
     config = RetrievalConfig.for_mode(rules).model_copy(update={"ner": ner})
+    opened = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options)
+
+    async def retrieve(
+        update: Callable[[int, int], None],
+    ) -> tuple[RetrievalAccuracy, list[Retrieval]]:
+        async with opened:  # the command opened the KG: closed here, also when retrieval fails
+            return await evaluate_retrieval_async(
+                samples, opened.kg, config, mode=rules, progress=update
+            )
+
     with progress_bar("retrieving") as update:
-        report, results = asyncio.run(
-            evaluate_retrieval_async(samples, kg, config, mode=rules, progress=update)
-        )
+        report, results = asyncio.run(retrieve(update))
     table = Table(title=f"Retrieval on BioKaLMA {split}: {report.n_measured} questions measured")
     for column in ("", "micro", "macro"):
         table.add_column(column, justify="right")

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from citegraph import errors
 from citegraph.runs._stored import StoredRecords
@@ -30,14 +30,21 @@ FailureKind = Literal["input", "model"]
 ERROR_TYPE_KEY = "error_type"
 
 
-def error_fields(error: BaseException, *, prefix: str = "") -> dict[str, str]:
+class ErrorFields(TypedDict):
+    """The fields a failed record or result gets from its error (:func:`error_fields`)."""
+
+    error: str
+    error_type: str
+
+
+def error_fields(error: BaseException, *, prefix: str = "") -> ErrorFields:
     """What a record that failed with ``error`` says about it: ``error``, the text
     ``"Type: message"`` (after ``prefix``, such as ``"answer model: "``), and ``error_type``,
     the error's module-qualified class name (:func:`citegraph.errors.error_type_name`), from
     which the exit status is read."""
     return {
         "error": f"{prefix}{type(error).__name__}: {error}",
-        ERROR_TYPE_KEY: errors.error_type_name(error),
+        "error_type": errors.error_type_name(error),
     }
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "KnowledgeInput",
     "TaskChoice",
     "generated_record",
+    "knowledge_error_types",
     "knowledge_record",
     "load_task",
     "read_knowledge",
@@ -184,6 +185,30 @@ def read_knowledge(spec: str, samples: Sequence[ConnerSample]) -> tuple[Knowledg
     """
     if spec == GOLD:
         return _gold(samples), GOLD
+    path = _records_file(spec)
+    return _from_records(path, samples, default_source=f"file:{path.name}"), sha256_file(path)
+
+
+def knowledge_error_types(spec: str) -> dict[str, str]:
+    """Per id, the ``error_type`` of its knowledge record when that record (the newest of the
+    id, the one :func:`read_knowledge` reads) failed and stores the class of its error: why
+    the item has no knowledge. Empty for ``"gold"``.
+
+    Raises:
+        DataNotFoundError, DataError: As :func:`read_knowledge`.
+    """
+    if spec == GOLD:
+        return {}
+    records = _records(_records_file(spec))
+    return {
+        key: typed
+        for key, (_, obj) in records.items()
+        if obj.get("status") == FAILED and isinstance(typed := obj.get("error_type"), str)
+    }
+
+
+def _records_file(spec: str) -> Path:
+    """The JSONL file a knowledge spec other than gold names (a run's ``samples.jsonl``)."""
     path = Path(spec)
     if path.is_dir():
         path = path / SAMPLES_FILE
@@ -198,4 +223,4 @@ def read_knowledge(spec: str, samples: Sequence[ConnerSample]) -> tuple[Knowledg
             "knowledge not found (pass 'gold', a knowledge run directory or a JSONL file)",
             path=path,
         )
-    return _from_records(path, samples, default_source=f"file:{path.name}"), sha256_file(path)
+    return path

@@ -15,7 +15,8 @@ failed is generated again, and the candidates' scores are recomputed when their 
 changed) and selects again from all of them (:class:`ConnerSelectTask`, a quick step from the
 sub-runs' records). ``limit`` and ``shard`` apply to every step, so each machine's ``out`` holds
 its share; ``runs merge`` joins the selections. A candidate whose generation failed is left out
-of the choice; an item with no candidate is recorded as failed, with the reasons. The values that
+of the choice; an item with no candidate is recorded as failed, with the reasons and the
+``error_type`` of the first candidate's failure (the exit status is read from it). The values that
 decide do not depend on the batch or shard: the intrinsic metrics are per item and paragraph
 coherence enters Eq. 9 raw (choose γ for its scale).
 """
@@ -23,10 +24,10 @@ coherence enters Eq. 9 raw (choose γ for its scale).
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from citegraph.conner._types import Knowledge, MetricValue
 from citegraph.conner.acquire import (
@@ -36,6 +37,7 @@ from citegraph.conner.acquire import (
     ConnerKnowledgeTask,
     KnowledgeInput,
     cached_chat,
+    knowledge_error_types,
     knowledge_record,
     read_knowledge,
 )
@@ -68,8 +70,16 @@ from citegraph.runs import (
 
 __all__ = ["Candidate", "ConnerSelectTask", "select_run", "select_run_async"]
 
-#: Per candidate: each item's knowledge (or why it has none), and its metric values by item id.
-Candidate = tuple[KnowledgeInput, dict[str, dict[str, MetricValue]]]
+
+class Candidate(NamedTuple):
+    """One candidate's sub-runs as selection reads them."""
+
+    knowledge: KnowledgeInput
+    """Each item's knowledge, or why it has none."""
+    values: dict[str, dict[str, MetricValue]]
+    """Its metric values: metric name -> item id -> value."""
+    error_types: Mapping[str, str]
+    """The ``error_type`` of each item whose generation failed (the class of its error)."""
 
 
 @register_task
@@ -118,7 +128,8 @@ class ConnerSelectTask(ConnerKnowledgeTask[list[Candidate]]):
         for i in range(self.config.candidates):
             generated, scored = self.candidate_dirs(i)
             knowledge, _ = read_knowledge(str(generated), self.samples)
-            candidates.append((knowledge, read_score_values(scored)))
+            types = knowledge_error_types(str(generated))
+            candidates.append(Candidate(knowledge, read_score_values(scored), types))
         return opened(candidates)
 
     def run_config(self, models: object) -> dict[str, Any]:
@@ -148,24 +159,22 @@ class ConnerSelectTask(ConnerKnowledgeTask[list[Candidate]]):
 def _choices(
     samples: Sequence[ConnerSample], config: ConnerSelectConfig, candidates: Sequence[Candidate]
 ) -> list[Record]:
-    """One record per item: the chosen candidate, or failed when no candidate has knowledge."""
+    """One record per item: the chosen candidate, or failed when no candidate has knowledge
+    (with the ``error_type`` of the first candidate whose generation failed with one)."""
     records: list[Record] = []
     for sample in samples:
         found = [
             (i, k)
-            for i, (per_run, _) in enumerate(candidates)
-            if isinstance(k := per_run[sample.id], Knowledge)
+            for i, c in enumerate(candidates)
+            if isinstance(k := c.knowledge[sample.id], Knowledge)
         ]
         if not found:
-            why = "; ".join(sorted({str(per_run[sample.id]) for per_run, _ in candidates}))
-            records.append(
-                {"id": sample.id, "status": FAILED, "text": None, "error": f"no candidate: {why}"}
-            )
+            records.append(_no_candidate(sample.id, candidates))
             continue
         scores = [
             {
                 m: v
-                for m, by_id in candidates[i][1].items()
+                for m, by_id in candidates[i].values.items()
                 if (v := by_id.get(sample.id)) is not None
             }
             for i, _ in found
@@ -181,6 +190,17 @@ def _choices(
         }
         records.append(knowledge_record(choice.knowledge, extra))
     return records
+
+
+def _no_candidate(key: str, candidates: Sequence[Candidate]) -> Record:
+    """The failed record of an item no candidate has knowledge for: every reason, and the type
+    of the first typed failure (from which the exit status is read)."""
+    why = "; ".join(sorted({str(c.knowledge[key]) for c in candidates}))
+    record: Record = {"id": key, "status": FAILED, "text": None, "error": f"no candidate: {why}"}
+    typed = next((t for c in candidates if (t := c.error_types.get(key)) is not None), None)
+    if typed is not None:
+        record["error_type"] = typed
+    return record
 
 
 async def _run_candidates(

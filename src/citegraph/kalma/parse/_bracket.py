@@ -154,9 +154,9 @@ def subject_references(answer: str) -> list[str]:
             found.setdefault(norm_ws(inner[pieces[0][0] : pieces[lead - 1][1]]))
         for n, (a, b) in enumerate(pieces):
             text = norm_ws(inner[a:b])
-            lead = _QID.match(text)
-            if lead is not None:
-                found.setdefault(lead.group(1).upper())
+            qid = _QID.match(text)
+            if qid is not None:
+                found.setdefault(qid.group(1).upper())
                 continue
             bare = re.sub(r"^(?:qid|id)\s*[:=]\s*", "", text, flags=re.IGNORECASE)
             if iri_text(bare) or _CURIE_SHAPED.fullmatch(bare):

@@ -179,8 +179,8 @@ def chat_model(
     device = device if device is not None else given.device
     dtype = dtype if dtype is not None else given.dtype
     if (build := custom_builder(parsed)) is not None:  # a provider of register_provider
-        given = {"base_url": base_url, "cache": cache, "device": device, "dtype": dtype}
-        return cast(ChatModel, build(parsed, given))
+        built = {"base_url": base_url, "cache": cache, "device": device, "dtype": dtype}
+        return cast(ChatModel, build(parsed, built))
     if provider not in _OPENAI_FAMILY and base_url is not None:
         raise ConfigError(f"base_url applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
     if provider not in _OPENAI_FAMILY and api_key_env is not None:
