@@ -84,7 +84,7 @@ def test_plain_prompt_without_chat_template(tmp_path: Path) -> None:
     # system : be brief user : hello assistant :
     assert out.usage.prompt_tokens == 9
     assert out.text == "paris paris"
-    assert out.raw == {"prompt_format": "plain"}
+    assert out.raw == {"prompt_format": "plain", "batch_size": 1}
 
 
 def test_format_plain_keeps_assistant_turns() -> None:
@@ -106,7 +106,7 @@ def test_greedy_repeats_the_favourite_until_max_tokens(chat: HFChat) -> None:
     assert first.usage.completion_tokens == 4
     assert first.model == "tiny_lm"
     assert first.latency_s is not None and first.latency_s >= 0
-    assert first.raw == {"prompt_format": "chat_template"}
+    assert first.raw == {"prompt_format": "chat_template", "batch_size": 1}
 
 
 def test_prompt_longer_than_the_context_is_refused(chat: HFChat) -> None:

@@ -13,6 +13,7 @@ The GPU numbers themselves are checked by ``test_gpu_parity.py`` (marker ``gpu``
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -33,8 +34,13 @@ from _fake_device import (  # noqa: E402
 from _tiny_models import LM_WORDS, build_random_causal_lm, build_tiny_causal_lm  # noqa: E402
 from citegraph.models import ChatMessage, ChatRequest, GenerateConfig, NLIPair  # noqa: E402
 from citegraph.models.chat import HFChat  # noqa: E402
-from citegraph.models.chat._generation import ProgressReporter, ReplyRepetitionPenalty  # noqa: E402
-from citegraph.models.chat._hf import _StopOnText  # noqa: E402
+from citegraph.models.chat._generation import (  # noqa: E402
+    ProgressReporter,
+    ReplyRepetitionPenalty,
+    Row,
+    RowLogits,
+    RowStops,
+)
 from citegraph.models.embed import HFEmbeddingModel  # noqa: E402
 from citegraph.models.lm import CausalLMScorer  # noqa: E402
 from citegraph.models.nli import HFNLI3, HFClassifierNLI, TrueT5NLI  # noqa: E402
@@ -301,9 +307,15 @@ def test_generation_hooks_stay_on_the_device() -> None:
         scores = torch.randn(2, 22, device=FAKE_DEVICE)
         penalised = ReplyRepetitionPenalty(prompt_len=2, penalty=1.3)(ids, scores)
         progress = ProgressReporter(lambda p: None, prompt_len=2, max_tokens=8, torch=torch)
-        decoder = SimpleNamespace(decode=lambda row, **kwargs: "the city")  # reads no values
-        stop = _StopOnText(decoder, prompt_len=2, stop=["city"], torch=torch)
-        return [penalised, progress(ids, scores), stop(ids, scores)]
+        # rows without stop strings or EOS ids: the batch's criterion reads no values
+        penalty = ReplyRepetitionPenalty(prompt_len=2, penalty=1.3)
+        rows = [
+            Row(max_tokens=8, stop=(), cancel=threading.Event(), processors=[penalty])
+            for _ in range(2)
+        ]
+        stop = RowStops(rows, prompt_len=2, eos=set(), decode=None, cut=None, torch=torch)
+        per_row = RowLogits(rows)(ids, scores.clone())
+        return [penalised, progress(ids, scores), stop(ids, scores), per_row]
 
     out = run_on_fake_device(accelerator, "generation hooks", hooks, to_host=False)
     assert out is not None

@@ -25,10 +25,11 @@ from citegraph.models.chat._generation import (  # noqa: E402
     GenerationCancelled,
     ProgressReporter,
     ReplyRepetitionPenalty,
-    StopOnCancel,
+    RowLogits,
+    RowStops,
     torch_threads,
 )
-from citegraph.models.chat._hf import HFChat, _StopOnText  # noqa: E402
+from citegraph.models.chat._hf import HFChat  # noqa: E402
 from citegraph.models.chat._local import LOCAL_STOP  # noqa: E402
 from citegraph.models.chat._types import ChatRequest, GenerateConfig  # noqa: E402
 
@@ -98,11 +99,13 @@ def test_penalty_stop_and_threads_reach_model_generate(
     config = GenerateConfig(temperature=0, max_tokens=4, repetition_penalty=1.3, stop=("x",))
     asyncio.run(chat.generate(ChatRequest.of(HELLO, config)))
     (call,) = calls
-    (penalty,) = call["logits_processor"]
+    (rows,) = call["logits_processor"]  # the row's penalty, applied to its row of the scores
+    assert isinstance(rows, RowLogits)
+    ((penalty,),) = [row.processors for row in rows._rows]
     assert isinstance(penalty, ReplyRepetitionPenalty) and penalty._penalty == 1.3
-    # the stop strings' criterion, after the one that stops a cancelled call within a token
-    cancel, stop = call["stopping_criteria"]
-    assert isinstance(cancel, StopOnCancel) and isinstance(stop, _StopOnText)
+    # one criterion ends each row at EOS, its stop strings, its max_tokens or its cancel
+    (stop,) = call["stopping_criteria"]
+    assert isinstance(stop, RowStops) and [row.stop for row in stop._rows] == [("x",)]
     assert call["max_new_tokens"] == 4
     assert call["threads"] == 1
     calls.clear()

@@ -266,7 +266,7 @@ def test_the_loaders_pass_the_device_as_asked_so_auto_can_spread(
     read as one GPU named and never spread a model over several."""
     import sys
 
-    from citegraph.models.chat import _hf as _chat_hf
+    from citegraph.models.chat import _hf_load as _chat_hf
     from citegraph.models.hf import _common as _hf_common
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))

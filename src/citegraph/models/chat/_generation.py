@@ -7,9 +7,10 @@
 * :class:`ProgressReporter`: a stopping criterion that never stops; it calls a
   :data:`~citegraph.models.ProgressCallback` after each new token with the tokens so far and the
   prefill / elapsed time (transformers calls stopping criteria once per generated token).
-* :class:`StopOnCancel`: a stopping criterion that stops every row once an event is set (a
-  cancelled call: transformers checks stopping criteria after every token), with
-  :class:`GenerationCancelled` raised by the caller instead of returning the cut reply.
+* :class:`Row`, :class:`RowStops`, :class:`RowLogits`: the per-request rows of a batched call
+  (left-padded prompts, so every reply starts at the same column): each row ends at EOS, its own
+  stop string, its own ``max_tokens`` or its cancel, and gets its own logits processors (the
+  repetition penalty, its grammar's matcher) on its row of the scores until it ends.
 * :func:`torch_threads`: run a block with a given number of intra-op threads, restoring the
   previous number after.
 """
@@ -28,20 +29,6 @@ from citegraph.models.chat._types import GenerationProgress, ProgressCallback
 
 class GenerationCancelled(ModelError):
     """A generation stopped because its call was cancelled (its reply is never used)."""
-
-
-class StopOnCancel:
-    """A stopping criterion: every row is done once ``event`` is set."""
-
-    def __init__(self, event: threading.Event, torch: Any) -> None:
-        self._event = event
-        self._torch = torch
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        done = self._event.is_set()
-        return self._torch.full(
-            (input_ids.shape[0],), done, dtype=self._torch.bool, device=input_ids.device
-        )
 
 
 class ReplyRepetitionPenalty:
@@ -103,3 +90,99 @@ def torch_threads(torch: Any, threads: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
+
+
+class Row:
+    """One request's row of a batched ``generate`` call and where it ended.
+
+    Args:
+        max_tokens: The request's ``max_tokens`` (the call may run longer for other rows).
+        stop: The request's stop strings.
+        cancel: Set (from another thread) when the request was cancelled.
+        processors: The request's own logits processors, each called with the row's slice of
+            ``input_ids`` and ``scores`` (a batch of one), in order.
+
+    Attributes:
+        end: Reply tokens that belong to the row (set when it ended: by EOS, a stop string, its
+            ``max_tokens`` or a cancel); None while it runs.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_tokens: int,
+        stop: tuple[str, ...],
+        cancel: threading.Event,
+        processors: list[Any],
+    ) -> None:
+        self.max_tokens = max_tokens
+        self.stop = tuple(s for s in stop if s)
+        self.cancel = cancel
+        self.processors = processors
+        self.end: int | None = None
+
+
+class RowStops:
+    """A stopping criterion over a batch: a row is done at EOS, at its first stop string, at its
+    ``max_tokens`` or when cancelled; the call ends (transformers' rule) once every row is done.
+
+    Rows stay done: transformers pads a finished row, and the padding is never looked at.
+    """
+
+    def __init__(
+        self,
+        rows: list[Row],
+        *,
+        prompt_len: int,
+        eos: set[int],
+        decode: Any,
+        cut: Any,
+        torch: Any,
+    ) -> None:
+        self._rows = rows
+        self._prompt_len = prompt_len
+        self._eos = eos
+        self._decode = decode
+        self._cut = cut
+        self._torch = torch
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        generated = int(input_ids.shape[1]) - self._prompt_len
+        running = [row for row in self._rows if row.end is None]
+        # one host read per token for the whole batch, and only of what is looked at
+        last = input_ids[:, -1].tolist() if generated > 0 and self._eos and running else None
+        reads = generated > 0 and any(row.stop for row in running)
+        replies = input_ids[:, self._prompt_len :].tolist() if reads else None
+        for i, row in enumerate(self._rows):
+            if row.end is not None:
+                continue
+            if (
+                row.cancel.is_set()
+                or generated >= row.max_tokens
+                or (last is not None and last[i] in self._eos)
+                or (replies is not None and row.stop and self._stopped(replies[i], row.stop))
+            ):
+                row.end = generated
+        done = [row.end is not None for row in self._rows]
+        return self._torch.tensor(done, dtype=self._torch.bool, device=input_ids.device)
+
+    def _stopped(self, reply: list[int], stop: tuple[str, ...]) -> bool:
+        return bool(self._cut(self._decode(reply), stop)[1])
+
+
+class RowLogits:
+    """A logits processor over a batch: each running row's own processors on its row of the
+    scores (a grammar matcher sees only its row's tokens; a done row is left alone)."""
+
+    def __init__(self, rows: list[Row]) -> None:
+        self._rows = rows
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        for i, row in enumerate(self._rows):
+            if row.end is not None or not row.processors:
+                continue
+            ids, part = input_ids[i : i + 1], scores[i : i + 1]
+            for processor in row.processors:
+                part = processor(ids, part)
+            scores[i : i + 1] = part
+        return scores

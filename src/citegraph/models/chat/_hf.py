@@ -3,37 +3,48 @@
 :meth:`HFChat.load` takes a Hugging Face hub id or a local model directory, optionally with a
 ``gguf_file`` inside it. Prompts are built with the tokenizer's chat template
 (``add_generation_prompt=True``); a tokenizer without one gets the plain format of
-:func:`format_plain`. Generation runs in a worker thread, one request at a time per model (a lock
-guards it): greedy when ``temperature == 0``, else sampling with ``temperature`` and ``top_p``
-(no top-k), seeded per request so the same request gives the same text. Stop sequences end
-generation as soon as the decoded reply contains one, and the reply is cut before it. A
-``repetition_penalty`` penalises tokens the reply already holds (not the prompt's). ``threads``
-sets torch's intra-op threads during generation, and :attr:`HFChat.progress`, when set, is called
-after every new token (see :mod:`citegraph.models.chat._generation`).
+:func:`format_plain`. Generation runs in a worker thread, one ``model.generate`` call at a time
+per model (a lock guards it); the requests in flight share a call, up to ``max_batch`` rows
+(left-padded; see :mod:`citegraph.models.chat._batching`). Decoding is greedy when
+``temperature == 0``, else sampling with ``temperature`` and ``top_p`` (no top-k), seeded per
+request so the same request gives the same text (a seeded request has its call to itself). Stop
+sequences end a row as soon as its decoded reply contains one, and the reply is cut before it. A
+``repetition_penalty`` penalises tokens the reply already holds (not the prompt's). Each row
+keeps its own stops, ``max_tokens``, penalty and grammar, so a greedy reply is the one it would
+be alone. ``threads`` sets torch's intra-op threads during generation, and
+:attr:`HFChat.progress`, when set, is called after every new token of a call (see
+:mod:`citegraph.models.chat._generation`).
 
-torch and transformers are imported when a model is loaded; when they are missing,
-:class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
+torch and transformers are imported when a model is loaded (:mod:`._hf_load`); when they are
+missing, :class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
-import io
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
-from citegraph.errors import MissingDependency, ModelError, PromptTooLong
+from citegraph.errors import ConfigError, ModelError, PromptTooLong
+from citegraph.models.chat._batching import BatchScheduler, default_max_batch
 from citegraph.models.chat._generation import (
     GenerationCancelled,
     ProgressReporter,
     ReplyRepetitionPenalty,
-    StopOnCancel,
+    Row,
+    RowLogits,
+    RowStops,
     torch_threads,
+)
+from citegraph.models.chat._hf_load import (
+    LoadedLM,
+    load_causal_lm,
+    quiet_stderr,
+    require_local,
 )
 from citegraph.models.chat._types import (
     ChatMessage,
@@ -53,25 +64,28 @@ from citegraph.models.grammar import (
 from citegraph.models.hf import (
     HeldModel,
     Placement,
-    check_placement,
     effective_max_length,
-    fast_attention,
-    load_placed,
-    load_pretrained,
-    quiet_loading,
-    require_transformers,
-    resolve_model_path,
     run_error,
 )
+
+#: A row of a batched call: the request, its prompt ids, its cancel event and its grammar's
+#: logits processor for a prompt length (None: no grammar).
+_RowInput = tuple[ChatRequest, list[int], threading.Event, Callable[[int], GrammarLogits] | None]
+
+__all__ = [
+    "PLAIN_ROLES",
+    "HFChat",
+    "LoadedLM",
+    "cut_at_stop",
+    "format_plain",
+    "load_causal_lm",
+    "quiet_stderr",
+    "require_local",
+]
 
 #: The prompt format for tokenizers without a chat template: one ``Role: content`` line per
 #: message, then ``Assistant:`` for the model to continue.
 PLAIN_ROLES = {"system": "System", "user": "User", "assistant": "Assistant"}
-
-
-def require_local() -> tuple[Any, Any]:
-    """Import torch and transformers, or raise :class:`MissingDependency` (``local`` extra)."""
-    return require_transformers("local")
 
 
 def format_plain(messages: Sequence[ChatMessage]) -> str:
@@ -91,94 +105,6 @@ def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
     return (text[: min(found)], True) if found else (text, False)
 
 
-def quiet_stderr(enabled: bool = True) -> contextlib.AbstractContextManager[Any]:
-    """Swallow ``sys.stderr`` while enabled: transformers' GGUF reader draws a tqdm bar that its
-    progress-bar switch does not reach (library code never prints)."""
-    return contextlib.redirect_stderr(io.StringIO()) if enabled else contextlib.nullcontext()
-
-
-class _StopOnText:
-    """A stopping criterion: the decoded reply (prompt excluded) contains a stop string."""
-
-    def __init__(self, tokenizer: Any, prompt_len: int, stop: Sequence[str], torch: Any) -> None:
-        self._tokenizer = tokenizer
-        self._prompt_len = prompt_len
-        self._stop = [s for s in stop if s]
-        self._torch = torch
-
-    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-        done = [
-            cut_at_stop(
-                self._tokenizer.decode(row[self._prompt_len :], skip_special_tokens=True),
-                self._stop,
-            )[1]
-            for row in input_ids
-        ]
-        return self._torch.tensor(done, dtype=self._torch.bool, device=input_ids.device)
-
-
-class LoadedLM(NamedTuple):
-    """A causal LM and its tokenizer as :func:`load_causal_lm` loaded them."""
-
-    torch: Any
-    model: Any
-    tokenizer: Any
-    source: str
-    gguf_file: str | None
-    placement: Placement
-
-
-def load_causal_lm(
-    model_id_or_path: str | Path,
-    *,
-    gguf_file: str | None = None,
-    device: str | None = "auto",
-    dtype: Any = "auto",
-) -> LoadedLM:
-    """Load a tokenizer and causal LM (hub id, local folder, or a ``.gguf`` file path) on
-    ``device`` in ``dtype`` (see :mod:`citegraph.models.hf._placement`), in eval mode.
-
-    Shared by :class:`HFChat` and the LM scorer. A path to a ``.gguf`` file is split into its
-    folder and ``gguf_file``; transformers dequantizes GGUF weights (needs ``gguf``).
-
-    Raises:
-        MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
-        ModelError: The path does not exist, the tokenizer or model fails to load, or the model
-            does not fit on the device.
-        ConfigError: Empty path, unknown device or unknown dtype.
-    """
-    torch, transformers = require_local()
-    text = str(model_id_or_path).strip()
-    if gguf_file is None and text.endswith(".gguf") and Path(text).expanduser().is_file():
-        gguf_path = Path(text).expanduser()
-        text, gguf_file = str(gguf_path.parent), gguf_path.name
-    if gguf_file is not None and importlib.util.find_spec("gguf") is None:
-        raise MissingDependency("gguf", "local")
-    source = resolve_model_path(text)
-    check_placement(torch, device, dtype)  # a missing device fails before anything is loaded
-    kwargs: dict[str, Any] = {"gguf_file": gguf_file} if gguf_file else {}
-    auto = transformers.AutoModelForCausalLM
-    with quiet_loading(transformers), quiet_stderr(gguf_file is not None):
-        tokenizer = load_pretrained(
-            lambda p: transformers.AutoTokenizer.from_pretrained(p, **kwargs),
-            source,
-            "tokenizer",
-        )
-        try:  # for the size check before loading; a GGUF file's config may not read this way
-            config = transformers.AutoConfig.from_pretrained(source, **kwargs)
-        except Exception:
-            config = None
-        model, placement = load_placed(
-            lambda placed: load_pretrained(
-                lambda p: fast_attention(auto.from_pretrained)(p, **kwargs, **placed),
-                source,
-                "causal LM",
-            ),
-            torch=torch, name=source, device=device, dtype=dtype, config=config, model_class=auto,
-        )  # fmt: skip
-    return LoadedLM(torch, model, tokenizer, source, gguf_file, placement)
-
-
 class HFChat(HeldModel):
     """A transformers causal LM answering chat requests (build it with :meth:`load`).
 
@@ -189,6 +115,7 @@ class HFChat(HeldModel):
             with ``#<dtype>`` after it when the weights are not float32 (it keys the response
             cache, and a dtype changes replies).
         threads: torch intra-op threads while generating (None: torch's setting).
+        max_batch: Most requests sharing one ``generate`` call (1: one request at a time).
         progress: Called after every generated token with a
             :class:`~citegraph.models.GenerationProgress` (from the generating thread).
         default_config: The sampling settings a call without its own config should use
@@ -210,7 +137,10 @@ class HFChat(HeldModel):
         device: str,
         threads: int | None = None,
         placement: Placement | None = None,
+        max_batch: int | None = None,
     ) -> None:
+        if max_batch is not None and max_batch < 1:
+            raise ConfigError(f"max_batch must be >= 1, got {max_batch}")
         self.name = name
         self.endpoint = endpoint
         self.threads = threads
@@ -218,6 +148,12 @@ class HFChat(HeldModel):
         self.default_config: GenerateConfig | None = None
         self._hold(
             model=model, tokenizer=tokenizer, torch=torch, device=device, placement=placement
+        )
+        self.max_batch = max_batch if max_batch is not None else default_max_batch(device)
+        self._scheduler = (
+            BatchScheduler(self.generate_batch_sync, max_batch=self.max_batch)
+            if self.max_batch > 1
+            else None
         )
 
     @classmethod
@@ -231,6 +167,7 @@ class HFChat(HeldModel):
         name: str | None = None,
         endpoint: str | None = None,
         threads: int | None = None,
+        max_batch: int | None = None,
     ) -> HFChat:
         """Load a tokenizer and causal LM from the hub or a local directory.
 
@@ -245,6 +182,8 @@ class HFChat(HeldModel):
             name: The model's name in run records (default ``"hf/<id or folder name>"``).
             endpoint: Overrides :attr:`endpoint` (e.g. a stable id instead of a local path).
             threads: torch intra-op threads while generating (None: leave torch's setting).
+            max_batch: Most requests in one ``generate`` call (None: the device's default,
+                :data:`~citegraph.models.chat._batching.DEFAULT_MAX_BATCH`; 1: one at a time).
 
         Raises:
             MissingDependency: torch, transformers or (for GGUF) gguf is missing (``local``).
@@ -272,6 +211,7 @@ class HFChat(HeldModel):
             device=loaded.placement.device,
             threads=threads,
             placement=loaded.placement,
+            max_batch=max_batch,
         )
 
     @property
@@ -290,24 +230,32 @@ class HFChat(HeldModel):
         return str(prompt)
 
     async def generate(self, request: ChatRequest) -> Generation:
-        """Generate one reply in a worker thread (one generation at a time per model).
+        """Generate one reply in a worker thread.
 
-        Cancelling the call stops the generation within a token (or before it starts, when it
-        waits for another request's), so a Ctrl-C does not wait for whole replies.
+        With ``max_batch > 1`` the request joins the requests in flight that can share a call
+        (see :mod:`citegraph.models.chat._batching`); with ``max_batch == 1`` requests run one
+        at a time. Cancelling the call stops its generation within a token (or before it starts,
+        when it waits for others), so a Ctrl-C does not wait for whole replies; the other rows of
+        its batch go on.
         """
-        cancel = threading.Event()
-        try:
-            generation = await asyncio.to_thread(self.generate_sync, request, cancel=cancel)
-        except asyncio.CancelledError:
-            cancel.set()
-            raise
+        started = time.perf_counter()
+        if self._scheduler is None:
+            cancel = threading.Event()
+            try:
+                generation = await asyncio.to_thread(self.generate_sync, request, cancel=cancel)
+            except asyncio.CancelledError:
+                cancel.set()
+                raise
+        else:
+            generation = await self._scheduler.submit(request)
+            generation = generation.model_copy(update={"latency_s": time.perf_counter() - started})
         report_usage(self, generation)
         return generation
 
     def generate_sync(
         self, request: ChatRequest, *, cancel: threading.Event | None = None
     ) -> Generation:
-        """Blocking version of :meth:`generate` (for scripts and worker processes).
+        """Blocking version of :meth:`generate` for one request (scripts, worker processes).
 
         Args:
             request: The messages and sampling config.
@@ -319,87 +267,186 @@ class HFChat(HeldModel):
             GenerationCancelled: ``cancel`` was set.
         """
         started = time.perf_counter()
+        (result,) = self.generate_batch_sync([request], [cancel or threading.Event()])
+        if isinstance(result, BaseException):
+            raise result
+        return result.model_copy(update={"latency_s": time.perf_counter() - started})
+
+    def generate_batch_sync(
+        self,
+        requests: Sequence[ChatRequest],
+        cancels: Sequence[threading.Event] | None = None,
+    ) -> list[Generation | BaseException]:
+        """Generate the replies of ``requests`` in one ``model.generate`` call (blocking).
+
+        The prompts are left-padded into one batch; each row keeps its own stop strings,
+        ``max_tokens``, repetition penalty and grammar, and its text, usage and finish reason
+        are what it would get alone (greedy rows give the same text). Requests whose prompts
+        and ``max_tokens`` do not fit the context together run one at a time. All requests
+        should share a :func:`~citegraph.models.chat._batching.batch_key`; the sampling settings
+        and seed of the first are used.
+
+        Returns:
+            One :class:`Generation` or error per request, in order: a request whose ``cancels``
+            event was set gets :class:`GenerationCancelled`, one whose prompt is too long
+            :class:`PromptTooLong`; a failed call gives every row its :class:`ModelError`.
+        """
+        events = list(cancels) if cancels is not None else [threading.Event() for _ in requests]
+        results: list[Generation | BaseException | None] = [None] * len(requests)
         with self._lock:
-            if cancel is not None and cancel.is_set():
-                raise GenerationCancelled(f"{self.name}: generation cancelled")
-            model, tokenizer = self._live()
-            templated = self.uses_chat_template
-            prompt = self.format_prompt(request.messages)
-            config = request.config
-            inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=not templated)
-            inputs = inputs.to(self._device)
-            prompt_len = int(inputs["input_ids"].shape[1])
-            self._check_context(model, tokenizer, prompt_len, config.max_tokens)
-            options: dict[str, Any] = {"max_new_tokens": config.max_tokens}
-            if config.temperature > 0:
-                options.update(
-                    do_sample=True, temperature=config.temperature, top_p=config.top_p, top_k=0
-                )
+            try:
+                model, tokenizer = self._live()
+            except ModelError as exc:
+                return [exc] * len(requests)
+            prompts: dict[int, list[int]] = {}
+            grammars: dict[int, Callable[[int], GrammarLogits] | None] = {}
+            for i, request in enumerate(requests):
+                try:
+                    if events[i].is_set():
+                        raise GenerationCancelled(f"{self.name}: generation cancelled")
+                    ids = self._prompt_ids(tokenizer, request)
+                    self._check_context(model, tokenizer, len(ids), request.config.max_tokens)
+                    grammars[i] = self._grammar_logits(request, tokenizer)
+                    prompts[i] = ids
+                except Exception as exc:  # the prompt, its length or its grammar: this row's
+                    results[i] = exc
+            longest = max((len(p) for p in prompts.values()), default=0)
+            most = max((requests[i].config.max_tokens for i in prompts), default=0)
+            if (
+                prompts
+                and effective_max_length(longest + most, tokenizer, model.config) < longest + most
+            ):  # together they do not fit: one at a time
+                groups = [[i] for i in prompts]
             else:
-                options["do_sample"] = False
-            criteria: list[Any] = [] if cancel is None else [StopOnCancel(cancel, self._torch)]
-            if config.stop:
-                criteria.append(_StopOnText(tokenizer, prompt_len, config.stop, self._torch))
-            if self.progress is not None:
-                criteria.append(
-                    ProgressReporter(
-                        self.progress,
-                        prompt_len=prompt_len,
-                        max_tokens=config.max_tokens,
-                        torch=self._torch,
-                    )
-                )
-            if criteria:
-                options["stopping_criteria"] = criteria
+                groups = [list(prompts)] if prompts else []
+            for group in groups:
+                rows = [(requests[i], prompts[i], events[i], grammars[i]) for i in group]
+                for i, result in zip(group, self._run_rows(model, tokenizer, rows), strict=True):
+                    results[i] = result
+        return [r if r is not None else ModelError("no result") for r in results]
+
+    def _prompt_ids(self, tokenizer: Any, request: ChatRequest) -> list[int]:
+        """The prompt's token ids (special tokens only from the chat template, when used)."""
+        prompt = self.format_prompt(request.messages)
+        encoded = tokenizer(prompt, add_special_tokens=not self.uses_chat_template)
+        return list(encoded["input_ids"])
+
+    def _run_rows(
+        self,
+        model: Any,
+        tokenizer: Any,
+        rows: list[_RowInput],
+    ) -> list[Generation | BaseException]:
+        """One ``model.generate`` call over ``rows`` (request, prompt ids, cancel event, grammar
+        processor factory)."""
+        started = time.perf_counter()
+        torch = self._torch
+        width = max(len(row[1]) for row in rows)
+        eos = self._eos_ids(model, tokenizer)
+        pad = getattr(model.generation_config, "pad_token_id", None)
+        if pad is None:
+            pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else min(eos)
+        ids = [[pad] * (width - len(row[1])) + row[1] for row in rows]  # left padding
+        mask = [[0] * (width - len(row[1])) + [1] * len(row[1]) for row in rows]
+        inputs = {
+            "input_ids": torch.tensor(ids, dtype=torch.long, device=self._device),
+            "attention_mask": torch.tensor(mask, dtype=torch.long, device=self._device),
+        }
+        first = rows[0][0].config
+        states: list[Row] = []
+        constraints: list[GrammarLogits | None] = []
+        for request, _, cancel, grammar in rows:
             processors: list[Any] = []
-            if config.repetition_penalty is not None:
-                processors.append(ReplyRepetitionPenalty(prompt_len, config.repetition_penalty))
-            constraint = self._grammar_logits(request, tokenizer, prompt_len)
+            if request.config.repetition_penalty is not None:
+                processors.append(ReplyRepetitionPenalty(width, request.config.repetition_penalty))
+            constraint = None if grammar is None else grammar(width)
             if constraint is not None:
                 processors.append(constraint)
-            if processors:
-                options["logits_processor"] = processors
-            if getattr(model.generation_config, "pad_token_id", None) is None:
-                pad = tokenizer.pad_token_id
-                options["pad_token_id"] = tokenizer.eos_token_id if pad is None else pad
-            try:
-                with (
-                    self._torch.inference_mode(),
-                    self._seeded(config.seed),
-                    torch_threads(self._torch, self.threads),
-                ):
-                    output = model.generate(**inputs, **options)
-            except Exception as exc:  # torch / transformers raise many types
-                raise run_error(self._torch, self.name, self._device, exc, "generation") from exc
-            if cancel is not None and cancel.is_set():  # a cut reply is no reply
-                raise GenerationCancelled(f"{self.name}: generation cancelled")
-            new_ids = output[0][prompt_len:].tolist()
-            decoded = tokenizer.decode(new_ids, skip_special_tokens=True)  # under the lock too
-        text, stopped = cut_at_stop(decoded, config.stop)
-        eos = self._eos_ids(model, tokenizer)
-        ended = stopped or bool(new_ids and new_ids[-1] in eos) or len(new_ids) < config.max_tokens
-        raw: dict[str, Any] = {"prompt_format": "chat_template" if templated else "plain"}
-        if constraint is not None and request.grammar is not None:
-            raw.update(
-                grammar=request.grammar.name,
-                grammar_mode="logits",
-                grammar_s=round(constraint.seconds, 6),
-                grammar_steered=constraint.steered,
-                **constraint.updates,
+            constraints.append(constraint)
+            states.append(
+                Row(
+                    max_tokens=request.config.max_tokens,
+                    stop=request.config.stop,
+                    cancel=cancel,
+                    processors=processors,
+                )
             )
-        return Generation(
-            text=text.strip(),
-            model=self.name.split("/", 1)[-1],
-            finish_reason="stop" if ended else "length",
-            usage=Usage(prompt_tokens=prompt_len, completion_tokens=len(new_ids)),
-            latency_s=time.perf_counter() - started,
-            raw=raw,
-        )
+        most = max(state.max_tokens for state in states)
+        options: dict[str, Any] = {"max_new_tokens": most, "pad_token_id": pad}
+        if first.temperature > 0:
+            options.update(
+                do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0
+            )
+        else:
+            options["do_sample"] = False
+        decode = lambda row: tokenizer.decode(row, skip_special_tokens=True)  # noqa: E731
+        criteria: list[Any] = [
+            RowStops(states, prompt_len=width, eos=eos, decode=decode, cut=cut_at_stop, torch=torch)
+        ]
+        if self.progress is not None:
+            criteria.append(
+                ProgressReporter(self.progress, prompt_len=width, max_tokens=most, torch=torch)
+            )
+        options["stopping_criteria"] = criteria
+        if any(state.processors for state in states):
+            options["logits_processor"] = [RowLogits(states)]
+        seed = first.seed if len(rows) == 1 else None  # a seed is per call: seeded rows run alone
+        try:
+            with (
+                torch.inference_mode(),
+                self._seeded(seed),
+                torch_threads(torch, self.threads),
+            ):
+                output = model.generate(**inputs, **options)
+        except Exception as exc:  # torch / transformers raise many types
+            error = run_error(torch, self.name, self._device, exc, "generation")
+            error.__cause__ = exc
+            return [error] * len(rows)
+        replies = output[:, width:].tolist()
+        templated = self.uses_chat_template
+        results: list[Generation | BaseException] = []
+        for (request, prompt, cancel, _), state, constraint, reply in zip(
+            rows, states, constraints, replies, strict=True
+        ):
+            if cancel.is_set():  # a cut reply is no reply
+                results.append(GenerationCancelled(f"{self.name}: generation cancelled"))
+                continue
+            new_ids = reply[: state.end if state.end is not None else state.max_tokens]
+            text, stopped = cut_at_stop(decode(new_ids), request.config.stop)
+            ended = (
+                stopped
+                or bool(new_ids and new_ids[-1] in eos)
+                or len(new_ids) < request.config.max_tokens
+            )
+            raw: dict[str, Any] = {
+                "prompt_format": "chat_template" if templated else "plain",
+                "batch_size": len(rows),
+            }
+            if constraint is not None and request.grammar is not None:
+                raw.update(
+                    grammar=request.grammar.name,
+                    grammar_mode="logits",
+                    grammar_s=round(constraint.seconds, 6),
+                    grammar_steered=constraint.steered,
+                    **constraint.updates,
+                )
+            results.append(
+                Generation(
+                    text=text.strip(),
+                    model=self.name.split("/", 1)[-1],
+                    finish_reason="stop" if ended else "length",
+                    usage=Usage(prompt_tokens=len(prompt), completion_tokens=len(new_ids)),
+                    latency_s=time.perf_counter() - started,
+                    raw=raw,
+                )
+            )
+        return results
 
     def _grammar_logits(
-        self, request: ChatRequest, tokenizer: Any, prompt_len: int
-    ) -> GrammarLogits | None:
-        """The logits processor of ``request``'s grammar (None without one)."""
+        self, request: ChatRequest, tokenizer: Any
+    ) -> Callable[[int], GrammarLogits] | None:
+        """The logits processor of ``request``'s grammar for a given prompt length (None
+        without one); the grammar is compiled here, so a bad one fails its request alone."""
         if request.grammar is None:
             return None
         ll_tokenizer = hf_tokenizer(tokenizer)
@@ -409,7 +456,8 @@ class HFChat(HeldModel):
         if request.grammar.steering is not None:
             eos = sorted(self._eos_ids(self._model, tokenizer))
             steer = steer_tokens(tokenizer, request.grammar.steering, vocab, eos)
-        return GrammarLogits(matcher, prompt_len, vocab, self._torch, steer)
+        torch = self._torch
+        return lambda prompt_len: GrammarLogits(matcher, prompt_len, vocab, torch, steer)
 
     def _check_context(self, model: Any, tokenizer: Any, prompt_len: int, max_tokens: int) -> None:
         """Refuse a prompt that does not fit the model's context (instead of generating

