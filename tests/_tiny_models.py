@@ -140,3 +140,54 @@ def build_random_causal_lm(path: Path, *, seed: int = 0, initializer_range: floa
     model = transformers.LlamaForCausalLM(config).eval()
     tokenizer = _lm_tokenizer()
     return save_model(model, tokenizer, path)
+
+
+#: The chat template of the byte-level LMs: the messages' contents, one a line.
+BYTE_TEMPLATE = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
+
+
+def build_byte_lm(
+    path: Path,
+    *,
+    layers: int = 2,
+    width: int = 32,
+    heads: int = 4,
+    kv_heads: int = 2,
+    max_positions: int = 1024,
+    bracket_bias: float | None = 0.6,
+) -> Path:
+    """A random Llama over bytes (256 byte tokens and </s> = 256, a byte-level BPE without
+    merges), saved with its tokenizer under ``path``. With ``bracket_bias``, '[' is favoured
+    (0.6: about 5x as likely as another byte), so a model under a citation grammar cites often."""
+    import tokenizers
+
+    alphabet = tokenizers.pre_tokenizers.ByteLevel.alphabet()
+    vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
+    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=[]))
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = tokenizers.decoders.ByteLevel()
+    tok.add_special_tokens(["</s>"])
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="</s>")
+    fast.chat_template = BYTE_TEMPLATE
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        vocab_size=257,
+        hidden_size=width,
+        intermediate_size=2 * width,
+        num_hidden_layers=layers,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        max_position_embeddings=max_positions,
+        eos_token_id=256,
+        pad_token_id=256,
+        bos_token_id=256,
+    )
+    model = transformers.LlamaForCausalLM(config).eval()
+    if bracket_bias is not None:
+        bracket = fast.convert_tokens_to_ids("[")
+        with torch.no_grad():
+            model.model.embed_tokens.weight[:, 0] = 20.0
+            model.lm_head.weight[bracket, 0] += bracket_bias
+    model.save_pretrained(path)
+    fast.save_pretrained(path)
+    return path

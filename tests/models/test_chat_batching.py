@@ -21,7 +21,7 @@ transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
 
 from _kg_helpers import subgraph  # noqa: E402
-from _tiny_models import LM_WORDS, build_random_causal_lm  # noqa: E402
+from _tiny_models import LM_WORDS, build_byte_lm, build_random_causal_lm  # noqa: E402
 from citegraph.errors import ConfigError, PromptTooLong  # noqa: E402
 from citegraph.models import ChatRequest, GenerateConfig, Generation  # noqa: E402
 from citegraph.models.chat._batching import (  # noqa: E402
@@ -278,41 +278,6 @@ def test_a_failing_batch_fails_its_rows_only() -> None:
 
 # --- under a grammar -----------------------------------------------------------------------
 
-TEMPLATE = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
-
-
-def _byte_lm(path: Path) -> Path:
-    """A 2-layer random Llama over bytes ('[' favoured, so it cites) with </s> = 256."""
-    alphabet = tokenizers.pre_tokenizers.ByteLevel.alphabet()
-    vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
-    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = tokenizers.decoders.ByteLevel()
-    tok.add_special_tokens(["</s>"])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="</s>")
-    fast.chat_template = TEMPLATE
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=257,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=1024,
-        eos_token_id=256,
-        pad_token_id=256,
-        bos_token_id=256,
-    )
-    model = transformers.LlamaForCausalLM(config).eval()
-    bracket = fast.convert_tokens_to_ids("[")
-    with torch.no_grad():
-        model.model.embed_tokens.weight[:, 0] = 20.0
-        model.lm_head.weight[bracket, 0] += 0.6
-    model.save_pretrained(path)
-    fast.save_pretrained(path)
-    return path
-
 
 def test_rows_under_their_own_grammars_match_one_at_a_time(
     tmp_path: Path,
@@ -322,7 +287,7 @@ def test_rows_under_their_own_grammars_match_one_at_a_time(
     from citegraph.kalma.parse import parse_answer
 
     torch.set_num_threads(1)
-    path = _byte_lm(tmp_path / "byte-lm")
+    path = build_byte_lm(tmp_path / "byte-lm")
     one = HFChat.load(path, device="cpu", max_batch=1)
     many = HFChat.load(path, device="cpu")
     facts = [

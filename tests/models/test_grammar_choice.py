@@ -77,24 +77,17 @@ tokenizers = pytest.importorskip("tokenizers")
 @pytest.fixture(scope="module")
 def byte_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A 1-layer random Llama over bytes (256 byte tokens and </s>)."""
-    alphabet = tokenizers.pre_tokenizers.ByteLevel.alphabet()
-    vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
-    tok = tokenizers.Tokenizer(tokenizers.models.BPE(vocab=vocab, merges=[]))
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = tokenizers.decoders.ByteLevel()
-    tok.add_special_tokens(["</s>"])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="</s>")
-    fast.chat_template = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=257, hidden_size=16, intermediate_size=32, num_hidden_layers=1,
-        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
-        eos_token_id=256, pad_token_id=256, bos_token_id=256,
-    )  # fmt: skip
-    path = tmp_path_factory.mktemp("byte-lm")
-    transformers.LlamaForCausalLM(config).eval().save_pretrained(path)
-    fast.save_pretrained(path)
-    return path
+    from _tiny_models import build_byte_lm
+
+    return build_byte_lm(
+        tmp_path_factory.mktemp("byte-lm"),
+        layers=1,
+        width=16,
+        heads=2,
+        kv_heads=1,
+        max_positions=512,
+        bracket_bias=None,
+    )
 
 
 def test_a_random_local_model_always_writes_a_choice(byte_lm: Path) -> None:

@@ -17,6 +17,7 @@ pytest.importorskip("llguidance")
 tokenizers = pytest.importorskip("tokenizers")
 
 from _kg_helpers import subgraph  # noqa: E402
+from _tiny_models import build_byte_lm  # noqa: E402
 from citegraph.datasets import load_biokalma  # noqa: E402
 from citegraph.kalma.constrain import CitationChoices, citation_grammar  # noqa: E402
 from citegraph.kalma.generate import generate_answer_async  # noqa: E402
@@ -29,49 +30,13 @@ from citegraph.models.grammar import grammar_accepts  # noqa: E402
 #: Seeds per question (6 questions): 2 by default, 5 under CITEGRAPH_FUZZ=full (tests/_fuzz.py).
 SEEDS = fuzz_size(2, 5)
 pytestmark = pytest.mark.fuzz
-TEMPLATE = "{% for m in messages %}{{ m['content'] }}\n{% endfor %}"
-
-
-def _byte_tokenizer() -> object:
-    """A byte-level BPE tokenizer with no merges: 256 byte tokens and </s> (id 256)."""
-    alphabet = tokenizers.pre_tokenizers.ByteLevel.alphabet()
-    vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
-    model = tokenizers.models.BPE(vocab=vocab, merges=[])
-    tok = tokenizers.Tokenizer(model)
-    tok.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = tokenizers.decoders.ByteLevel()
-    tok.add_special_tokens(["</s>"])
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="</s>")
-    fast.chat_template = TEMPLATE
-    return fast
 
 
 @pytest.fixture(scope="module")
 def byte_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A 2-layer random Llama over bytes; '[' is favoured a little so citations are frequent."""
-    tokenizer = _byte_tokenizer()
-    torch.manual_seed(0)
-    config = transformers.LlamaConfig(
-        vocab_size=257,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=8192,  # the prompts are ~3,500 bytes
-        eos_token_id=256,
-        pad_token_id=256,
-        bos_token_id=256,
-    )
-    model = transformers.LlamaForCausalLM(config).eval()
-    bracket = tokenizer.convert_tokens_to_ids("[")
-    with torch.no_grad():
-        model.model.embed_tokens.weight[:, 0] = 20.0
-        model.lm_head.weight[bracket, 0] += 0.6  # '[' about 5x as likely as another byte
-    path = tmp_path_factory.mktemp("byte-lm")
-    model.save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    """A 2-layer random Llama over bytes; '[' is favoured a little so citations are frequent
+    (the prompts are ~3,500 bytes)."""
+    return build_byte_lm(tmp_path_factory.mktemp("byte-lm"), max_positions=8192)
 
 
 def test_random_model_under_the_grammar_always_parses(byte_lm: Path, data_dir: Path) -> None:
