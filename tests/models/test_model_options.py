@@ -83,3 +83,23 @@ def test_a_runs_runtime_makes_the_options_with_its_deadlines_and_cache() -> None
     assert options.cache is not None and str(options.cache).endswith("responses.sqlite")
     assert Runtime(cache=False).model_options().cache is None
     assert Endpoint().max_retries == options.endpoint().max_retries == 5
+
+
+@pytest.mark.needs("torch", "transformers")
+def test_max_batch_reaches_a_local_chat_model(tmp_path: Path) -> None:
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from _tiny_models import build_tiny_causal_lm
+    from citegraph.models import chat_model
+    from citegraph.models.chat import HFChat
+
+    path = build_tiny_causal_lm(tmp_path / "lm")
+    runtime = Runtime(device="cpu", max_batch=3, cache=False)
+    assert runtime.record()["max_batch"] == 3
+    chat = chat_model(f"hf/{path}", runtime.model_options())
+    assert isinstance(chat, HFChat) and chat.max_batch == 3
+    alone = chat_model(f"hf/{path}", ModelOptions(device="cpu", max_batch=1))
+    assert isinstance(alone, HFChat) and alone.max_batch == 1
+    default = chat_model(f"hf/{path}", ModelOptions(device="cpu"))
+    assert isinstance(default, HFChat) and default.max_batch == 8  # the CPU default

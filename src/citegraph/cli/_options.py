@@ -335,6 +335,11 @@ def engine_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )
     func = deadline_options(func)
     func = device_options(func)
+    func = _count_option(
+        "--max-batch",
+        "Most requests a local chat model (hf/..., local) puts in one generate call (default: "
+        "8 on CPU, 32 on CUDA; 1: one at a time; the replies are the same at temperature 0).",
+    )(func)
     func = _count_option("--batch-size", "Items per model call (default: the task's).")(func)
     func = _count_option(
         "--concurrency", "Model calls in flight at once (default: the model's or the task's)."
@@ -378,6 +383,7 @@ def runtime_from(
         ray_gpus_per_actor=options.pop("ray_gpus_per_actor", 0.0) or 0.0,
         device=options.pop("device", "auto"),
         dtype=options.pop("dtype", "auto"),
+        max_batch=options.pop("max_batch", None),
         dry_run=bool(options.pop("dry_run", False)),
         price_in=options.pop("price_in", None),
         price_out=options.pop("price_out", None),

@@ -43,6 +43,9 @@ class ModelOptions:
         max_retries: Retries of 429, 5xx, connection errors and timeouts.
         deadlines: How long a server may take and how much it may send.
         cache: A response cache for served models, or a path for one; ``None``: none.
+        max_batch: Most requests a local chat model (``hf/...``, ``local``) puts in one
+            ``generate`` call (``None``: its device's default, 8 on CPU, 32 on CUDA; 1: one
+            request at a time).
     """
 
     device: str = "auto"
@@ -53,6 +56,7 @@ class ModelOptions:
     max_retries: int = 5
     deadlines: Deadlines = field(default_factory=Deadlines)
     cache: SQLiteCache | str | Path | None = None
+    max_batch: int | None = None
 
     def serving(self, base_url: str | None) -> ModelOptions:
         """A copy that reaches a served model at ``base_url`` (``None``: the provider's

@@ -107,6 +107,13 @@ class Runtime(BaseModel):
         description="Local models' dtype: auto (bf16 on a GPU that has it, else fp16; fp32 on "
         "CPU), float32, bfloat16, float16. Recorded; a run is not resumed in another dtype.",
     )
+    max_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Most requests a local chat model (hf/..., local) puts in one generate call "
+        "(default: its device's, 8 on CPU and 32 on CUDA; 1: one at a time). The replies are "
+        "the same at temperature 0.",
+    )
     dry_run: bool = Field(
         default=False,
         description="Build the prompts and count the model calls and prompt tokens, calling no "
@@ -174,6 +181,7 @@ class Runtime(BaseModel):
             dtype=self.dtype,
             deadlines=Deadlines(self.timeout, self.total_timeout, self.max_response_bytes()),
             cache=default_response_cache() if self.cache else None,
+            max_batch=self.max_batch,
         )
 
     def record(self) -> dict[str, Any]:
@@ -188,6 +196,7 @@ class Runtime(BaseModel):
                 "batch_size",
                 "device",
                 "dtype",
+                "max_batch",
                 "timeout",
                 "total_timeout",
                 "max_response_mb",

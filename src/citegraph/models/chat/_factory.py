@@ -74,19 +74,20 @@ def parse_model_spec(spec: str, parsed: ModelSpec | None = None) -> tuple[str, s
     return parsed.provider, parsed.model
 
 
-def _hf_model(model: str, device: str | None, dtype: Any) -> ChatModel:
+def _hf_model(model: str, device: str | None, dtype: Any, max_batch: int | None) -> ChatModel:
     from citegraph.models.chat._hf import HFChat  # written separately; imported only when used
 
+    placed = {"device": device, "dtype": dtype, "max_batch": max_batch}
     if model.lower().endswith(".gguf"):
         path = Path(model)
-        return HFChat.load(str(path.parent), gguf_file=path.name, device=device, dtype=dtype)
-    return HFChat.load(model, gguf_file=None, device=device, dtype=dtype)
+        return HFChat.load(str(path.parent), gguf_file=path.name, **placed)
+    return HFChat.load(model, gguf_file=None, **placed)
 
 
-def _local_model(device: str | None, dtype: Any) -> ChatModel:
+def _local_model(device: str | None, dtype: Any, max_batch: int | None) -> ChatModel:
     from citegraph.models.chat._local import local_chat
 
-    return local_chat(device=device, dtype=dtype)
+    return local_chat(device=device, dtype=dtype, max_batch=max_batch)
 
 
 def default_generate_config(
@@ -209,9 +210,9 @@ def chat_model(
             max_response_bytes=given.deadlines.max_response_bytes,
         )
     elif provider == "hf":
-        chat = _hf_model(model, device, dtype)
+        chat = _hf_model(model, device, dtype, given.max_batch)
     elif provider == "local":
-        chat = _local_model(device, dtype)
+        chat = _local_model(device, dtype, given.max_batch)
     else:
         chat = MockChat(mock_outputs, name=f"mock/{model}")
     if cache is None:
