@@ -78,12 +78,12 @@ def test_default_batch_sizes_and_keys() -> None:
         32,
         8,
     )
-    greedy = [GenerateConfig(temperature=0, seed=s, stop=("x",) * s) for s in (0, 1)]
-    assert batch_key(greedy[0]) == batch_key(greedy[1])  # seeds and stops do not matter
-    assert batch_key(GenerateConfig(temperature=0.7, seed=3)) is None  # a seed runs alone
-    unseeded = GenerateConfig(temperature=0.7, seed=None)
-    assert batch_key(unseeded) == batch_key(unseeded.model_copy(update={"max_tokens": 3}))
-    assert batch_key(unseeded) != batch_key(unseeded.model_copy(update={"top_p": 0.5}))
+    configs = [
+        GenerateConfig(temperature=0, seed=0, stop=("x",)),
+        GenerateConfig(temperature=0.7, seed=3),  # each row samples with its own seed
+        GenerateConfig(temperature=0.7, seed=None, top_p=0.5, max_tokens=3),
+    ]
+    assert {batch_key(c) for c in configs} == {("rows",)}
 
 
 def test_max_batch_is_checked(random_lm: Path) -> None:
@@ -142,28 +142,30 @@ def test_at_most_max_batch_rows_per_call(random_lm: Path, alone: HFChat) -> None
     assert sizes == [3, 3, 3, 3, 3, 3, 1]
 
 
-def test_seeded_sampling_runs_alone_and_unseeded_sampling_shares(
+def test_seeded_sampled_requests_share_a_call_and_match_alone(
     alone: HFChat, batched: HFChat
 ) -> None:
     seeded = [ask(p, temperature=1.0, max_tokens=8, seed=k) for k, p in enumerate(PROMPTS[:4])]
     got = together(batched, seeded)
     assert_same([alone.generate_sync(r) for r in seeded], got)  # the same text as alone
-    assert {g.raw["batch_size"] for g in got if g.raw} == {1}
+    assert {g.raw["batch_size"] for g in got if g.raw} == {4}
+    again = together(batched, list(reversed(seeded)))  # a row's seed, not its place, decides
+    assert [g.text for g in reversed(again)] == [g.text for g in got]
+    other = together(batched, [ask(PROMPTS[0], temperature=1.0, max_tokens=8, seed=99)])
+    assert other[0].text != got[0].text  # another seed, another sample
     unseeded = [ask(p, temperature=1.0, max_tokens=8, seed=None) for p in PROMPTS[:4]]
     mixed = together(batched, [*unseeded, ask(PROMPTS[4], temperature=0, max_tokens=4)])
-    assert [g.raw["batch_size"] for g in mixed if g.raw] == [4, 4, 4, 4, 1]
+    assert [g.raw["batch_size"] for g in mixed if g.raw] == [5, 5, 5, 5, 5]
 
 
-def test_mixed_greedy_and_sampled_requests_are_batched_apart(
-    alone: HFChat, batched: HFChat
-) -> None:
+def test_mixed_greedy_and_sampled_requests_share_a_call(alone: HFChat, batched: HFChat) -> None:
     requests = [
         ask(p, temperature=0, max_tokens=6) if k % 2 else ask(p, temperature=0.8, max_tokens=6)
         for k, p in enumerate(PROMPTS[:6])
     ]
     got = together(batched, requests)
     assert_same([alone.generate_sync(r) for r in requests], got)
-    assert [g.raw["batch_size"] for g in got if g.raw] == [1, 3, 1, 3, 1, 3]
+    assert [g.raw["batch_size"] for g in got if g.raw] == [6, 6, 6, 6, 6, 6]
 
 
 def test_a_prompt_too_long_fails_alone(batched: HFChat, alone: HFChat) -> None:

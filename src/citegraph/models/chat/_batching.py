@@ -8,11 +8,10 @@ waiting request that can share its call (the same :func:`batch_key`), up to ``ma
 runs them in one worker thread. While a batch runs, new requests queue up for the next one; the
 dispatcher ends when none is left.
 
-Requests share a call when they decode alike: greedy requests (temperature 0) always do; sampled
-requests only with the same temperature and top_p and no seed, since a seed belongs to a whole
-call (a seeded sampled request runs alone, so it gives the same text as before). Stop strings,
-``max_tokens``, the repetition penalty and grammars are per row (see
-:class:`~citegraph.models.chat._generation.Row`).
+Any requests share a call: greedy rows and sampled rows alike, since a sampled row draws its
+tokens from its own generator, seeded by its request (so a seeded request gives the same text
+alone or in a batch). Stop strings, ``max_tokens``, the repetition penalty, grammars and sampling
+are per row (see :class:`~citegraph.models.chat._generation.Row`).
 
 Cancelling a waiting request takes it out of the queue; cancelling a running one sets its event,
 so its row ends within a token and is dropped from the result, while the other rows go on.
@@ -55,17 +54,18 @@ def default_max_batch(device: str) -> int:
 def batch_key(config: GenerateConfig) -> Hashable | None:
     """What requests must share to run in one call; None: the request runs alone.
 
+    Every row decodes on its own (greedy, or sampled from its own seeded generator:
+    :class:`~citegraph.models.chat._generation.RowSampler`), so any requests share a call; the
+    key stays so a runner that cannot mix requests can say so.
+
     Example:
         >>> batch_key(GenerateConfig(temperature=0, max_tokens=3))
-        ('greedy',)
-        >>> batch_key(GenerateConfig(temperature=0.7, seed=1)) is None
-        True
+        ('rows',)
+        >>> batch_key(GenerateConfig(temperature=0.7, seed=1))
+        ('rows',)
     """
-    if config.temperature == 0:
-        return ("greedy",)
-    if config.seed is not None:
-        return None
-    return ("sample", config.temperature, config.top_p)
+    del config  # every request decodes in its own row
+    return ("rows",)
 
 
 @dataclass(eq=False)

@@ -186,3 +186,44 @@ class RowLogits:
                 part = processor(ids, part)
             scores[i : i + 1] = part
         return scores
+
+
+class RowSampler:
+    """Sampling as a row's last logits processor: the row's next token is drawn from its own
+    distribution (``temperature``, then nucleus ``top_p``) with its own generator, seeded by the
+    request's ``seed`` (``None``: a fresh seed), and every other token is masked, so the call's
+    greedy step takes it. A request therefore samples the same tokens alone or in a batch, and
+    the global RNG is never touched."""
+
+    def __init__(
+        self, torch: Any, *, temperature: float, top_p: float, seed: int | None, device: str
+    ) -> None:
+        self._torch = torch
+        self.temperature = temperature
+        self.top_p = top_p
+        try:
+            self._generator = torch.Generator(device=device)
+            self._on_host = False
+        except RuntimeError:  # a device without generators of its own: draw on the host
+            self._generator = torch.Generator(device="cpu")
+            self._on_host = True
+        if seed is None:
+            self._generator.seed()
+        else:
+            self._generator.manual_seed(seed)
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        torch = self._torch
+        probs = torch.softmax(scores.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:  # keep the most likely tokens until their mass reaches top_p
+            ordered, index = torch.sort(probs, descending=True)
+            before = ordered.cumsum(dim=-1) - ordered
+            ordered = ordered.masked_fill(before >= self.top_p, 0.0)
+            probs = torch.zeros_like(probs).scatter(-1, index, ordered)
+        if self._on_host:
+            token = torch.multinomial(probs.cpu(), 1, generator=self._generator)
+            token = token.to(scores.device)
+        else:
+            token = torch.multinomial(probs, 1, generator=self._generator)
+        chosen = torch.full_like(scores, float("-inf"))
+        return chosen.scatter(-1, token, 0.0)

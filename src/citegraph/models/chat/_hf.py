@@ -6,12 +6,13 @@
 :func:`format_plain`. Generation runs in a worker thread, one ``model.generate`` call at a time
 per model (a lock guards it); the requests in flight share a call, up to ``max_batch`` rows
 (left-padded; see :mod:`citegraph.models.chat._batching`). Decoding is greedy when
-``temperature == 0``, else sampling with ``temperature`` and ``top_p`` (no top-k), seeded per
-request so the same request gives the same text (a seeded request has its call to itself). Stop
+``temperature == 0``, else sampling with ``temperature`` and ``top_p`` (no top-k) from a
+generator of the row's own, seeded by the request, so the same request gives the same text,
+alone or in a batch. Stop
 sequences end a row as soon as its decoded reply contains one, and the reply is cut before it. A
 ``repetition_penalty`` penalises tokens the reply already holds (not the prompt's). Each row
-keeps its own stops, ``max_tokens``, penalty and grammar, so a greedy reply is the one it would
-be alone. ``threads`` sets torch's intra-op threads during generation, and
+keeps its own stops, ``max_tokens``, penalty, grammar and sampler, so a reply is the one it
+would be alone. ``threads`` sets torch's intra-op threads during generation, and
 :attr:`HFChat.progress`, when set, is called after every new token of a call (see
 :mod:`citegraph.models.chat._generation`).
 
@@ -22,10 +23,9 @@ missing, :class:`~citegraph.errors.MissingDependency` names the ``local`` extra.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,7 @@ from citegraph.models.chat._generation import (
     ReplyRepetitionPenalty,
     Row,
     RowLogits,
+    RowSampler,
     RowStops,
     torch_threads,
 )
@@ -283,8 +284,8 @@ class HFChat(HeldModel):
         ``max_tokens``, repetition penalty and grammar, and its text, usage and finish reason
         are what it would get alone (greedy rows give the same text). Requests whose prompts
         and ``max_tokens`` do not fit the context together run one at a time. All requests
-        should share a :func:`~citegraph.models.chat._batching.batch_key`; the sampling settings
-        and seed of the first are used.
+        may mix greedy and sampled rows: a sampled row draws its tokens with its own seed
+        (:class:`~citegraph.models.chat._generation.RowSampler`), the same alone or in a batch.
 
         Returns:
             One :class:`Generation` or error per request, in order: a request whose ``cancels``
@@ -352,7 +353,6 @@ class HFChat(HeldModel):
             "input_ids": torch.tensor(ids, dtype=torch.long, device=self._device),
             "attention_mask": torch.tensor(mask, dtype=torch.long, device=self._device),
         }
-        first = rows[0][0].config
         states: list[Row] = []
         constraints: list[GrammarLogits | None] = []
         for request, _, cancel, grammar in rows:
@@ -363,6 +363,16 @@ class HFChat(HeldModel):
             if constraint is not None:
                 processors.append(constraint)
             constraints.append(constraint)
+            if request.config.temperature > 0:  # each row samples with its own seed, last
+                processors.append(
+                    RowSampler(
+                        torch,
+                        temperature=request.config.temperature,
+                        top_p=request.config.top_p,
+                        seed=request.config.seed,
+                        device=self._device,
+                    )
+                )
             states.append(
                 Row(
                     max_tokens=request.config.max_tokens,
@@ -372,13 +382,8 @@ class HFChat(HeldModel):
                 )
             )
         most = max(state.max_tokens for state in states)
-        options: dict[str, Any] = {"max_new_tokens": most, "pad_token_id": pad}
-        if first.temperature > 0:
-            options.update(
-                do_sample=True, temperature=first.temperature, top_p=first.top_p, top_k=0
-            )
-        else:
-            options["do_sample"] = False
+        # sampled rows draw their own tokens (RowSampler), so the call itself is greedy
+        options: dict[str, Any] = {"max_new_tokens": most, "pad_token_id": pad, "do_sample": False}
         decode = lambda row: tokenizer.decode(row, skip_special_tokens=True)  # noqa: E731
         criteria: list[Any] = [
             RowStops(states, prompt_len=width, eos=eos, decode=decode, cut=cut_at_stop, torch=torch)
@@ -390,13 +395,8 @@ class HFChat(HeldModel):
         options["stopping_criteria"] = criteria
         if any(state.processors for state in states):
             options["logits_processor"] = [RowLogits(states)]
-        seed = first.seed if len(rows) == 1 else None  # a seed is per call: seeded rows run alone
         try:
-            with (
-                torch.inference_mode(),
-                self._seeded(seed),
-                torch_threads(torch, self.threads),
-            ):
+            with torch.inference_mode(), torch_threads(torch, self.threads):
                 output = model.generate(**inputs, **options)
         except Exception as exc:  # torch / transformers raise many types
             error = run_error(torch, self.name, self._device, exc, "generation")
@@ -474,17 +474,6 @@ class HFChat(HeldModel):
         if self._model is None or self._tokenizer is None:
             raise ModelError(f"{self.name}: the model was closed")
         return self._model, self._tokenizer
-
-    @contextlib.contextmanager
-    def _seeded(self, seed: int | None) -> Iterator[None]:
-        """Seed torch for one generation, restoring the global CPU RNG state afterwards."""
-        if seed is None:
-            yield
-            return
-        devices = [self._device] if self._device.startswith("cuda") else []
-        with self._torch.random.fork_rng(devices=devices):
-            self._torch.manual_seed(seed)
-            yield
 
     @staticmethod
     def _eos_ids(model: Any, tokenizer: Any) -> set[int]:
