@@ -175,6 +175,7 @@ def test_one_error_lists_every_valid_form_of_the_role(role: str) -> None:
         ("chat", "local/x", "'local' takes no model name"),
         ("nli", "lexical+lexical", "a cascade has one first stage and one model"),
         ("chat", "", "empty"),
+        ("nli", "lexical+", "unknown NLI spec 'lexical\\+' \\(no model after '\\+'\\)"),
         ("nli3", "t5/x", "unknown three-way NLI spec"),
         ("evaluator", "nli/", "has no model name after 'nli/'"),
         ("evaluator", "nli/bert", "unknown NLI spec 'bert'"),

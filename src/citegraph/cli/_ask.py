@@ -37,15 +37,14 @@ from citegraph.kalma.generate import PROMPT_VERSIONS
 from citegraph.kg import KnowledgeGraph, open_kg
 from citegraph.models import (
     ChatModel,
-    Deadlines,
     GenerateConfig,
     GenerationProgress,
-    ModelOptions,
     ProgressCallback,
     chat_model,
     parse_model_spec,
 )
 from citegraph.models.chat import generate_config_for
+from citegraph.runs import Runtime
 
 
 @click.command("ask")
@@ -133,11 +132,15 @@ def ask_command(
     kg_options = kg_options_from(kg_reading)
     with err_console.status(literal(f"Opening KG {kg_spec} and model {model}...")):
         opened = open_kg(kg_spec, data_dir=data_dir, contact=contact, options=kg_options)
-        max_bytes = None if max_response_mb is None else max(1, int(max_response_mb * 2**20))
-        options = ModelOptions(
-            device=device, dtype=dtype, deadlines=Deadlines(timeout, total_timeout, max_bytes)
+        runtime = Runtime(
+            device=device,
+            dtype=dtype,
+            timeout=timeout,
+            total_timeout=total_timeout,
+            max_response_mb=max_response_mb,
+            cache=False,  # one question: no response cache
         )
-        chat = chat_model(model, options.serving(base_url))
+        chat = chat_model(model, runtime.model_options().serving(base_url))
     config = generate_config_for(
         chat,
         {

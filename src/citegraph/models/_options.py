@@ -88,8 +88,7 @@ class ModelOptions:
             ConfigError: A base URL for a local model's spec.
         """
         if served:
-            endpoint = self.endpoint()
-            return {f.name: getattr(endpoint, f.name) for f in dataclasses.fields(endpoint)}
+            return self.endpoint().options()
         if self.base_url is not None:
             raise ConfigError(
                 f"a base URL applies to a served model (vllm/<model>...), not {spec!r}"

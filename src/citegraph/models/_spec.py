@@ -138,13 +138,7 @@ class ModelSpec:
     @property
     def canonical(self) -> str:
         """The spec in today's spelling (``lexical+hf/<path>``)."""
-        if self.inner is not None and self.provider == self.inner.provider:
-            body = self.inner.canonical  # a spec taken from another role as it is
-        elif self.inner is not None:
-            body = f"{self.provider}/{self.inner.canonical}"
-        else:
-            body = f"{self.provider}/{self.model}" if self.model else self.provider
-        return f"{self.first.canonical}+{body}" if self.first is not None else body
+        return self._spelled(first=False)
 
     @property
     def first_spelling(self) -> str:
@@ -152,24 +146,24 @@ class ModelSpec:
         provider had one, else :attr:`canonical`: what a run's identity records, so that
         respelling a spec never changes a run id (runs made before the new spelling keep theirs).
         """
+        return self._spelled(first=True)
+
+    def _spelled(self, *, first: bool) -> str:
+        """The spec in today's spelling, or with ``first`` in the first release's."""
+        prefix = self.old_prefix if first and self.old_prefix is not None else f"{self.provider}/"
         if self.inner is not None and self.provider == self.inner.provider:
-            body = self.inner.first_spelling
+            body = self.inner._spelled(first=first)  # a spec taken from another role as it is
         elif self.inner is not None:
-            body = f"{self.old_prefix or self.provider + '/'}{self.inner.first_spelling}"
-        elif self.old_prefix is not None and self.model:
-            body = f"{self.old_prefix}{self.model}"
+            body = prefix + self.inner._spelled(first=first)
         else:
-            body = f"{self.provider}/{self.model}" if self.model else self.provider
-        return f"{self.first.first_spelling}+{body}" if self.first is not None else body
+            body = prefix + self.model if self.model else self.provider
+        return f"{self.first._spelled(first=first)}+{body}" if self.first is not None else body
 
     @property
     def any_old_spelling(self) -> bool:
         """Whether this spec or any part of it uses an old spelling."""
-        parts = (self, self.first, self.inner)
-        return any(p is not None and p.old_spelling for p in parts) or bool(
-            (self.first and self.first.any_old_spelling)
-            or (self.inner and self.inner.any_old_spelling)
-        )
+        parts = [p for p in (self.first, self.inner) if p is not None]
+        return self.old_spelling or any(p.any_old_spelling for p in parts)
 
 
 def _unknown(role: Role, text: str, roles: dict[str, Role], why: str) -> ConfigError:
@@ -219,6 +213,8 @@ def _parse(role: Role, text: str, roles: dict[str, Role]) -> ModelSpec:
         raise _unknown(role, text, roles, "empty")
     head, plus, tail = text.partition("+")
     if plus and head.strip() in role.cascade_first:
+        if not tail.strip():
+            raise _unknown(role, text, roles, "no model after '+'")
         first = _stage(role, head.strip(), text, roles)
         rest = _parse(role, tail, roles)
         if rest.first is not None or rest.provider in role.cascade_first:

@@ -25,12 +25,13 @@ than api.openai.com it reads ``OPENAI_COMPATIBLE_API_KEY`` (optional), never ``O
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 from citegraph.errors import ConfigError
-from citegraph.io import SQLiteCache
+from citegraph.io import Deadlines, SQLiteCache
 from citegraph.models._options import ModelOptions
 from citegraph.models._providers import custom_builder, parse_spec
 from citegraph.models._spec import ModelSpec
@@ -170,27 +171,34 @@ def chat_model(
     parsed = parse_spec("chat", spec)
     provider, model = parse_model_spec(spec, parsed)
     given = options or ModelOptions()
-    base_url = base_url if base_url is not None else given.base_url
-    api_key_env = api_key_env if api_key_env is not None else given.api_key_env
-    concurrency = concurrency if concurrency is not None else given.concurrency
-    timeout = timeout if timeout is not None else given.deadlines.timeout
-    total_timeout = total_timeout if total_timeout is not None else given.deadlines.total_timeout
-    max_retries = max_retries if max_retries is not None else given.max_retries
-    cache = cache if cache is not None else given.cache
-    device = device if device is not None else given.device
-    dtype = dtype if dtype is not None else given.dtype
+    explicit = {
+        "base_url": base_url,
+        "api_key_env": api_key_env,
+        "concurrency": concurrency,
+        "max_retries": max_retries,
+        "cache": cache,
+        "device": device,
+        "dtype": dtype,
+    }
+    deadlines = Deadlines(
+        timeout if timeout is not None else given.deadlines.timeout,
+        total_timeout if total_timeout is not None else given.deadlines.total_timeout,
+        given.deadlines.max_response_bytes,
+    )
+    chosen = {k: v for k, v in explicit.items() if v is not None}
+    given = dataclasses.replace(given, deadlines=deadlines, **chosen)  # the keywords win
     if (build := custom_builder(parsed)) is not None:  # a provider of register_provider
-        built = {"base_url": base_url, "cache": cache, "device": device, "dtype": dtype}
+        built = {"base_url": given.base_url, "cache": given.cache, **given.placement()}
         return cast(ChatModel, build(parsed, built))
-    if provider not in _OPENAI_FAMILY and base_url is not None:
+    if provider not in _OPENAI_FAMILY and given.base_url is not None:
         raise ConfigError(f"base_url applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
-    if provider not in _OPENAI_FAMILY and api_key_env is not None:
+    if provider not in _OPENAI_FAMILY and given.api_key_env is not None:
         raise ConfigError(f"api_key_env applies to {sorted(_OPENAI_FAMILY)} specs, not {spec!r}")
     if provider != "mock" and mock_outputs is not None:
         raise ConfigError(f"mock_outputs applies to 'mock' specs only, not {spec!r}")
     if dry_run_active():  # a dry run: count the prompts, call and load nothing
         count, counted = prompt_counter(provider, model)
-        dry = DryRunChat(spec.strip(), base_url or provider, count=count, counted=counted)
+        dry = DryRunChat(spec.strip(), given.base_url or provider, count=count, counted=counted)
         if provider == "local":  # the embedded model's own defaults (its max_tokens)
             from citegraph.models.chat._local import local_generate_config
 
@@ -198,25 +206,15 @@ def chat_model(
         return dry
     chat: ChatModel
     if provider in _OPENAI_FAMILY:
-        chat = OpenAICompatibleChat(
-            model,
-            provider=provider,
-            base_url=base_url,
-            api_key_env=api_key_env,
-            concurrency=concurrency,
-            timeout=timeout,
-            total_timeout=total_timeout,
-            max_retries=max_retries,
-            max_response_bytes=given.deadlines.max_response_bytes,
-        )
+        chat = OpenAICompatibleChat(model, provider=provider, **given.endpoint().client_options())
     elif provider == "hf":
-        chat = _hf_model(model, device, dtype, given.max_batch)
+        chat = _hf_model(model, given.device, given.dtype, given.max_batch)
     elif provider == "local":
-        chat = _local_model(device, dtype, given.max_batch)
+        chat = _local_model(given.device, given.dtype, given.max_batch)
     else:
         chat = MockChat(mock_outputs, name=f"mock/{model}")
-    if cache is None:
+    if given.cache is None:
         return chat
-    if isinstance(cache, SQLiteCache):
-        return CachedChatModel(chat, cache)
-    return CachedChatModel(chat, SQLiteCache(cache, namespace="chat"), owns_cache=True)
+    if isinstance(given.cache, SQLiteCache):
+        return CachedChatModel(chat, given.cache)
+    return CachedChatModel(chat, SQLiteCache(given.cache, namespace="chat"), owns_cache=True)

@@ -38,9 +38,13 @@ class Endpoint:
     max_retries: int = 5
     cache: SQLiteCache | str | Path | None = None
 
+    def options(self) -> dict[str, Any]:
+        """Every field, as keyword options (:data:`ENDPOINT_OPTIONS`)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
     def client_options(self) -> dict[str, Any]:
         """The options of :class:`~citegraph.models.server.ServerClient` (all but the cache)."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "cache"}
+        return {k: v for k, v in self.options().items() if k != "cache"}
 
 
 #: The keyword options an :class:`Endpoint` gathers.
