@@ -47,7 +47,6 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.needs("starlette", "jinja2", "matplotlib")
-@pytest.mark.needs("openai")
 def test_one_hostile_reply_through_run_resume_report_export_and_viewer(
     tmp_path: Path, data_dir: Path
 ) -> None:

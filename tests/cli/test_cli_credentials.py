@@ -22,7 +22,6 @@ def half_refused(body: dict[str, object]) -> str | FakeReply:
     return "An answer [NA]."
 
 
-@pytest.mark.needs("openai")
 def test_credentials_in_base_url_are_stored_nowhere(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -30,7 +30,6 @@ def hanging(body: object) -> FakeReply:
     return FakeReply(delay=60)
 
 
-@pytest.mark.needs("openai")
 def test_a_hung_server_fails_the_item_at_the_total_deadline(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

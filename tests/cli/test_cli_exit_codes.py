@@ -32,7 +32,6 @@ def test_help_documents_the_exit_statuses() -> None:
     )
 
 
-@pytest.mark.needs("openai")
 def test_failed_model_calls_exit_3_with_the_first_reason_unless_allowed(
     tmp_path: Path, data_dir: Path
 ) -> None:
@@ -56,7 +55,7 @@ def test_failed_model_calls_exit_3_with_the_first_reason_unless_allowed(
     assert invoke("runs", "report", tmp_path / "a", "--allow-failures").exit_code == 0
 
 
-@pytest.mark.needs("openai", "spacy")
+@pytest.mark.needs("spacy")
 def test_ask_without_an_answer_exits_3_with_the_reason_on_stderr(data_dir: Path) -> None:
     with FakeOpenAIServer(reply=refused) as server:
         result = invoke(

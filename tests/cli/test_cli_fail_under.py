@@ -9,7 +9,6 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-import pytest
 from _cli_helpers import _cache, invoke  # noqa: F401 (_cache: autouse fixture)
 from click.testing import Result
 
@@ -54,7 +53,6 @@ def test_a_misspelt_metric_is_refused_before_any_answer_is_scored(
     assert "a kalma.score run has no metric 'f'; did you mean f1?" in _refused_at_start(both, out)
 
 
-@pytest.mark.needs("openai")
 def test_a_misspelt_metric_is_refused_before_kalma_run_calls_its_model(
     tmp_path: Path, data_dir: Path
 ) -> None:

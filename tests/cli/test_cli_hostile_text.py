@@ -37,7 +37,6 @@ def test_shown_neutralises_controls_and_surrogates_and_keeps_newline_and_tab() -
     assert literal("[/]").plain == "[/]"
 
 
-@pytest.mark.needs("openai")
 def test_a_hostile_server_error_is_printed_literally(tmp_path: Path, data_dir: Path) -> None:
     def refused(body: object) -> FakeReply:
         return FakeReply(status=400, text=HOSTILE)
@@ -62,7 +61,7 @@ def test_a_hostile_server_error_is_printed_literally(tmp_path: Path, data_dir: P
     assert_inert(report.output)
 
 
-@pytest.mark.needs("openai", "spacy")
+@pytest.mark.needs("spacy")
 def test_a_hostile_model_reply_is_printed_literally_by_ask(data_dir: Path) -> None:
     with FakeOpenAIServer(reply=lambda body: FakeReply(text=HOSTILE_SURROGATE)) as server:
         args = ["ask", "Who was Stephen Crane?", "--model", "vllm/fake-model"]

@@ -102,7 +102,6 @@ def _stopped_by(
     return proc.returncode, stdout, stderr
 
 
-@pytest.mark.needs("openai")
 def test_first_sigint_keeps_records_prints_resume_hint_exits_130(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -125,7 +124,6 @@ def test_first_sigint_keeps_records_prints_resume_hint_exits_130(
     assert result.metrics["n_answers"] == 8
 
 
-@pytest.mark.needs("openai")
 def test_second_sigint_exits_at_once_with_the_records_on_disk(
     data_dir: Path, tmp_path: Path
 ) -> None:
@@ -150,7 +148,6 @@ def test_second_sigint_exits_at_once_with_the_records_on_disk(
     assert len(_lines(out / "samples.jsonl")) == 2
 
 
-@pytest.mark.needs("openai")
 @pytest.mark.parametrize("signum", [signal.SIGTERM])
 def test_sigterm_stops_the_same_way_with_143(
     data_dir: Path, tmp_path: Path, signum: signal.Signals

@@ -55,7 +55,6 @@ def test_a_malformed_scorer_url_exits_2_too(tmp_path: Path) -> None:
     assert "--nli-base-url" in result.output and SECRET not in result.output
 
 
-@pytest.mark.needs("openai")
 def test_ask_refuses_a_malformed_base_url(data_dir: Path) -> None:
     args = ["ask", "Where was Stephen Crane born?", "--model", "vllm/m"]
     args += ["--base-url", MALFORMED[1], "--data-dir", str(data_dir)]
@@ -90,7 +89,6 @@ def test_every_chat_command_takes_the_response_cap(command: tuple[str, ...]) -> 
     assert "--max-response-mb MIB" in result.output
 
 
-@pytest.mark.needs("openai")
 def test_a_body_past_the_cap_fails_the_item_with_exit_3(
     tmp_path: Path, data_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -159,7 +159,7 @@ def test_printers_show_hostile_text_literally(terminal: io.StringIO, data_dir: P
     assert (tracebacks, silent, problems) == (0, 0, [])
 
 
-@pytest.mark.needs("openai", "spacy")
+@pytest.mark.needs("spacy")
 def test_ask_and_run_failures_print_hostile_text_inertly(tmp_path: Path, data_dir: Path) -> None:
     rng = random.Random(SEED + 1)
     replies = [hostile(rng) for _ in range(N_ASKS)]

@@ -84,7 +84,6 @@ def _reply(body: dict[str, Any]) -> str:
     return "He married Anne [NA]."
 
 
-@pytest.mark.needs("openai")
 @pytest.mark.parametrize("provider", ["vllm", "llamacpp", "openai"])
 @pytest.mark.parametrize("citations", ["free", "constrained"])
 def test_kalma_run_with_servers(

@@ -67,7 +67,6 @@ def test_kalma_score_leaves_failed_answers_out_with_their_reason(
     assert all("citations" not in r and "boom" in r["error"] for r in failed_records)
 
 
-@pytest.mark.needs("openai")
 @pytest.mark.parametrize("mode", ["paper", "reference"])
 def test_kalma_run_failed_calls_are_not_empty_answers(
     tmp_path: Path, data_dir: Path, mode: str

@@ -36,7 +36,6 @@ def test_key_is_sha256_of_the_canonical_request() -> None:
 
 
 def test_rerun_sends_no_requests(tmp_path: Path) -> None:
-    pytest.importorskip("openai")
     path = tmp_path / "chat.sqlite"
     questions = [ask(f"question {i}") for i in range(3)]
     with FakeOpenAIServer() as server:
@@ -126,7 +125,6 @@ def test_docstring_example() -> None:
     assert doctest.testmod(_chat_cache).failed == 0
 
 
-@pytest.mark.needs("openai")
 def test_wrapper_reports_the_inner_request_limit() -> None:
     """Runs size their concurrency by the model's limit; the cache must not hide it."""
     from citegraph.models.chat import OpenAICompatibleChat

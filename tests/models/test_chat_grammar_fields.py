@@ -21,8 +21,6 @@ from citegraph.models.chat import CachedChatModel, forget_cached
 from citegraph.models.chat._openai import OpenAICompatibleChat, grammar_fields
 from citegraph.testing import FakeOpenAIServer
 
-pytest.importorskip("openai")
-
 SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"word": {"type": "string", "enum": ["yes", "no"]}},

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from typing import Any
 
 import pytest
 
+import citegraph
 from _chat_helpers import generate_all as generate
 from citegraph.errors import (
     ClientError,
@@ -22,8 +24,6 @@ from citegraph.models.chat._factory import PROVIDERS, chat_model, parse_model_sp
 from citegraph.models.chat._openai import OpenAICompatibleChat, _retry_after
 from citegraph.models.chat._types import ChatModel, ChatRequest, GenerateConfig
 from citegraph.testing import FakeOpenAIServer, FakeReply
-
-pytest.importorskip("openai")
 
 KEY_ENV = "CITEGRAPH_TEST_CHAT_KEY"
 
@@ -92,21 +92,43 @@ def test_body_is_posted_as_json_verbatim() -> None:
     assert received.body["response_format"] == schema
 
 
-def test_request_headers() -> None:
-    """What the server sees besides the body: the SDK's headers (user agent, platform), the key
-    as a bearer token, JSON both ways, the read timeout; no retry of the SDK's own."""
+def test_request_headers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the server sees besides the body: citegraph's user agent, the key as a bearer token,
+    JSON both ways, the encodings the client decodes, the body's length; never OpenAI's own
+    organisation or project headers on another server, nor an SDK's headers."""
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-private")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-private")
     with FakeOpenAIServer("ok") as server:
         generate(local(server, timeout=42.0), ask("Hi"))
-        headers = {k.lower(): v for k, v in server.received[0].headers.items()}
+        received = server.received[0]
+        host = server.base_url.split("://")[1].split("/")[0]
+        headers = {k.lower(): v for k, v in received.headers.items()}
     assert headers["authorization"] == "Bearer EMPTY"
     assert headers["content-type"] == "application/json"
     assert headers["accept"] == "application/json"
-    assert headers["user-agent"].startswith("AsyncOpenAI/Python ")
-    assert headers["x-stainless-lang"] == "python"
-    assert headers["x-stainless-async"] == "async:asyncio"
-    assert headers["x-stainless-retry-count"] == "0"
-    assert headers["x-stainless-read-timeout"] == "42.0"
-    assert "openai-organization" not in headers and "idempotency-key" not in headers
+    assert headers["accept-encoding"] == "gzip, deflate"
+    assert headers["user-agent"] == f"citegraph/{citegraph.__version__}"
+    assert headers["host"] == host
+    assert int(headers["content-length"]) == len(json.dumps(received.body, separators=(",", ":")))
+    assert not [k for k in headers if k.startswith(("x-stainless", "openai-"))]
+    assert "idempotency-key" not in headers
+
+
+def test_openai_headers_go_to_openai_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-1")
+    monkeypatch.delenv("OPENAI_PROJECT_ID", raising=False)
+    model = OpenAICompatibleChat("gpt-4o-mini", provider="openai")
+    assert model._headers["OpenAI-Organization"] == "org-1"
+    assert "OpenAI-Project" not in model._headers
+    assert model._headers["Authorization"] == "Bearer sk-test"
+
+
+def test_a_key_with_a_line_break_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key that would end the HTTP header (and inject another) never reaches the wire."""
+    monkeypatch.setenv(KEY_ENV, "secret\r\nX-Injected: 1")
+    with pytest.raises(ConfigError, match=f"{KEY_ENV}.*line break"):
+        OpenAICompatibleChat("m", provider="vllm", api_key_env=KEY_ENV)
 
 
 @pytest.mark.parametrize(
@@ -124,11 +146,11 @@ def test_request_headers() -> None:
             ClientError,
             '{"detail": [{"msg": "bad"}]}',
         ),
-        (FakeReply(status=400, body=[1, 2]), ClientError, "Error code: 400"),
+        (FakeReply(status=400, body=[1, 2]), ClientError, "[1, 2]"),
         (FakeReply(status=400, body="plain words"), ClientError, "plain words"),
-        (FakeReply(status=400, body=b""), ClientError, "Error code: 400"),
+        (FakeReply(status=400, body=b""), ClientError, "(an empty body)"),
         (FakeReply(status=400, body='"a json string"'), ClientError, "a json string"),
-        (FakeReply(status=400, body="null"), ClientError, "Error code: 400"),
+        (FakeReply(status=400, body="null"), ClientError, "null"),
         (FakeReply(status=503, body={"message": "top"}), ServerError, "top (gave up after 1 "),
         (FakeReply(status=429, body={"error": {"message": "slow"}}), RateLimited, "slow (gave up"),
     ],

@@ -42,7 +42,6 @@ def trickling(body: object) -> FakeReply:
     return FakeReply(text="a long answer " * 40, trickle=0.1)  # ~700 bytes: over a minute
 
 
-@pytest.mark.needs("openai")
 def test_a_trickling_server_is_cut_at_the_attempt_deadline() -> None:
     with FakeOpenAIServer(reply=trickling) as server:
         model = OpenAICompatibleChat(
@@ -57,7 +56,6 @@ def hanging(body: object) -> FakeReply:
     return FakeReply(delay=60)
 
 
-@pytest.mark.needs("openai")
 def test_a_hanging_server_fails_the_call_at_the_total_deadline() -> None:
     with FakeOpenAIServer(reply=hanging) as server:
         model = OpenAICompatibleChat(
@@ -76,7 +74,6 @@ def test_a_hanging_server_fails_the_call_at_the_total_deadline() -> None:
     assert elapsed < 3 * 1.0 + 1.0
 
 
-@pytest.mark.needs("openai")
 def test_deadlines_come_from_the_model_options_unless_given() -> None:
     options = ModelOptions(deadlines=Deadlines(0.7, 9.0))
     model = chat_model("vllm/m", options, base_url="http://localhost:1/v1")

@@ -20,8 +20,6 @@ from citegraph.models.lm import ServerLMScorer
 from citegraph.models.lm._inputs import FIRST_TOKEN
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
-pytest.importorskip("openai")
-
 
 def scorer(server: FakeOpenAIServer, **kw: Any) -> ServerLMScorer:
     kw.setdefault("api_key_env", "CITEGRAPH_TEST_LM_KEY")

@@ -52,7 +52,6 @@ def test_server_models_take_an_endpoint_and_no_device(cls: type) -> None:
     assert not {"device", "dtype", "base_url", "cache"} & set(params)
 
 
-@pytest.mark.needs("openai")
 def test_the_factories_reach_a_server_with_the_options(tmp_path: Path) -> None:
     options = ModelOptions(
         device="cuda:3", deadlines=Deadlines(timeout=5.0), max_retries=0

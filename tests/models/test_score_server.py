@@ -28,8 +28,6 @@ from citegraph.models import (
 from citegraph.models.nli import ServerNLI3
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
-pytest.importorskip("openai")
-
 PAIRS = [
     ("capital of France", "Paris is the capital of France"),  # 1.0
     ("capital of France", "France is large"),  # 1/3

@@ -23,8 +23,6 @@ from citegraph.models.server import MAX_REPLY_CHARS
 from citegraph.models.server._http import DEFAULT_MAX_RESPONSE_BYTES
 from citegraph.testing import FakeOpenAIServer, FakeReply
 
-pytest.importorskip("openai")
-
 MIB = 2**20
 KEY_ENV = "CITEGRAPH_TEST_CHAT_KEY"
 

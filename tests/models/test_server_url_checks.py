@@ -11,8 +11,6 @@ import pytest
 from citegraph.errors import ConfigError
 from citegraph.models import chat_model, nli_model, reranker_model
 
-pytest.importorskip("openai")
-
 SECRET = "S3CRETPASS"
 BAD = [
     "alice:S3CRETPASS@127.0.0.1:8000/v1",

@@ -60,7 +60,6 @@ def generate(model: Any, request: ChatRequest) -> Any:
     return asyncio.run(go())
 
 
-@pytest.mark.needs("openai")
 def test_a_query_string_stays_after_the_route() -> None:
     with FakeOpenAIServer() as server:
         model = chat_model("vllm/fake-model", base_url=f"{server.base_url}?api-key=s3cret")
@@ -68,7 +67,6 @@ def test_a_query_string_stays_after_the_route() -> None:
         assert server.received[0].path == "/v1/chat/completions?api-key=s3cret"
 
 
-@pytest.mark.needs("openai")
 def test_credentials_are_used_but_never_shown(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("VLLM_API_KEY", raising=False)
 

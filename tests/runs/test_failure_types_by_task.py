@@ -127,7 +127,6 @@ def test_kalma_run_records_the_answer_models_error_type(tmp_path: Path, data_dir
     assert code == 3 and "(model or endpoint failure)" in stderr
 
 
-@pytest.mark.needs("openai")
 def test_kalma_run_over_a_refusing_server_exits_3_by_type(tmp_path: Path, data_dir: Path) -> None:
     out = tmp_path / "run"
     with FakeOpenAIServer(reply=lambda body: FakeReply(status=400, text="no such model")) as s:
@@ -193,7 +192,6 @@ def test_an_answers_error_type_must_be_a_string(tmp_path: Path, data_dir: Path) 
     assert "field 'error_type'" in result.stderr
 
 
-@pytest.mark.needs("openai")
 @pytest.mark.parametrize(("reply", "status"), [(400, 3), (200, 0)])
 def test_kalma_score_stopped_by_its_judge_exits_by_the_errors_type(
     tmp_path: Path, data_dir: Path, reply: int, status: int
@@ -411,7 +409,6 @@ def test_caqa_classifier_judge_records_the_batchs_error_type(
     assert _report_exit(out)[0] == status
 
 
-@pytest.mark.needs("openai")
 def test_caqa_judge_over_a_refusing_server_exits_3_by_type(tmp_path: Path) -> None:
     split = _caqa_split(tmp_path)
     with FakeOpenAIServer(reply=lambda body: FakeReply(status=400, text="bad request")) as s:

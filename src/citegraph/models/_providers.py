@@ -66,15 +66,7 @@ _CHAT = Role(
     "generates answers, judge replies and questions",
     (
         *(
-            Provider(
-                name,
-                "required",
-                f"{name}/<model>",
-                _SERVER_NOTES[name][0],
-                f"{name}/{_SERVER_NOTES[name][1]}",
-                "openai",
-                ("openai",),
-            )
+            _served(name, _SERVER_NOTES[name][0], f"{name}/{_SERVER_NOTES[name][1]}")
             for name in _SERVERS
         ),
         Provider(

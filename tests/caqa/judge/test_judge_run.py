@@ -175,7 +175,6 @@ def test_cli_build_then_judge(tmp_path: Path, data_dir: Path) -> None:
     assert bad.exit_code == 2 and "error" in bad.output
 
 
-@pytest.mark.needs("openai")
 def test_judge_over_http_respects_concurrency(tmp_path: Path, split: Path) -> None:
     from citegraph.testing import FakeOpenAIServer
 

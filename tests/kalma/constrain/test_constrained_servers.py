@@ -70,7 +70,6 @@ def _first_fact_answer(choices: CitationChoices) -> str:
     return f"It is known [{entity.display_id}, {entity.facts[0]}]. The rest is not [NA]."
 
 
-@pytest.mark.needs("openai")
 @pytest.mark.parametrize(("provider", "mode"), [("vllm", "vllm-grammar"), ("llamacpp", "gbnf")])
 def test_grammar_servers_get_the_question_gbnf(
     provider: str, mode: str, samples: list[BioKaLMASample], data_dir: Path, tmp_path: Path
@@ -148,7 +147,6 @@ def _json_reply(body: dict[str, Any]) -> str:
     return json.dumps({"sentences": sentences})
 
 
-@pytest.mark.needs("openai")
 @pytest.mark.parametrize("provider", ["openai", "ollama"])
 def test_json_schema_servers_get_the_choices_and_the_reply_is_rendered(
     provider: str, samples: list[BioKaLMASample], data_dir: Path, tmp_path: Path
@@ -200,7 +198,6 @@ def test_json_schema_servers_get_the_choices_and_the_reply_is_rendered(
     assert metrics["n_citations"] == 2 * N and metrics["n_na_markers"] == N
 
 
-@pytest.mark.needs("openai")
 def test_a_reply_outside_the_schema_fails_and_is_asked_again_on_resume(
     samples: list[BioKaLMASample], data_dir: Path, tmp_path: Path
 ) -> None:
@@ -243,7 +240,7 @@ def _ask(server: FakeOpenAIServer, spec: str, data_dir: Path, *more: str) -> dic
     return shown
 
 
-@pytest.mark.needs("openai", "spacy")
+@pytest.mark.needs("spacy")
 @pytest.mark.parametrize("provider", ["vllm", "llamacpp", "openai", "ollama"])
 def test_ask_sends_the_retrieved_graphs_grammar(provider: str, data_dir: Path) -> None:
     def reply(body: dict[str, Any]) -> str:

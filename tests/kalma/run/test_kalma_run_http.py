@@ -42,7 +42,6 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
-@pytest.mark.needs("openai")
 def test_run_over_http(data_dir: Path, tmp_path: Path) -> None:
     calls = {"n": 0}
 
@@ -88,7 +87,6 @@ def _lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
-@pytest.mark.needs("openai")
 def test_sigkill_half_way_loses_nothing(data_dir: Path, tmp_path: Path) -> None:
     out = tmp_path / "killed"
     n = 12

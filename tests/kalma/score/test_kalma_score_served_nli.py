@@ -29,7 +29,6 @@ def nli_folder(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.needs("openai")
 def test_kalma_score_sends_each_cited_fact_to_the_served_classifier(
     tmp_path: Path, data_dir: Path, nli_folder: Path
 ) -> None:
@@ -55,7 +54,6 @@ def test_kalma_score_sends_each_cited_fact_to_the_served_classifier(
     assert "models" not in info  # nothing ran on this machine's devices
 
 
-@pytest.mark.needs("openai")
 def test_caqa_judge_takes_a_served_nli_with_its_base_url(nli_folder: Path) -> None:
     with FakeOpenAIServer() as server:
         judge = evaluator(f"nli/vllm/{nli_folder}", base_url=server.base_url, cache=False)

@@ -184,7 +184,6 @@ def test_viewer_rows_and_html_report(tmp_path: Path, data_dir: Path, human: Path
     assert "text quality: coherence" in html
 
 
-@pytest.mark.needs("openai")
 def test_cli_scores_text_quality_over_http(
     tmp_path: Path, data_dir: Path, human: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

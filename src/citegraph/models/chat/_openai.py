@@ -161,7 +161,6 @@ class OpenAICompatibleChat(ServerClient):
     Raises:
         ConfigError: Unknown provider, bad limits, an empty ``api_key_env``, or the OpenAI key
             is missing.
-        MissingDependency: The ``openai`` package is not installed.
 
     Example:
         >>> model = OpenAICompatibleChat("qwen2.5:0.5b", provider="ollama")  # doctest: +SKIP

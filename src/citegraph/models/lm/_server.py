@@ -74,7 +74,6 @@ class ServerLMScorer(ServedModel):
 
     Raises:
         ConfigError: A bad option, or an unknown provider.
-        MissingDependency: The ``openai`` package is not installed.
     """
 
     def __init__(

@@ -184,7 +184,6 @@ class ServerNLI(_ServerClassifier):
 
     Raises:
         ConfigError: Bad options, labels that cannot be read or mapped.
-        MissingDependency: The ``openai`` package is not installed.
     """
 
     def __init__(
@@ -251,7 +250,6 @@ class ServerNLI3(_ServerClassifier):
 
     Raises:
         ConfigError: Bad options, labels that cannot be read or mapped.
-        MissingDependency: The ``openai`` package is not installed.
     """
 
     def __init__(

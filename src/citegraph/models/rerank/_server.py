@@ -46,7 +46,6 @@ class ServerReranker(ServedModel):
 
     Raises:
         ConfigError: Bad options or provider.
-        MissingDependency: The ``openai`` package is not installed.
     """
 
     def __init__(

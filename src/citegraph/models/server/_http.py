@@ -16,9 +16,10 @@ requests behave alike:
   malformed base URL (no ``http://``, no host, a bad port, a space, ``#`` or ``;``) is refused
   when the client is made (:func:`~citegraph.io.check_base_url`: a ConfigError, the URL
   redacted);
-- requests go through ``openai.AsyncOpenAI`` (one connection pool per event loop) with the SDK's
-  own retries switched off; citegraph retries itself so that it can honour Retry-After and count
-  attempts:
+- requests go through citegraph's own HTTP/1.1 client (:mod:`._pool`, :mod:`._wire`: kept-alive
+  connections, one pool per event loop, redirects, https, proxies from the environment), at
+  about a tenth of a general client's CPU per request; citegraph retries itself so that it can
+  honour Retry-After and count attempts:
 
   - HTTP 429 -> :class:`~citegraph.errors.RateLimited`: retried after the server's Retry-After
     (seconds or an HTTP date; ``retry-after-ms`` too), else exponential backoff with jitter,
@@ -55,21 +56,20 @@ for vLLM's ``/classify`` and TEI's ``/rerank``, which live outside ``/v1``).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import os
 import warnings
 import weakref
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
-import httpx2
-
+from citegraph import __version__
 from citegraph.errors import (
     ClientError,
     ConfigError,
     EndpointError,
     EndpointUnavailable,
-    MissingDependency,
     RateLimited,
     ResponseFormatError,
     ServerError,
@@ -93,8 +93,8 @@ from citegraph.models.server._body import (
     DEFAULT_MAX_RESPONSE_BYTES,
     MAX_REPLY_CHARS,
     BodyTooLarge,
-    capped_http_client,
 )
+from citegraph.models.server._pool import Pool
 from citegraph.models.server._presets import (
     COMPATIBLE_KEY_ENV,
     OPENAI_HOST,
@@ -103,6 +103,7 @@ from citegraph.models.server._presets import (
     SCORE_PRESETS,
     ProviderPreset,
 )
+from citegraph.models.server._wire import WireError
 
 __all__ = [
     "COMPATIBLE_KEY_ENV",
@@ -115,9 +116,10 @@ __all__ = [
     "server_root",
 ]
 
-_BEARER: Any = {"security": {"bearer_auth": True}}
-"""Request options of every request: the API key as a bearer token (what the SDK's
-``chat.completions.create`` sends)."""
+USER_AGENT = f"citegraph/{__version__}"
+"""The ``User-Agent`` of every request to a model server."""
+#: OpenAI's own headers, sent only to api.openai.com, from these environment variables.
+_OPENAI_HEADERS = {"OpenAI-Organization": "OPENAI_ORG_ID", "OpenAI-Project": "OPENAI_PROJECT_ID"}
 
 
 def server_root(base_url: str) -> str:
@@ -149,17 +151,28 @@ def _gate(base_url: str, limit: int) -> _Gate:
     return gates.setdefault((base_url.rstrip("/"), limit), _Gate(limit))
 
 
-def server_message(exc: Any) -> str:
-    """The error message an APIStatusError's server sent (or the start of its body)."""
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        message = body.get("message", body.get("error", body.get("detail")))
+def server_message(body: bytes) -> str:
+    """The error message in a server's error body: ``{"error": {"message": ...}}``,
+    ``{"message"|"error"|"detail": ...}``, or else the start of the body.
+
+    Example:
+        >>> server_message(b'{"error": {"message": "bad model", "type": "invalid"}}')
+        'bad model'
+    """
+    try:
+        data = json.loads(body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        data = None
+    if isinstance(data, dict):
+        data = data.get("error", data) if isinstance(data.get("error"), dict | str) else data
+    if isinstance(data, dict):
+        message = data.get("message", data.get("error", data.get("detail")))
         if isinstance(message, str) and message:
             return message
-        return snippet(json.dumps(body).encode())
-    if isinstance(body, str) and body.strip():
-        return snippet(body.encode())
-    return str(getattr(exc, "message", exc))
+        return snippet(json.dumps(data).encode())
+    if isinstance(data, str) and data.strip():
+        return snippet(data.encode())
+    return snippet(body) if body.strip() else "(an empty body)"
 
 
 def _is_openai(url: str) -> bool:
@@ -213,7 +226,6 @@ class ServerClient:
     Raises:
         ConfigError: Unknown provider, bad limits, a malformed ``base_url``, an empty
             ``api_key_env``, or the OpenAI key is missing.
-        MissingDependency: The ``openai`` package is not installed.
     """
 
     def __init__(
@@ -258,17 +270,12 @@ class ServerClient:
             raise ConfigError(f"total_timeout must be > 0, got {total_timeout}")
         if api_key_env is not None and not api_key_env.strip():
             raise ConfigError("api_key_env must name an environment variable, got an empty name")
-        try:
-            import openai
-        except ImportError as exc:
-            raise MissingDependency("openai", "openai", cause=exc) from exc
-        self._openai = openai
         self.model = model
         self.provider = provider
         url, query = split_query((base_url or preset.base_url).strip())
         self.base_url = url.rstrip("/")
         """The server's URL for requests (credentials included; never shown: see endpoint)."""
-        self._query = query
+        self._query = f"?{urlsplit(base_url or preset.base_url).query}" if query else ""
         self._secrets = url_secrets(base_url or "")
         self.endpoint = redact_url((base_url or preset.base_url).strip().rstrip("/"))
         """The server's URL as shown (messages, cache keys, run directories): its credentials
@@ -289,7 +296,7 @@ class ServerClient:
                 f"{self.name} needs an API key: set the environment variable {self.api_key_env} "
                 f"(keys are read only from the environment)"
             )
-        self._api_key = api_key or "EMPTY"
+        self._headers = self._request_headers(api_key or "EMPTY", base_url or "")
         self.concurrency = concurrency or preset.concurrency
         self.timeout = timeout
         self.total_timeout = total_timeout
@@ -300,33 +307,45 @@ class ServerClient:
         """Most bytes of one answer's body, decoded."""
         self.max_reply_chars = max_reply_chars
         """Most characters of a chat reply."""
-        self._client: Any = None
+        self._pool: Pool | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.requests_sent = 0
         """HTTP attempts made by this object (retries included)."""
 
-    def _bind(self) -> tuple[Any, _Gate]:
+    def _request_headers(self, api_key: str, base_url: str) -> dict[str, str]:
+        """The headers of every request: JSON both ways, the key as a bearer token (or the
+        base URL's ``user:password`` as basic credentials), OpenAI's own for OpenAI only."""
+        parts = urlsplit(base_url.strip())
+        if parts.username is not None or parts.password is not None:
+            pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
+            auth = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
+        else:
+            auth = f"Bearer {api_key}"
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": USER_AGENT,
+            "Authorization": auth,
+        }
+        if self._to_openai:
+            for header, variable in _OPENAI_HEADERS.items():
+                if os.environ.get(variable):
+                    headers[header] = os.environ[variable]
+        for value in headers.values():
+            if "\r" in value or "\n" in value or "\0" in value:
+                raise ConfigError(
+                    f"{self.name}: the API key (environment variable {self.api_key_env}) or a "
+                    "header holds a line break or NUL, which would end the HTTP header"
+                )
+        return headers
+
+    def _bind(self) -> tuple[Pool, _Gate]:
         loop = asyncio.get_running_loop()
-        if self._client is None or self._loop is not loop:
-            # A client's connection pool belongs to one loop: a new loop gets a new client.
-            # The SDK adds OPENAI_ORG_ID / OPENAI_PROJECT_ID from the environment as headers;
-            # they belong to OpenAI only, never to a local or third-party server.
-            omit = self._openai.Omit()
-            # Omit() removes a default header (the SDK's annotation says str only).
-            private: Any = {"OpenAI-Organization": omit, "OpenAI-Project": omit}
-            self._client = self._openai.AsyncOpenAI(
-                base_url=self.base_url,
-                api_key=self._api_key,
-                max_retries=0,
-                timeout=self.timeout,
-                default_headers=None if self._to_openai else private,
-                default_query=self._query or None,
-                http_client=capped_http_client(
-                    self._openai, timeout=self.timeout, limit=self.max_response_bytes
-                ),
-            )
+        if self._pool is None or self._loop is not loop:
+            # A pool's connections belong to one loop: a new loop gets a new pool.
+            self._pool = Pool(self.max_response_bytes)
             self._loop = loop
-        return self._client, _gate(self.endpoint, self.concurrency)
+        return self._pool, _gate(self.endpoint, self.concurrency)
 
     def retry_wait(self, exc: Exception, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (0-based) after ``exc``."""
@@ -416,8 +435,8 @@ class ServerClient:
         return path if "://" in path else f"{self.base_url}{path}"
 
     async def _post_once(self, path: str, body: dict[str, Any], where: str) -> tuple[bytes, int]:
-        client, gate = self._bind()
-        openai = self._openai
+        pool, gate = self._bind()
+        payload = json.dumps(body, separators=(",", ":")).encode()
         async with gate.semaphore:
             hold = gate.hold.remaining()
             if hold > 0:
@@ -425,12 +444,7 @@ class ServerClient:
             self.requests_sent += 1
             try:
                 async with asyncio.timeout(self.timeout):  # the attempt as a whole
-                    # The body is plain JSON already: posting it as is skips the SDK's per-call
-                    # walk of typed parameters (~1-3 ms of CPU per request at 16-32 in flight).
-                    raw = await client.post(
-                        path, cast_to=httpx2.Response, body=body, options=_BEARER
-                    )
-                    content = await raw.aread()
+                    answer = await pool.post(self.url(path) + self._query, payload, self._headers)
             except TimeoutError as exc:
                 raise EndpointUnavailable(
                     f"{where} timed out: no whole answer within the per-attempt deadline of "
@@ -441,22 +455,14 @@ class ServerClient:
                 raise ResponseFormatError(
                     f"{where} {exc.reason()}", status=exc.status, url=self.endpoint
                 ) from exc
-            except httpx2.TransportError as exc:  # reading the body failed
+            except (OSError, WireError) as exc:  # connecting, sending or reading failed
+                detail = self.scrub(str(exc) or "no detail")
                 raise EndpointUnavailable(
-                    f"{where} unreachable: {type(exc).__name__}: {self.scrub(str(exc))}",
-                    url=self.endpoint,
+                    f"{where} unreachable: {type(exc).__name__}: {detail}", url=self.endpoint
                 ) from exc
-            except openai.APIStatusError as exc:
-                raise self._status_error(exc, where) from exc
-            except openai.APIConnectionError as exc:  # APITimeoutError is one too
-                kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
-                cause = exc.__cause__ or exc
-                detail = self.scrub(str(cause) or "no detail")
-                raise EndpointUnavailable(
-                    f"{where} {kind}: {type(cause).__name__}: {detail}",
-                    url=self.endpoint,
-                ) from exc
-        return content, raw.status_code
+        if not 200 <= answer.status <= 299:
+            raise self._status_error(answer.status, answer.headers, answer.body, where)
+        return answer.body, answer.status
 
     def scrub(self, text: str) -> str:
         """``text`` (a server's message) with its URLs redacted and any credential of the base
@@ -466,10 +472,11 @@ class ServerClient:
             text = text.replace(secret, "***")
         return text
 
-    def _status_error(self, exc: Any, where: str) -> EndpointError:
-        status = int(exc.status_code)
-        message = f"{where} answered HTTP {status}: {self.scrub(server_message(exc))}"
-        wait = retry_after_from_headers(exc.response.headers)
+    def _status_error(
+        self, status: int, headers: dict[str, str], body: bytes, where: str
+    ) -> EndpointError:
+        message = f"{where} answered HTTP {status}: {self.scrub(server_message(body))}"
+        wait = retry_after_from_headers(headers)
         if status == 429:
             return RateLimited(message, retry_after=wait, url=self.endpoint)
         if 500 <= status <= 599:
@@ -479,7 +486,7 @@ class ServerClient:
         return EndpointError(message, status=status, url=self.endpoint)
 
     async def aclose(self) -> None:
-        """Close the HTTP connection pool (a later call opens a new one)."""
-        client, self._client, self._loop = self._client, None, None
-        if client is not None:
-            await client.close()
+        """Close the HTTP connections (a later call opens new ones)."""
+        pool, self._pool, self._loop = self._pool, None, None
+        if pool is not None:
+            await pool.aclose()
