@@ -77,6 +77,7 @@ from citegraph.runs._outcomes import (
     typed_failure_kind,
 )
 from citegraph.runs._pending import (
+    hand_back_slot,
     run_bounded,
     run_bounded_async,
     run_pending,
@@ -194,6 +195,7 @@ __all__ = [
     "first_failure",
     "given_or_loaded",
     "graceful_interrupts",
+    "hand_back_slot",
     "in_id_order",
     "input_settings",
     "merge_runs",

@@ -25,7 +25,7 @@ from citegraph.kalma.generate._prompt import DEFAULT_PROMPT, build_messages
 from citegraph.kg import Subgraph
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
 from citegraph.models.chat import generate_config_for
-from citegraph.runs import blocking, error_fields
+from citegraph.runs import blocking, error_fields, hand_back_slot
 
 
 class AttributedAnswer(BaseModel):
@@ -99,7 +99,9 @@ async def generate_answer_async(
     except MissingDependency:
         raise
     except (EndpointError, ModelError) as exc:
+        await hand_back_slot()
         return failed.model_copy(update=error_fields(exc))
+    await hand_back_slot()  # in a run, the next question's call starts before this is scored
     return AttributedAnswer(
         text=text,
         prompt_version=prompt_version,
