@@ -22,22 +22,32 @@ _POLL_S = 0.2
 _SLOT: ContextVar[Callable[[], None] | None] = ContextVar("citegraph_engine_slot", default=None)
 
 
-async def hand_back_slot() -> None:
+def hand_back_slot() -> Awaitable[None]:
     """Give this item's place among the ``concurrency`` in flight back to the engine now: what
     the item still has to do is work on this machine (parsing and scoring an answer, its
-    record), not a model call. The next item starts at once, and this one waits for the items
-    so woken to reach their own model calls (two turns of the event loop) before it goes on.
+    record), not a call to the model it was admitted for. ``await hand_back_slot()``: the
+    place is given back at the call, and awaiting lets the items so woken reach their own model
+    calls (two turns of the event loop) before this one goes on.
 
     So against a server the next requests go out as soon as answers come in, not after each
     answer's scoring: at 64 requests in flight, a wave of answers no longer spreads the next
-    wave of requests by 64 x the client's CPU per answer. Outside the engine, in an item of a
-    batch of more than one, or the second time in an item, it does nothing.
+    wave of requests by 64 x the client's CPU per answer. Each model still bounds its own calls
+    (a server's endpoint limit). Outside the engine, in an item of a batch of more than one, or
+    the second time in an item, it gives nothing back and the awaitable returns at once.
     """
     release = _SLOT.get()
     if release is None:
-        return
+        return _nothing()
     _SLOT.set(None)
     release()
+    return _two_turns()
+
+
+async def _nothing() -> None:
+    return None
+
+
+async def _two_turns() -> None:
     await asyncio.sleep(0)
     await asyncio.sleep(0)
 

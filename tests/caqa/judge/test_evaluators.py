@@ -67,6 +67,11 @@ def scripted(replies: dict[str, str | Exception]) -> MockChat:
     return MockChat(reply)
 
 
+def verdict(judgement: Judgement) -> Judgement:
+    """``judgement`` without what the model reported of its reply (its latency varies)."""
+    return judgement.model_copy(update={"generation": None})
+
+
 # -- LLMJudge ------------------------------------------------------------------------------------
 
 
@@ -87,8 +92,11 @@ def test_llm_judge_labels_failures_and_unparseable() -> None:
     samples = [sample(k) for k in "abcde"]
     got = judge_all(judge, samples)
     assert [j.label for j in got] == ["supportive", "irrelevant", None, None, "insufficient"]
-    assert got[0] == Judgement(label="supportive", raw="Relationship Category: Supportive")
-    assert got[2] == Judgement(label=None, raw="I am not sure.", error="unparseable")
+    assert verdict(got[0]) == Judgement(label="supportive", raw="Relationship Category: Supportive")
+    assert verdict(got[2]) == Judgement(label=None, raw="I am not sure.", error="unparseable")
+    # a served or mock model's reply is recorded as kalma run records it: no batch_size
+    assert got[0].generation is not None and got[0].generation["cached"] is False
+    assert "batch_size" not in got[0].generation and got[3].generation is None
     assert got[3] == Judgement(
         label=None,
         raw="",
@@ -190,7 +198,7 @@ def test_structured_output_is_sent_over_http() -> None:
             [sample("c")],
         )
         bodies = server.requests
-    assert got[0] == Judgement(label="insufficient", raw='{"label": "Missing"}')
+    assert verdict(got[0]) == Judgement(label="insufficient", raw='{"label": "Missing"}')
     assert got[1].label is None and got[1].error is not None
     assert got[1].error.startswith("ClientError: ") and "HTTP 400" in got[1].error
     assert plain[0].label == "irrelevant"

@@ -10,7 +10,7 @@ read is a judgement with ``label=None`` and the reply kept in ``raw``, so the re
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -39,6 +39,13 @@ class Judgement(BaseModel):
     )
     scores: dict[str, float] | None = Field(
         default=None, description="Per-label probabilities when the backend has them."
+    )
+    generation: dict[str, Any] | None = Field(
+        default=None,
+        description="What the chat model reported of its reply, as a record keeps it "
+        "(:func:`~citegraph.models.chat.generation_record`: model, finish_reason, usage, cached, "
+        "attempts, latency_s, and batch_size for a local model's fresh reply); None for other "
+        "backends and failed calls.",
     )
 
 

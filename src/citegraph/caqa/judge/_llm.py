@@ -54,7 +54,12 @@ from citegraph.caqa.judge._prompts import (
 from citegraph.caqa.judge._rules import CaqaRules
 from citegraph.errors import ConfigError, EndpointError, MissingDependency, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Grammar
-from citegraph.models.chat import ResolvedReplies, choice_grammar, choice_reply_text
+from citegraph.models.chat import (
+    ResolvedReplies,
+    choice_grammar,
+    choice_reply_text,
+    generation_record,
+)
 from citegraph.models.grammar import grammar_mode_of
 from citegraph.runs import error_fields
 
@@ -258,14 +263,16 @@ class LLMJudge:
         return Judgement(label=label, raw=reply, error=None if label else UNPARSEABLE)
 
     async def judge_one(self, sample: CaqaSample) -> Judgement:
-        """Judge one sample; a model failure becomes an error judgement."""
+        """Judge one sample; a model failure becomes an error judgement. The judgement keeps
+        what the model reported of its reply (``generation``, as records keep it)."""
         try:
             generation = await self.model.generate(self.request(sample))
         except MissingDependency:
             raise
         except (EndpointError, ModelError) as exc:
             return Judgement(label=None, raw="", **error_fields(exc))
-        return self.read(generation.text)
+        judgement = self.read(generation.text)
+        return judgement.model_copy(update={"generation": generation_record(generation)})
 
     async def judge(self, samples: Sequence[CaqaSample]) -> list[Judgement]:
         """One judgement per sample, in order, at most ``concurrency`` requests at once."""

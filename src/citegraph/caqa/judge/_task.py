@@ -4,7 +4,10 @@ Input: a CAQA split (``test.jsonl`` from ``caqa build``), any JSONL of :class:`C
 ``attributionbench`` (human binary labels). The output directory is a run directory:
 ``run.json`` (configuration, data hash, versions), ``samples.jsonl`` (one record per sample,
 readable alone: question, answer statement, citation and its subgraph (the facts with their
-labels), gold, prediction, the evaluator's raw reply, error, scores), ``metrics.json`` (the
+labels), gold, prediction, the evaluator's raw reply, error, scores and, for a chat evaluator,
+the reply's ``generation`` as ``kalma run`` records it: model, finish_reason, usage, cached,
+attempts, latency_s and, for a local model's reply, ``batch_size``: how many prompts shared its
+``generate`` call; none for a reply from the response cache), ``metrics.json`` (the
 :class:`EvaluatorReport`: per-category and micro-F1, per-complexity F1, confusion matrix,
 bootstrap intervals, agreement with human labels) and ``report.md``.
 
@@ -138,7 +141,8 @@ class CaqaJudgeResult(TaskResult):
 
 def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
     """One judged sample, readable alone: what was judged (question, answer statement,
-    citation, its subgraph), the gold label and the evaluator's verdict and reply."""
+    citation, its subgraph), the gold label and the evaluator's verdict and reply (with a chat
+    judge's ``generation``)."""
     failed = judgement.label is None and judgement.error not in (None, UNPARSEABLE)
     record: dict[str, Any] = {
         "id": sample.id,
@@ -159,6 +163,8 @@ def _record(sample: CaqaSample, judgement: Judgement) -> dict[str, Any]:
         record["subgraph"] = sample.attribution.fact_rows()
     if judgement.scores is not None:
         record["scores"] = judgement.scores
+    if judgement.generation is not None:  # a chat judge's reply: as kalma run records it
+        record["generation"] = judgement.generation
     if sample.human_label is not None:
         record["human"] = sample.human_label
     return record

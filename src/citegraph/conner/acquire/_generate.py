@@ -36,6 +36,7 @@ from citegraph.conner.acquire._prompts import (
 from citegraph.datasets import ConnerSample, ConnerTask
 from citegraph.errors import ConfigError, EndpointError, ModelError
 from citegraph.models import ChatModel, ChatRequest, GenerateConfig, Generation
+from citegraph.models.chat import generation_record
 from citegraph.runs import Progress, blocking, error_fields, run_bounded_async
 
 __all__ = ["GeneratedKnowledge", "clean_knowledge", "generate_knowledge"]
@@ -69,6 +70,12 @@ class GenerationOutcome(BaseModel):
         default=(), description="Ids of the few-shot demonstrations, in prompt order."
     )
     finish_reason: str | None = Field(default=None, description="As the model reported it.")
+    generation: dict[str, Any] | None = Field(
+        default=None,
+        description="What the model reported of its reply, as a record keeps it "
+        "(:func:`~citegraph.models.chat.generation_record`: model, finish_reason, usage, cached, "
+        "attempts, latency_s, and batch_size for a local model's fresh reply); None on error.",
+    )
 
     @model_validator(mode="after")
     def _one_of(self) -> Self:
@@ -210,5 +217,6 @@ def _knowledge_result(
         knowledge=knowledge,
         raw_text=generation.text,
         finish_reason=generation.finish_reason,
+        generation=generation_record(generation),
         **common,
     )

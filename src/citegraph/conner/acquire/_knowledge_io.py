@@ -4,8 +4,11 @@ inputs ``conner score`` reads.
 A *knowledge run* is a run directory (``run.json``, ``samples.jsonl``) whose records are
 ``{"id", "status", "text", "source", ...}``: ``status`` is ``"ok"`` or ``"failed"`` (a model
 call failed; the record holds ``error`` and the sample is retried on resume). Generated records
-also keep ``raw`` (the model's text before cleaning), ``prompt_version``, ``demonstrations`` and
-``finish_reason``.
+also keep ``raw`` (the model's text before cleaning), ``prompt_version``, ``demonstrations``,
+``finish_reason`` and ``generation``, what the model reported of its reply as ``kalma run``
+records it (:func:`~citegraph.models.chat.generation_record`: model, finish_reason, usage,
+cached, attempts, latency_s and, for a local model's reply, ``batch_size``: how many prompts
+shared its ``generate`` call; none for a reply from the response cache).
 
 :func:`read_knowledge` accepts, for ``conner score``:
 
@@ -88,6 +91,8 @@ def generated_record(item: GeneratedKnowledge, source: str) -> dict[str, Any]:
         "demonstrations": list(item.demonstrations),
         "finish_reason": item.finish_reason,
     }
+    if item.generation is not None:  # as kalma run records it (batch_size of a local model)
+        extra["generation"] = item.generation
     if item.knowledge is not None:
         return knowledge_record(item.knowledge, extra)
     failed = {"id": item.id, "status": FAILED, "text": None, "source": source, "error": item.error}

@@ -28,7 +28,8 @@ from citegraph.kalma.score import (
     score_items_async,
 )
 from citegraph.kg import KnowledgeGraph, Subgraph, with_short_ids
-from citegraph.models import ChatModel, Generation, NLIModel
+from citegraph.models import ChatModel, NLIModel
+from citegraph.models.chat import generation_record
 from citegraph.runs import FAILED
 
 
@@ -180,19 +181,8 @@ def _generation_fields(answer: AttributedAnswer) -> dict[str, Any]:
         "status": FAILED if answer.error else "ok",
         "empty_reason": answer.empty_reason,
         "prompt_version": answer.prompt_version,
-        "generation": None if gen is None else _generation_record(gen),
+        "generation": None if gen is None else generation_record(gen),
     }
     if answer.constraint is not None:  # the record's "citations" are its scores: a key apart
         fields["constraint"] = answer.constraint
     return fields
-
-
-def _generation_record(gen: Generation) -> dict[str, Any]:
-    """The record's ``generation``: the :class:`Generation` without its text and raw extras,
-    plus ``batch_size`` (how many prompts shared its ``generate`` call) where a local model
-    reported it."""
-    record = gen.model_dump(mode="json", exclude={"text", "raw"})
-    batch_size = (gen.raw or {}).get("batch_size")
-    if batch_size is not None:
-        record["batch_size"] = batch_size
-    return record

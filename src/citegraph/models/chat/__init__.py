@@ -41,6 +41,9 @@ from citegraph.models.chat._mock import (
 from citegraph.models.chat._openai import (
     OpenAICompatibleChat,
 )
+from citegraph.models.chat._record import (
+    generation_record,
+)
 from citegraph.models.chat._types import (
     ChatMessage,
     ChatModel,
@@ -98,6 +101,7 @@ __all__ = [
     "estimate_tokens",
     "forget_cached",
     "generate_config_for",
+    "generation_record",
     "load_causal_lm",
     "local_chat",
     "local_generate_config",

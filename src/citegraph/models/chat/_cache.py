@@ -7,6 +7,11 @@ generations are stored; errors are never cached, and a caller that finds a gener
 drops it with :meth:`CachedChatModel.forget`. Concurrent identical requests may both reach the
 model (the last answer stored wins); the :class:`~citegraph.io.SQLiteCache` lock keeps
 the file consistent.
+
+A reply served from the cache is marked ``cached`` and carries no ``batch_size`` in its ``raw``
+extras: it shared no ``generate`` call, so the size of the local model's call that first produced
+it would be false (a run's record of it says ``cached: true`` and has no ``batch_size``; its
+``latency_s`` stays that first call's).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from citegraph.io import SQLiteCache, cache_key
+from citegraph.models.chat._record import BATCH_SIZE
 from citegraph.models.chat._types import ChatModel, ChatRequest, GenerateConfig, Generation
 from citegraph.models.chat._usage import report_usage
 
@@ -99,7 +105,8 @@ class CachedChatModel:
         return chat_cache_key(self.inner.endpoint, self.inner.name, request)
 
     def lookup(self, request: ChatRequest) -> Generation | None:
-        """The cached generation for ``request`` (``cached=True``), or ``None``."""
+        """The cached generation for ``request`` (``cached=True``, no ``batch_size`` in its
+        ``raw``: it shared no call), or ``None``."""
         stored: Any = self.cache.get(self.request_key(request))
         if stored is None:
             return None
@@ -107,7 +114,10 @@ class CachedChatModel:
             generation = Generation.model_validate(stored)
         except ValidationError:  # an entry from an incompatible version: a miss, overwritten
             return None
-        return generation.model_copy(update={"cached": True})
+        update: dict[str, Any] = {"cached": True}
+        if generation.raw is not None and BATCH_SIZE in generation.raw:
+            update["raw"] = {k: v for k, v in generation.raw.items() if k != BATCH_SIZE}
+        return generation.model_copy(update=update)
 
     async def generate(self, request: ChatRequest) -> Generation:
         """The cached generation for ``request``, or the inner model's (then stored).
