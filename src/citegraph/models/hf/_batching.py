@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from citegraph.errors import ConfigError, ModelError
+from citegraph.models.hf._clip import clip_long_texts
 from citegraph.models.hf._placement import is_out_of_memory, resolve_device
 
 _T = TypeVar("_T")
@@ -345,12 +346,8 @@ def run_length_sorted(
     """
     if not first:
         return []
-    encoded = tokenizer(
-        list(first),
-        None if second is None else list(second),
-        truncation=max_length is not None,
-        max_length=max_length,
-    )
+    firsts, seconds = clip_long_texts(tokenizer, first, second, max_length)
+    encoded = tokenizer(firsts, seconds, truncation=max_length is not None, max_length=max_length)
     columns = {key: list(values) for key, values in encoded.items()}
     out: list[Any] = [None] * len(first)
     lengths = [len(ids) for ids in columns["input_ids"]]

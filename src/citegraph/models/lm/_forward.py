@@ -23,6 +23,7 @@ import copy
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from citegraph.models.hf import run_error
@@ -32,6 +33,11 @@ __all__ = ["LMForward", "Scored", "SharedPrefix"]
 
 #: Logits computed per head chunk (positions x vocabulary): 16 MB of float32.
 CHUNK_ELEMENTS = 1 << 22
+#: The same on an accelerator, 256 MB of float32: each chunk reads the whole head (a
+#: 128k-token vocabulary x 2,048 is 0.5 GB in bf16), so 4M-element chunks (32 positions of
+#: Llama-3's vocabulary) made the head a memory-bound read per 32 positions, 1,000 reads per
+#: 32k-position batch; 512 positions per read make it compute-bound.
+ACCELERATOR_CHUNK_ELEMENTS = 1 << 26
 #: Largest |difference| of a probe log-probability for a shortcut to count as exact.
 PROBE_TOLERANCE = 1e-4
 #: The same in half precision, where two ways to compute one logit round differently (bf16 keeps
@@ -72,6 +78,8 @@ class LMForward:
     def __init__(self, *, model: Any, torch: Any, device: str, pad_id: int, name: str) -> None:
         self._model, self._torch, self._device = model, torch, device
         self._pad_id, self._name = pad_id, name
+        on_cpu = str(device).split(":", 1)[0] == "cpu"
+        self._chunk_elements = CHUNK_ELEMENTS if on_cpu else ACCELERATOR_CHUNK_ELEMENTS
         self._decoder: Any = getattr(model, "base_model", None)
         self._head: Any = model.get_output_embeddings() if self._decoder is not None else None
         self.fast_head = False
@@ -151,11 +159,9 @@ class LMForward:
     def _padded(self, rows: Sequence[Sequence[int]]) -> tuple[Any, Any]:
         torch = self._torch
         width = max(len(row) for row in rows)
-        ids = torch.full((len(rows), width), self._pad_id, dtype=torch.long)
-        mask = torch.zeros((len(rows), width), dtype=torch.long)
-        for r, row in enumerate(rows):
-            ids[r, : len(row)] = torch.tensor(list(row), dtype=torch.long)
-            mask[r, : len(row)] = 1
+        pad = self._pad_id
+        ids = torch.tensor([[*row, *[pad] * (width - len(row))] for row in rows], dtype=torch.long)
+        mask = torch.tensor([[1] * len(row) + [0] * (width - len(row)) for row in rows])
         return ids.to(self._device), mask.to(self._device)
 
     def _call(self, module: Any, **inputs: Any) -> Any:
@@ -174,9 +180,16 @@ class LMForward:
         torch = self._torch
         width = hidden.shape[1]
         rows = [(r, b, max(b, e)) for r, b, e in rows]  # a row may have nothing to score here
-        flat = torch.cat(
-            [torch.arange(r * width + b, r * width + e, device=hidden.device) for r, b, e in rows]
-        )
+        # the positions r * width + b .. r * width + e - 1 of every row, made in a few kernels
+        # (not one arange per row: 512 launches per batch on a GPU)
+        sizes = [e - b for _, b, e in rows]
+        total = sum(sizes)
+        shifts = torch.tensor([r * width + b for r, b, _ in rows], dtype=torch.long)
+        shifts -= torch.tensor([0, *accumulate(sizes)][:-1], dtype=torch.long)
+        counts = torch.tensor(sizes, dtype=torch.long)
+        within = torch.arange(total, dtype=torch.long)
+        spread = torch.repeat_interleave(shifts, counts, output_size=total)
+        flat = (within + spread).to(hidden.device)
         states = hidden.reshape(-1, hidden.shape[-1]).index_select(0, flat)
         targets = ids.reshape(-1).index_select(0, flat + 1)
         vocab = int(self._head.weight.shape[0])
@@ -186,7 +199,7 @@ class LMForward:
     def _chunked(self, logits_of: Any, targets: Any, vocab: int) -> Any:
         """``logit(target) - logsumexp(logits)`` over chunks of positions, as float64."""
         torch = self._torch
-        step = max(1, CHUNK_ELEMENTS // vocab)
+        step = max(1, self._chunk_elements // vocab)
         parts = []
         for lo in range(0, len(targets), step):
             logits = logits_of(lo, min(lo + step, len(targets))).float()
