@@ -67,3 +67,53 @@ def test_it_does_nothing_outside_the_engine_or_in_a_batch(tmp_path: Path) -> Non
     items = [(str(i), i) for i in range(8)]
     asyncio.run(run_pending_batches_async(run, items, work, batch_size=2, concurrency=1))
     assert peak == 1 and len(run.done) == 8
+
+
+def test_prepare_ahead_readies_the_next_items_while_the_calls_run(tmp_path: Path) -> None:
+    """With ``prepare_ahead`` twice the concurrency is admitted: the next items are prepared
+    while the calls are in flight, and the model's own limit still bounds the calls."""
+    events: list[str] = []
+    gate = asyncio.Semaphore(2)  # the model's own limit (a server's endpoint limit)
+    calls = peak = 0
+
+    async def work(batch: Any) -> list[dict[str, Any]]:
+        nonlocal calls, peak
+        (item,) = batch
+        events.append(f"prepared {item}")
+        async with gate:
+            calls += 1
+            peak = max(peak, calls)
+            await asyncio.sleep(0.02)
+            calls -= 1
+        events.append(f"answered {item}")
+        await hand_back_slot()
+        return [{"id": str(item)}]
+
+    async def go(run: RunDir) -> None:
+        items = [(str(i), i) for i in range(8)]
+        await run_pending_batches_async(
+            run, items, work, batch_size=1, concurrency=2, prepare_ahead=True
+        )
+
+    run = RunDir.open(tmp_path, {"t": 3})
+    asyncio.run(go(run))
+    assert len(run.done) == 8 and peak == 2
+    assert events.index("prepared 2") < events.index("answered 0")
+    assert events.index("prepared 3") < events.index("answered 0")
+    assert events.index("prepared 4") > events.index("answered 0")  # 2 x 2 admitted, no more
+
+
+def test_kalma_run_prepares_ahead_for_a_served_answerer_only() -> None:
+    from citegraph.kalma.run._answer import RunModels
+    from citegraph.kalma.run._task import KalmaRunTask
+    from citegraph.models import MockChat, nli_model
+    from citegraph.models.chat._openai import OpenAICompatibleChat
+
+    served = OpenAICompatibleChat("m", provider="vllm", base_url="http://127.0.0.1:9/v1")
+    task = KalmaRunTask.__new__(KalmaRunTask)  # prepare_ahead reads only the models
+
+    def models(answerer: Any) -> RunModels:
+        return RunModels.model_construct(answerer=answerer, nli=nli_model("lexical"))
+
+    assert task.prepare_ahead(models(served)) is True
+    assert task.prepare_ahead(models(MockChat("x"))) is False

@@ -194,6 +194,7 @@ async def _work_pending(
         batch_size=runtime.batch_size or task.batch_size,
         concurrency=task.concurrency(models, runtime),
         progress=runtime.progress,
+        prepare_ahead=task.prepare_ahead(models),
     )
 
 

@@ -18,38 +18,48 @@ R = TypeVar("R")
 
 #: Seconds between the engine's looks at :func:`stop_requested` while items are in flight.
 _POLL_S = 0.2
-#: How the item running in this task gives its place back early (see :func:`hand_back_slot`).
-_SLOT: ContextVar[Callable[[], None] | None] = ContextVar("citegraph_engine_slot", default=None)
+#: How the item running in this task gives its place back early (see :func:`hand_back_slot`):
+#: the release of its place, and the run's lane for the local work that follows.
+_SLOT: ContextVar[tuple[Callable[[], None], asyncio.Lock] | None] = ContextVar(
+    "citegraph_engine_slot", default=None
+)
 
 
 def hand_back_slot() -> Awaitable[None]:
     """Give this item's place among the ``concurrency`` in flight back to the engine now: what
     the item still has to do is work on this machine (parsing and scoring an answer, its
     record), not a call to the model it was admitted for. ``await hand_back_slot()``: the
-    place is given back at the call, and awaiting lets the items so woken reach their own model
-    calls (two turns of the event loop) before this one goes on.
+    place is given back at the call; awaiting lets the items so woken reach their own model
+    calls first, then resumes the items that handed back one at a time, each after the event
+    loop has looked at the network once more.
 
-    So against a server the next requests go out as soon as answers come in, not after each
-    answer's scoring: at 64 requests in flight, a wave of answers no longer spreads the next
-    wave of requests by 64 x the client's CPU per answer. Each model still bounds its own calls
-    (a server's endpoint limit). Outside the engine, in an item of a batch of more than one, or
-    the second time in an item, it gives nothing back and the awaitable returns at once.
+    So against a server the next requests go out as soon as answers come in, not after the
+    scoring of a whole wave of answers: at 64 requests in flight, a wave of answers no longer
+    spreads the next wave of requests by 64 x the client's CPU per answer. Each model still
+    bounds its own calls (a server's endpoint limit), and an item's later model calls (a
+    served NLI model) run concurrently as before: the one-at-a-time lane is held only while an
+    item resumes. Outside the engine, in an item of a batch of more than one, or the second
+    time in an item, it gives nothing back and the awaitable returns at once.
     """
-    release = _SLOT.get()
-    if release is None:
+    slot = _SLOT.get()
+    if slot is None:
         return _nothing()
     _SLOT.set(None)
+    release, lane = slot
     release()
-    return _two_turns()
+    return _local_turn(lane)
 
 
 async def _nothing() -> None:
     return None
 
 
-async def _two_turns() -> None:
+async def _local_turn(lane: asyncio.Lock) -> None:
+    """Resume after the woken items reached their calls, one item of the lane at a time, each
+    after one more look at the network (answers that came in are read and answered first)."""
     await asyncio.sleep(0)
-    await asyncio.sleep(0)
+    async with lane:
+        await asyncio.sleep(0)
 
 
 async def run_pending_async(
@@ -101,13 +111,22 @@ async def run_pending_batches_async(
     batch_size: int,
     concurrency: int,
     progress: Progress | None = None,
+    prepare_ahead: bool = False,
 ) -> tuple[int, int]:
     """:func:`run_pending` for workers that take a batch (NLI and classifier models): the
     unfinished items are cut into batches of ``batch_size``; ``work`` returns one record per
-    item of its batch, in order, and they are appended when the batch finishes."""
+    item of its batch, in order, and they are appended when the batch finishes.
+
+    ``prepare_ahead`` (each item's model call is bounded by the model itself, e.g. a served
+    model's endpoint limit; :meth:`~citegraph.runs.Task.prepare_ahead`): twice ``concurrency``
+    batches are admitted, so that the next items are ready (their prompts built) when a call
+    ends, and an admitted item starts its local work in the lane of :func:`hand_back_slot`: one
+    at a time, each after a look at the network, so that a call that can start is never kept
+    waiting behind the preparation of a whole wave of items."""
     todo = [item for _, item in unfinished(run, items, progress)]
     finished = n_resumed = len(items) - len(todo)
-    semaphore = asyncio.Semaphore(max(1, concurrency))
+    semaphore = asyncio.Semaphore(max(1, concurrency) * (2 if prepare_ahead else 1))
+    lane = asyncio.Lock()  # resumes the items that handed their place back (hand_back_slot)
 
     async def one(batch: Sequence[T]) -> None:
         nonlocal finished
@@ -124,7 +143,9 @@ async def run_pending_batches_async(
             if stop_requested() is not None:  # Ctrl-C: start nothing new
                 return
             if len(batch) == 1:  # one item may give its place back (hand_back_slot)
-                _SLOT.set(release)
+                _SLOT.set((release, lane))
+            if prepare_ahead:
+                await _local_turn(lane)
             records = await work(batch)
         finally:
             release()

@@ -128,6 +128,13 @@ class Task(ABC, Generic[ItemT, ModelsT]):
         """The models the work needs, loaded once; the context closes those it loaded (never
         the caller's own)."""
 
+    def prepare_ahead(self, models: ModelsT) -> bool:
+        """Whether the engine admits twice :meth:`concurrency` items: True when each item's
+        model call is bounded by the model itself (a served model's endpoint limit), so that
+        the next items' prompts are built while the calls are in flight and a call starts the
+        moment another ends; the calls in flight stay within the model's limit. False here."""
+        return False
+
     @abstractmethod
     async def work(self, batch: Sequence[ItemT], models: ModelsT) -> list[Record]:
         """One record per item of ``batch``, in order."""

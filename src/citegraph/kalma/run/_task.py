@@ -216,6 +216,11 @@ class KalmaRunTask(Task[str, RunModels]):
         """Questions in flight: ``--concurrency``, else the server's request limit, else 4."""
         return runtime.concurrency_for(models.answerer, 4)
 
+    def prepare_ahead(self, models: RunModels) -> bool:
+        """True for a served answerer (it bounds its own requests): the next questions'
+        prompts are built while the answers are awaited."""
+        return getattr(models.answerer, "concurrency", None) is not None
+
     async def work(self, batch: Sequence[str], models: RunModels) -> list[Record]:
         inputs, human = self.inputs, self.human
         records = [
