@@ -16,6 +16,7 @@ graph's exact spelling, so the BioKaLMA value ``"Cao  Shishu"`` (two spaces) sti
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 
@@ -32,8 +33,10 @@ _CURIE_LOCAL = re.compile(r"[^\W][\w\-.]*(?<!\.)")
 NO_GRAPHS = "no graphs were given"
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def norm_ws(text: str) -> str:
-    """Collapse runs of whitespace to one space and strip the ends."""
+    """Collapse runs of whitespace to one space and strip the ends (remembered: a run
+    normalises the same relation names and values for every answer)."""
     return " ".join(text.split())
 
 
