@@ -117,3 +117,15 @@ def test_kalma_run_prepares_ahead_for_a_served_answerer_only() -> None:
 
     assert task.prepare_ahead(models(served)) is True
     assert task.prepare_ahead(models(MockChat("x"))) is False
+
+
+def test_caqa_judge_prepares_ahead_for_a_served_llm_judge_only() -> None:
+    from citegraph.caqa.judge._llm import LLMJudge
+    from citegraph.caqa.judge._task import CaqaJudgeTask
+    from citegraph.models import MockChat
+    from citegraph.models.chat._openai import OpenAICompatibleChat
+
+    served = OpenAICompatibleChat("m", provider="vllm", base_url="http://127.0.0.1:9/v1")
+    task = CaqaJudgeTask.__new__(CaqaJudgeTask)  # prepare_ahead reads only the models
+    assert task.prepare_ahead(LLMJudge(served)) is True
+    assert task.prepare_ahead(LLMJudge(MockChat("x"))) is False

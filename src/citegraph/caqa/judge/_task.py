@@ -275,6 +275,11 @@ class CaqaJudgeTask(Task[CaqaSample, Evaluator]):
         """Batches in flight: the runtime's, else the chat model's request limit, else 1."""
         return runtime.concurrency_for(models, 1)
 
+    def prepare_ahead(self, models: Evaluator) -> bool:
+        """True for an LLM judge on a served model (it bounds its own requests): the next
+        samples' prompts are built while the replies are awaited."""
+        return getattr(getattr(models, "model", None), "concurrency", None) is not None
+
     async def work(self, batch: Sequence[CaqaSample], models: Evaluator) -> list[Record]:
         """One evaluator call per batch; a failed call's samples are recorded as failed."""
         judgements = await models.judge(batch)
