@@ -1,5 +1,6 @@
 """``kalma run`` with a local model records how many prompts shared each ``generate`` call
-(``generation.batch_size``); a served model's records carry no such field."""
+(``generation.batch_size``); a served model's records carry no such field, and neither do
+answers from the response cache (``cached``: they shared no call)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from _tiny_models import build_tiny_causal_lm
+from citegraph.io import SQLiteCache
 from citegraph.kalma import KalmaRunConfig, run_kalma
 from citegraph.models import MockChat
-from citegraph.models.chat import HFChat
+from citegraph.models.chat import CachedChatModel, HFChat
 from citegraph.runs import Runtime
 
 
@@ -46,3 +48,17 @@ def test_served_answers_record_no_batch_size(data_dir: Path, tmp_path: Path) -> 
         tmp_path / "run", config, runtime=Runtime(limit=2), data_dir=data_dir, model=MockChat("x")
     )
     assert all("batch_size" not in g for g in _generations(tmp_path / "run"))
+
+
+def test_cached_answers_record_no_batch_size(data_dir: Path, tmp_path: Path) -> None:
+    chat = HFChat.load(build_tiny_causal_lm(tmp_path / "lm"), device="cpu")
+    chat._model.config.max_position_embeddings = 2048  # KaLMA prompts are ~700 tokens here
+    model = CachedChatModel(chat, SQLiteCache(tmp_path / "chat.sqlite"))
+    config = KalmaRunConfig(model="hf/tiny_lm", temperature=0, max_tokens=4)
+    runtime = Runtime(limit=4, concurrency=4)
+    for out in ("first", "again"):
+        run_kalma(tmp_path / out, config, runtime=runtime, data_dir=data_dir, model=model)
+    first, again = _generations(tmp_path / "first"), _generations(tmp_path / "again")
+    assert not any(g["cached"] for g in first) and max(g["batch_size"] for g in first) > 1
+    assert all(g["cached"] and "batch_size" not in g for g in again)
+    assert [g["usage"] for g in again] == [g["usage"] for g in first]
