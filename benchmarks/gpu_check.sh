@@ -28,7 +28,7 @@ out="${OUT:-$PWD/gpu_check_out}"
 mkdir -p "$out"
 log="$out/gpu_check.log"
 data="${1:-${CITEGRAPH_DATA:-$PWD/.gpudata}}"
-export PYTHONUNBUFFERED=1 TOKENIZERS_PARALLELISM=false HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1  # tokenizer threads: as a real run
 py="${PYTHON:-python3}"
 
 {

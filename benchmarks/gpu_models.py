@@ -439,20 +439,28 @@ def main() -> None:
         help="profile one more batched call per row and print where its time goes",
     )  # fmt: skip
     parser.add_argument("--profile-dir", default=None, help="write a chrome trace per row here")
+    parser.add_argument(
+        "--tokenizer-threads", action=argparse.BooleanOptionalAction, default=None,
+        help="the fast tokenizer's thread pool (TOKENIZERS_PARALLELISM); default: on with a "
+        "GPU, as a real run has it, off on a CPU (the tests' setting)",
+    )  # fmt: skip
     args = parser.parse_args()
     args.n = args.n or (64 if args.size == "small" else 2048)
     args.n_one = min(args.n, args.n_one or (32 if args.size == "small" else 64))
     dtypes = (args.dtype or ("fp32" if args.device == "cpu" else "fp32,bf16")).split(",")
     if args.threads:
         torch.set_num_threads(args.threads)
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    threads = args.tokenizer_threads
+    if threads is None:
+        threads = not args.device.startswith("cpu")
+    os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads else "false"
     transformers.utils.logging.disable_progress_bar()
     transformers.utils.logging.set_verbosity_error()
     name = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else "CPU"
     print(
         f"torch {torch.__version__}, transformers {transformers.__version__}, {name} "
-        f"({args.device}), {torch.get_num_threads()} CPU thread(s); size {args.size}; "
-        f"best of {args.repeat}"
+        f"({args.device}), {torch.get_num_threads()} CPU thread(s), tokenizer threads "
+        f"{'on' if threads else 'off'}; size {args.size}; best of {args.repeat}"
     )
     head = f"{'backend':<9} {'dtype':<5} {'one/s':>9} {'batched/s':>10} {'speed':>8}"
     print(f"{head} {'tokens/s':>11} {'TFLOP/s':>8} {'peak':>6} {'attn':<6} {'plan':<11} items")
