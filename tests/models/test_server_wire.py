@@ -12,6 +12,7 @@ import gzip
 import json
 import zlib
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -388,3 +389,56 @@ def test_route_of_names_hosts_as_http_wants() -> None:
     assert route_of("http://u:p@h:80").target == "/"
     with pytest.raises(ConfigError):
         route_of("ftp://h/x")
+
+
+def test_https_is_verified_and_kept_alive(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A certificate the client does not trust is refused; a trusted one carries requests over
+    one kept-alive TLS connection."""
+    import shutil
+    import ssl
+    import subprocess
+
+    from citegraph.models.server import _pool
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
+         "-out", str(cert), "-days", "2", "-subj", "/CN=localhost",
+         "-addext", "subjectAltName=DNS:localhost"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    _no_proxy_env(monkeypatch)
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            try:
+                await server.request(reader)
+            except (asyncio.IncompleteReadError, ConnectionError, ssl.SSLError):
+                return
+            writer.write(ok(b'"secure"'))
+
+    server = Scripted(answer)
+
+    async def go() -> tuple[bytes, int]:
+        served = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        served.load_cert_chain(cert, key)
+        server.server = await asyncio.start_server(answer, "127.0.0.1", 0, ssl=served)
+        port = server.server.sockets[0].getsockname()[1]
+        url = f"https://localhost:{port}/v1/x"
+        try:
+            with pytest.raises(ssl.SSLCertVerificationError):
+                await Pool(1 << 20).post(url, b"{}", {})
+            trusting = ssl.create_default_context()
+            trusting.load_verify_locations(cert)
+            monkeypatch.setattr(_pool, "_SSL", trusting)
+            pool = Pool(1 << 20)
+            bodies = [(await pool.post(url, b"{}", {})).body for _ in range(3)]
+            kept = len(pool._open)
+            await pool.aclose()
+            return bodies[-1], kept
+        finally:
+            server.server.close()
+
+    assert run(go) == (b'"secure"', 1)
