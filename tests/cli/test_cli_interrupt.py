@@ -115,7 +115,9 @@ def test_first_sigint_keeps_records_prints_resume_hint_exits_130(
         assert "Aborted!" not in stderr + stdout
         assert not (out / "metrics.json").exists()
         kept = sorted(json.loads(line)["id"] for line in _lines(out / "samples.jsonl"))
-        assert kept == ["specific-0", "specific-1"]
+        # the first two requests to reach the server were answered: two of the first four
+        # questions (a served model's run prepares 2 x --concurrency questions ahead)
+        assert len(set(kept)) == 2 and set(kept) <= {f"specific-{i}" for i in range(4)}
 
         script.hold = False
         config = KalmaRunConfig(model="vllm/fake-model", base_url=server.base_url)
