@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 
+from citegraph.models.server import _pool
 from citegraph.testing import FakeOpenAIServer
 
 HEADER = (
@@ -104,3 +105,53 @@ def add_level_arguments(parser: argparse.ArgumentParser, levels: str) -> None:
         default="process",
         help="Run the fake server in a child process (as a real server is) or in a thread here.",
     )
+
+
+class Timeline:
+    """Where a run's wall time over the ideal goes (``--timeline``): every request's start and
+    end as the client's HTTP pool sees them, against the run's own start and end.
+
+    Use as a context manager around one run; :meth:`report` gives one line per run: the time
+    from the run's start to its first request, from the last answer to the run's end, the mean
+    requests in flight, and each wave's spread (the time over which a wave of ``level``
+    requests went out: the client's time to answer a wave of answers).
+    """
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[float, float]] = []
+        self.start = self.end = 0.0
+        self._post: Callable[..., object] | None = None
+
+    def __enter__(self) -> Timeline:
+        post = self._post = _pool.Pool.post
+        spans = self.spans
+
+        async def timed(pool: object, *args: object, **kwargs: object) -> object:
+            began = time.perf_counter()
+            try:
+                return await post(pool, *args, **kwargs)  # type: ignore[misc]
+            finally:
+                spans.append((began, time.perf_counter()))
+
+        _pool.Pool.post = timed  # type: ignore[method-assign,assignment]
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.end = time.perf_counter()
+        _pool.Pool.post = self._post  # type: ignore[method-assign,assignment]
+
+    def report(self, level: int) -> str:
+        """The line of this run (see the class)."""
+        if not self.spans:
+            return "  timeline: no request"
+        starts = sorted(s for s, _ in self.spans)
+        first, last = starts[0], max(e for _, e in self.spans)
+        busy = sum(e - s for s, e in self.spans)
+        waves = [starts[i : i + level] for i in range(0, len(starts), level)]
+        spreads = ",".join(f"{1000 * (w[-1] - w[0]):.0f}" for w in waves)
+        return (
+            f"  timeline: start->first request {1000 * (first - self.start):.0f} ms, last "
+            f"answer->end {1000 * (self.end - last):.0f} ms, mean in flight "
+            f"{busy / (last - first):.1f}, wave spreads (ms) {spreads}"
+        )

@@ -7,6 +7,10 @@ CPU time per question. The server is citegraph's FakeOpenAIServer (real HTTP on 
 a child process by default; the response cache is off so every question reaches the server.
 
     python benchmarks/kalma_run_server.py --questions 400 --delay 0.2 --concurrency 8,16,32
+
+``--timeline`` adds one more run per level, timed request by request, and prints where the time
+over the ideal went: the run's start before its first request, its end after the last answer,
+and how long each wave of requests took to go out.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from pathlib import Path
 from _server_levels import (
     HEADER,
     LEGEND,
+    Timeline,
     add_level_arguments,
     fake_server,
     levels_of,
@@ -42,6 +47,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=400)
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument(
+        "--timeline", action="store_true",
+        help="one more run per level, timed request by request: where the time over the ideal goes",
+    )  # fmt: skip
     add_level_arguments(parser, "8,16,32")
     args = parser.parse_args()
     print(
@@ -62,6 +71,10 @@ def main() -> None:
                 for r in range(args.repeats)
             ]
             print(report_level(level, n, args.delay, timings))
+            if args.timeline:
+                with Timeline() as timeline:
+                    _run(Path(tmp) / f"c{level}-timeline", config, runtime, args.data_dir)
+                print(timeline.report(level))
     print(LEGEND)
 
 
