@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
+from typing import Any
 
 from citegraph.models.server import _pool
 from citegraph.testing import FakeOpenAIServer
@@ -120,16 +121,16 @@ class Timeline:
     def __init__(self) -> None:
         self.spans: list[tuple[float, float]] = []
         self.start = self.end = 0.0
-        self._post: Callable[..., object] | None = None
+        self._post: Any = None
 
     def __enter__(self) -> Timeline:
         post = self._post = _pool.Pool.post
         spans = self.spans
 
-        async def timed(pool: object, *args: object, **kwargs: object) -> object:
+        async def timed(pool: Any, *args: Any, **kwargs: Any) -> Any:
             began = time.perf_counter()
             try:
-                return await post(pool, *args, **kwargs)  # type: ignore[misc]
+                return await post(pool, *args, **kwargs)
             finally:
                 spans.append((began, time.perf_counter()))
 
@@ -139,7 +140,7 @@ class Timeline:
 
     def __exit__(self, *exc: object) -> None:
         self.end = time.perf_counter()
-        _pool.Pool.post = self._post  # type: ignore[method-assign,assignment]
+        _pool.Pool.post = self._post  # type: ignore[method-assign]
 
     def report(self, level: int) -> str:
         """The line of this run (see the class)."""
