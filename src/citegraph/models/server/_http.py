@@ -275,7 +275,7 @@ class ServerClient:
         url, query = split_query((base_url or preset.base_url).strip())
         self.base_url = url.rstrip("/")
         """The server's URL for requests (credentials included; never shown: see endpoint)."""
-        self._query = f"?{urlsplit(base_url or preset.base_url).query}" if query else ""
+        self._query = f"?{urlsplit((base_url or preset.base_url).strip()).query}" if query else ""
         self._secrets = url_secrets(base_url or "")
         self.endpoint = redact_url((base_url or preset.base_url).strip().rstrip("/"))
         """The server's URL as shown (messages, cache keys, run directories): its credentials
