@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import threading
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -194,7 +193,7 @@ class EntityLookup:
         answers finish in the order they would without it)."""
         idle = self._kg is None and self._opening is None and self._reason is None
         if idle and self._opener is not None:
-            self._opening = _in_a_thread(self._opener)
+            self._opening = _OPENERS.submit(self._opener)
 
     def _open(self) -> KnowledgeGraph | None:
         if self._kg is None and self._opener is not None and self._reason is None:
@@ -206,19 +205,8 @@ class EntityLookup:
         return self._kg
 
 
-def _in_a_thread(opener: Callable[[], KnowledgeGraph]) -> concurrent.futures.Future[KnowledgeGraph]:
-    """``opener()`` run in a thread of its own (not a pool's: a pool's thread does not survive a
-    fork, and a forked process would wait for it forever)."""
-    future: concurrent.futures.Future[KnowledgeGraph] = concurrent.futures.Future()
-
-    def run() -> None:
-        try:
-            future.set_result(opener())
-        except BaseException as exc:  # handed to whoever takes the result
-            future.set_exception(exc)
-
-    threading.Thread(target=run, name="citegraph-kg-open", daemon=True).start()
-    return future
+#: The thread that opens KGs ahead of their first lookup (:meth:`EntityLookup.open_soon`).
+_OPENERS = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="citegraph-kg-open")
 
 
 async def _is_entity(kg: KnowledgeGraph, entity_id: str) -> bool | str:
