@@ -303,32 +303,3 @@ def test_every_entity_of_the_graphs_is_in_the_embedded_kg(data_dir: Path) -> Non
     v = answer_validity(text, parsed, sample.graphs, asyncio.run(lookup.known([graph.center.id])))
     assert v.kg_citations == v.sentences == v.brackets > 5
     assert (v.outside_retrieved, v.not_in_kg, v.malformed_brackets) == (0, 0, 0)
-
-
-def test_open_soon_opens_the_kg_in_a_worker_thread_once() -> None:
-    """A run starts opening BioKaLMA's store off the event loop; the first lookup takes the
-    thread's KG (opened once), and a failure there is the same unmeasured reason."""
-    import threading
-
-    opened: list[str] = []
-
-    def opener() -> OxigraphKG:
-        opened.append(threading.current_thread().name)
-        return _kg()
-
-    async def go(lookup: EntityLookup) -> list[dict[str, Any]]:
-        lookup.open_soon()
-        lookup.open_soon()  # once is enough
-        return [await lookup.known(["Q58051"]), await lookup.known(["Q58051", "Q404"])]
-
-    lookup = EntityLookup(opener=opener)
-    first, second = asyncio.run(go(lookup))
-    assert len(opened) == 1 and opened[0].startswith("citegraph-kg-open")
-    assert first == {"Q58051": True} and second == {"Q58051": True, "Q404": False}
-
-    def broken() -> OxigraphKG:
-        raise DataError("biokalma files are missing")
-
-    failing = EntityLookup(opener=broken)
-    reasons = asyncio.run(go(failing))
-    assert reasons[0] == {"Q58051": "the KG could not be opened: biokalma files are missing"}

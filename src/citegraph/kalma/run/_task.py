@@ -174,8 +174,6 @@ class KalmaRunTask(Task[str, RunModels]):
             if config.questions is not None:
                 assert kg is not None
                 entity_ids, self._gold = await resolve_questions(kg, self.inputs)
-            entities = self._entity_lookup(kg)
-            entities.open_soon()  # in a worker thread, while the first answers are awaited
             yield RunModels(
                 answerer=answerer,
                 nli=self._nli or nli_model(config.nli, served.serving(config.nli_base_url)),
@@ -183,14 +181,13 @@ class KalmaRunTask(Task[str, RunModels]):
                 kg=kg,
                 kg_identity=identity,
                 retriever=retriever,
-                entities=entities,
+                entities=self._entity_lookup(kg),
                 entity_ids=entity_ids,
             )
 
     def _entity_lookup(self, kg: KnowledgeGraph | None) -> EntityLookup:
         """Where cited ids are looked up (citation validity): the run's KG (``--retrieval ner``,
-        or one passed in); else BioKaLMA's embedded store, opened in a worker thread as the run
-        starts (:meth:`EntityLookup.open_soon`); over a dataset
+        or one passed in); else BioKaLMA's embedded store, opened on first use; over a dataset
         directory, nowhere (the reason is recorded)."""
         if kg is not None:
             return EntityLookup(kg)

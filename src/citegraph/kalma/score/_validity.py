@@ -33,7 +33,6 @@ sums them into ``metrics.json``.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -124,9 +123,7 @@ class EntityLookup:
     remembered for the rest of the run (a failed lookup is asked again with the next batch).
 
     Made with the KG itself, with an ``opener`` that opens it on first use (so a run whose
-    answers cite nothing never opens it; :meth:`open_soon` starts opening it in a worker thread,
-    while a run's first answers are awaited), or :meth:`unavailable` with the reason there is
-    none.
+    answers cite nothing never opens it), or :meth:`unavailable` with the reason there is none.
     A KG that fails to open, or a lookup that fails (an endpoint down), leaves ``not_in_kg``
     unmeasured with the error as the reason; it never stops scoring.
     """
@@ -143,7 +140,6 @@ class EntityLookup:
         self._reason = None if kg is not None or opener is not None else reason or NO_KG
         self._known: dict[str, bool | str] = {}
         self._lock = asyncio.Lock()
-        self._opening: concurrent.futures.Future[KnowledgeGraph] | None = None
 
     @classmethod
     def unavailable(cls, reason: str) -> EntityLookup:
@@ -157,7 +153,7 @@ class EntityLookup:
 
     def __getstate__(self) -> dict[str, Any]:
         """The lookup without its opened KG, lock and answers (a Ray worker opens its own)."""
-        state = self.__dict__ | {"_known": {}, "_lock": None, "_opening": None}
+        state = self.__dict__ | {"_known": {}, "_lock": None}
         if self._opener is not None:
             state["_kg"] = None
         return state
@@ -186,27 +182,13 @@ class EntityLookup:
                     failed[entity_id] = found
         return {i: failed[i] if i in failed else self._known[i] for i in wanted}
 
-    def open_soon(self) -> None:
-        """Start opening the KG of an ``opener`` in a worker thread (an embedded store opens in
-        ~15 ms, mostly without the GIL), so that the first lookup does not stall the event loop
-        in the middle of a run; that lookup still waits for the thread, without suspending (the
-        answers finish in the order they would without it)."""
-        idle = self._kg is None and self._opening is None and self._reason is None
-        if idle and self._opener is not None:
-            self._opening = _OPENERS.submit(self._opener)
-
     def _open(self) -> KnowledgeGraph | None:
         if self._kg is None and self._opener is not None and self._reason is None:
-            opening, self._opening = self._opening, None
             try:
-                self._kg = opening.result() if opening is not None else self._opener()
+                self._kg = self._opener()
             except (CitegraphError, OSError) as exc:
                 self._reason = f"the KG could not be opened: {_short(exc)}"
         return self._kg
-
-
-#: The thread that opens KGs ahead of their first lookup (:meth:`EntityLookup.open_soon`).
-_OPENERS = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="citegraph-kg-open")
 
 
 async def _is_entity(kg: KnowledgeGraph, entity_id: str) -> bool | str:
