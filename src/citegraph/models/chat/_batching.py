@@ -26,6 +26,7 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
 from citegraph.models.chat._types import ChatRequest, GenerateConfig, Generation
+from citegraph.models.hf import device_type
 
 #: Most seconds the dispatcher waits for more requests before it takes a batch: requests that
 #: come back from their previous reply join the next batch. It waits only while fewer requests
@@ -48,7 +49,7 @@ BatchRunner = Callable[
 
 def default_max_batch(device: str) -> int:
     """The default ``max_batch`` for a device string (``"cpu"``, ``"cuda:0"``, ``"mps"``)."""
-    return DEFAULT_MAX_BATCH.get(device.split(":", 1)[0], DEFAULT_MAX_BATCH["cpu"])
+    return DEFAULT_MAX_BATCH.get(device_type(device), DEFAULT_MAX_BATCH["cpu"])
 
 
 def batch_key(config: GenerateConfig) -> Hashable | None:

@@ -5,6 +5,7 @@ from citegraph.models.hf._batching import (
     CPU_PLAN,
     BatchPlan,
     batch_plan_for,
+    device_type,
     in_halves_on_oom,
 )
 from citegraph.models.hf._common import (
@@ -47,6 +48,7 @@ __all__ = [
     "check_batching",
     "check_placement",
     "classifier_logits",
+    "device_type",
     "effective_max_length",
     "fast_attention",
     "free_memory",

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from citegraph.models.hf import run_error
+from citegraph.models.hf import device_type, run_error
 from citegraph.models.lm._inputs import ScoreItem
 
 __all__ = ["LMForward", "Scored", "SharedPrefix"]
@@ -78,7 +78,7 @@ class LMForward:
     def __init__(self, *, model: Any, torch: Any, device: str, pad_id: int, name: str) -> None:
         self._model, self._torch, self._device = model, torch, device
         self._pad_id, self._name = pad_id, name
-        on_cpu = str(device).split(":", 1)[0] == "cpu"
+        on_cpu = device_type(device) == "cpu"
         self._chunk_elements = CHUNK_ELEMENTS if on_cpu else ACCELERATOR_CHUNK_ELEMENTS
         self._decoder: Any = getattr(model, "base_model", None)
         self._head: Any = model.get_output_embeddings() if self._decoder is not None else None

@@ -56,13 +56,12 @@ for vLLM's ``/classify`` and TEI's ``/rerank``, which live outside ``/v1``).
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import os
 import warnings
 import weakref
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from citegraph import __version__
 from citegraph.errors import (
@@ -94,7 +93,7 @@ from citegraph.models.server._body import (
     MAX_REPLY_CHARS,
     BodyTooLarge,
 )
-from citegraph.models.server._pool import Pool
+from citegraph.models.server._pool import Pool, basic_credentials
 from citegraph.models.server._presets import (
     COMPATIBLE_KEY_ENV,
     OPENAI_HOST,
@@ -272,12 +271,14 @@ class ServerClient:
             raise ConfigError("api_key_env must name an environment variable, got an empty name")
         self.model = model
         self.provider = provider
-        url, query = split_query((base_url or preset.base_url).strip())
-        self.base_url = url.rstrip("/")
+        given = (base_url or preset.base_url).strip()
+        self.base_url = split_query(given)[0].rstrip("/")
         """The server's URL for requests (credentials included; never shown: see endpoint)."""
-        self._query = f"?{urlsplit((base_url or preset.base_url).strip()).query}" if query else ""
+        query = urlsplit(given).query
+        self._query = f"?{query}" if query else ""
+        """The base URL's query, as given: every request carries it after its route."""
         self._secrets = url_secrets(base_url or "")
-        self.endpoint = redact_url((base_url or preset.base_url).strip().rstrip("/"))
+        self.endpoint = redact_url(given.rstrip("/"))
         """The server's URL as shown (messages, cache keys, run directories): its credentials
         written as ``***``."""
         self.name = f"{provider}/{model}"
@@ -296,7 +297,7 @@ class ServerClient:
                 f"{self.name} needs an API key: set the environment variable {self.api_key_env} "
                 f"(keys are read only from the environment)"
             )
-        self._headers = self._request_headers(api_key or "EMPTY", base_url or "")
+        self._headers = self._request_headers(api_key or "EMPTY", given)
         self.concurrency = concurrency or preset.concurrency
         self.timeout = timeout
         self.total_timeout = total_timeout
@@ -315,12 +316,8 @@ class ServerClient:
     def _request_headers(self, api_key: str, base_url: str) -> dict[str, str]:
         """The headers of every request: JSON both ways, the key as a bearer token (or the
         base URL's ``user:password`` as basic credentials), OpenAI's own for OpenAI only."""
-        parts = urlsplit(base_url.strip())
-        if parts.username is not None or parts.password is not None:
-            pair = f"{unquote(parts.username or '')}:{unquote(parts.password or '')}"
-            auth = "Basic " + base64.b64encode(pair.encode()).decode("ascii")
-        else:
-            auth = f"Bearer {api_key}"
+        parts = urlsplit(base_url)
+        auth = basic_credentials(parts.username, parts.password) or f"Bearer {api_key}"
         headers = {
             "Content-Type": "application/json",
             "Accept": "application/json",
@@ -376,12 +373,13 @@ class ServerClient:
             ClientError: The server refused the request (4xx other than 429); not retried.
         """
         where = where or redact_urls_in(self.url(path))
+        payload = json.dumps(body, separators=(",", ":")).encode()  # once for every attempt
         if self.total_timeout is None:
-            return await self._attempts(path, body, where, None)
+            return await self._attempts(path, payload, where, None)
         deadline = asyncio.get_running_loop().time() + self.total_timeout
         try:
             async with asyncio.timeout(self.total_timeout):
-                return await self._attempts(path, body, where, deadline)
+                return await self._attempts(path, payload, where, deadline)
         except TimeoutError as exc:
             raise EndpointUnavailable(
                 f"{where} gave no answer within the total deadline of {self.total_timeout:g} s "
@@ -390,14 +388,14 @@ class ServerClient:
             ) from exc
 
     async def _attempts(
-        self, path: str, body: dict[str, Any], where: str, deadline: float | None
+        self, path: str, payload: bytes, where: str, deadline: float | None
     ) -> tuple[bytes, int, int]:
         attempt = 0
         capped: str | None = None  # what the server asked for, when a wait was capped
         while True:
             attempt += 1
             try:
-                content, status = await self._post_once(path, body, where)
+                content, status = await self._post_once(path, payload, where)
             except (RateLimited, ServerError, EndpointUnavailable) as exc:
                 if attempt > self.max_retries:
                     note = f"; {capped}" if capped else ""
@@ -434,9 +432,8 @@ class ServerClient:
         carries)."""
         return path if "://" in path else f"{self.base_url}{path}"
 
-    async def _post_once(self, path: str, body: dict[str, Any], where: str) -> tuple[bytes, int]:
+    async def _post_once(self, path: str, payload: bytes, where: str) -> tuple[bytes, int]:
         pool, gate = self._bind()
-        payload = json.dumps(body, separators=(",", ":")).encode()
         async with gate.semaphore:
             hold = gate.hold.remaining()
             if hold > 0:

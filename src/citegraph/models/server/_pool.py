@@ -44,7 +44,7 @@ from citegraph.models.server._wire import (
     read_answer,
 )
 
-__all__ = ["MAX_REDIRECTS", "Pool", "route_of"]
+__all__ = ["MAX_REDIRECTS", "Pool", "basic_credentials", "route_of"]
 
 MAX_REDIRECTS = 5
 """Most ``307``/``308`` redirects one request follows."""
@@ -75,7 +75,9 @@ class _Route:
     proxy_auth: str | None  # its Proxy-Authorization value
 
 
-def _basic(user: str | None, password: str | None) -> str | None:
+def basic_credentials(user: str | None, password: str | None) -> str | None:
+    """The ``Basic`` value of an ``Authorization`` (or ``Proxy-Authorization``) header for a
+    URL's user information (percent-escapes undone), or ``None`` when it has none."""
     if not user and not password:
         return None
     pair = f"{unquote(user or '')}:{unquote(password or '')}".encode()
@@ -120,7 +122,7 @@ def route_of(url: str) -> _Route:
         )
     if scheme == "http":
         target = f"http://{host_header}{target}"
-    auth = _basic(via.username, via.password)
+    auth = basic_credentials(via.username, via.password)
     return _Route((scheme, host, port), host_header, target, (via.hostname, via.port or 80), auth)
 
 
